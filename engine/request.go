@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"errors"
+	"time"
+)
+
+// Errors a caller acts on.
+var (
+	// ErrQueueFull means the admission queue is at capacity; the server
+	// answers 429 with Retry-After.
+	ErrQueueFull = errors.New("engine: admission queue full")
+	// ErrStopped means the engine is shutting down or stopped; 503.
+	ErrStopped = errors.New("engine: stopped")
+	// ErrTooLong means the prompt (plus one generated token) does not fit the
+	// model's context; a client error.
+	ErrTooLong = errors.New("engine: prompt exceeds the context length")
+)
+
+// Sampling selects how the next token is chosen from the logits.
+type Sampling struct {
+	Temperature float32 // 0 means greedy (argmax)
+	TopK        int     // 0 means no top-k cut
+	TopP        float32 // 0 or 1 means no nucleus cut
+	Seed        uint64  // used when HasSeed; otherwise a random seed
+	HasSeed     bool
+}
+
+// Request is one generation submitted to the engine.
+type Request struct {
+	Prompt    []int     // token ids, already templated; must not be empty
+	MaxTokens int       // tokens to generate at most (> 0); capped by the context
+	Sampling  Sampling  // decoding parameters
+	StopIDs   []int     // token ids that end generation (end-of-sequence); the stop token is emitted
+	Submitted time.Time // instant the caller counts from; zero means now
+}
+
+// FinishReason says why a request ended.
+type FinishReason string
+
+// Finish reasons.
+const (
+	FinishStop      FinishReason = "stop"      // a stop token was emitted
+	FinishLength    FinishReason = "length"    // MaxTokens or the context was reached
+	FinishCancelled FinishReason = "cancelled" // the caller's context ended
+	FinishEvicted   FinishReason = "evicted"   // the consumer stopped reading past the grace
+	FinishError     FinishReason = "error"     // the engine failed or stopped
+)
