@@ -3,27 +3,49 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
+// subcommands maps a subcommand name to its entry point. Each lives in a
+// file of its own name and parses its own flags from args.
+var subcommands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{
+	"serve":    runServe,
+	"generate": runGenerate,
+	"bench":    runBench,
+	"version":  runVersion,
+}
+
 func main() {
 	if len(os.Args) < 2 {
-		usage()
+		usage(os.Stderr)
 		os.Exit(2)
 	}
-	switch os.Args[1] {
-	case "version":
-		fmt.Println("kiln", version)
-	default:
-		usage()
+	run, ok := subcommands[os.Args[1]]
+	if !ok {
+		usage(os.Stderr)
 		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[2:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "kiln:", err)
+		os.Exit(1)
 	}
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: kiln serve|generate|bench|version [flags]")
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: kiln serve|generate|bench|version [flags]")
+}
+
+func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+	_, err := fmt.Fprintln(stdout, "kiln", version)
+	return err
 }
