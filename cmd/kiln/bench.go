@@ -2,10 +2,216 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/kiln-ai/kiln/cmd/kiln/internal/bench"
 )
 
-func runBench(_ context.Context, _ []string, _, _ io.Writer) error {
-	return errors.New("bench: not implemented yet")
+// evidence is the JSON file a bench run leaves behind: enough to rerun it
+// and to audit every number in its table.
+type evidence struct {
+	Command   []string           `json:"command"`
+	Versions  map[string]string  `json:"versions"`
+	StartedAt time.Time          `json:"started_at"`
+	Workload  bench.Workload     `json:"workload"`
+	BaseServe []string           `json:"base_serve_args,omitempty"`
+	Arms      []*bench.ArmResult `json:"arms"`
+	ArmErrors []armError         `json:"arm_errors,omitempty"`
+}
+
+type armError struct {
+	Arm     string `json:"arm"`
+	Error   string `json:"error"`
+	LogTail string `json:"server_log_tail,omitempty"`
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		w         bench.Workload
+		url       = fs.String("url", "", "base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8420)")
+		token     = fs.String("token", os.Getenv("KILN_ACCESS_TOKEN"), "bearer token for the server")
+		out       = fs.String("out", "", "evidence JSON file (default kiln-bench-<time>.json)")
+		workfile  = fs.String("workload", "", "workload JSON file (flags given explicitly override it)")
+		mix       = fs.String("prompt-mix", "", "comma-separated synthetic prompt lengths, cycled per request (e.g. 8,400)")
+		serveBin  = fs.String("serve-bin", "", "kiln binary for --arm runs (default: this executable)")
+		serveArgs = fs.String("serve-args", "", "base `kiln serve` arguments for --arm runs, space separated")
+		timeout   = fs.Duration("request-timeout", 5*time.Minute, "per-request timeout")
+		arms      listFlag
+	)
+	fs.StringVar(&w.Model, "model", "kiln-tiny", "model id to request")
+	fs.IntVar(&w.Concurrency, "concurrency", 1, "concurrent requests")
+	fs.IntVar(&w.Requests, "requests", 0, "number of requests (or use --duration)")
+	fs.DurationVar(&w.Duration, "duration", 0, "stop starting requests after this long")
+	fs.IntVar(&w.MaxTokens, "max-tokens", 64, "max tokens per request")
+	fs.IntVar(&w.PromptTokens, "prompt-tokens", 32, "synthetic prompt length in words (about tokens)")
+	fs.StringVar(&w.PromptsFile, "prompts", "", "JSONL file of {\"messages\": [...]} prompts (instead of synthetic)")
+	fs.BoolVar(&w.Stream, "stream", true, "stream responses (SSE)")
+	fs.BoolVar(&w.ServerTiming, "server-timing", false, "ask a Kiln server for kiln.token_timing events and summaries (include_performance)")
+	fs.Float64Var(&w.Temperature, "temperature", 0, "sampling temperature")
+	fs.Uint64Var(&w.Seed, "seed", 1, "seed for prompts and per-request sampling seeds")
+	fs.Var(&arms, "arm", "comparison arm NAME:FLAG=VALUE (repeatable): starts `kiln serve` per arm with that one flag changed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *workfile != "" {
+		if err := loadWorkload(*workfile, fs, &w); err != nil {
+			return err
+		}
+	}
+	if *mix != "" {
+		for _, f := range strings.Split(*mix, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return fmt.Errorf("--prompt-mix: %w", err)
+			}
+			w.PromptMix = append(w.PromptMix, n)
+		}
+	}
+	if err := w.Validate(); err != nil {
+		return err
+	}
+	if (*url == "") == (len(arms) == 0) {
+		return errors.New("give exactly one of --url or --arm")
+	}
+	parsedArms := make([]bench.Arm, 0, len(arms))
+	for _, a := range arms {
+		arm, err := bench.ParseArm(a)
+		if err != nil {
+			return err
+		}
+		parsedArms = append(parsedArms, arm)
+	}
+
+	ev := evidence{
+		Command:   append([]string{"kiln", "bench"}, args...),
+		Versions:  map[string]string{"kiln": version, "go": runtime.Version()},
+		StartedAt: time.Now().UTC(),
+		Workload:  w,
+	}
+	httpClient := &http.Client{Timeout: *timeout}
+	defer httpClient.CloseIdleConnections()
+	isTerm := false
+	if f, ok := stderr.(*os.File); ok {
+		isTerm = term.IsTerminal(int(f.Fd()))
+	}
+	runArm := func(name, base string) (*bench.ArmResult, error) {
+		c := &bench.Client{BaseURL: base, Token: *token, HTTP: httpClient}
+		res, err := bench.Run(ctx, c, &w, &bench.Bar{W: stderr, Terminal: isTerm, Label: name})
+		if res != nil {
+			res.Name = name
+		}
+		return res, err
+	}
+
+	if *url != "" {
+		res, err := runArm("run", *url)
+		if err != nil {
+			return err
+		}
+		ev.Arms = append(ev.Arms, res)
+	} else {
+		bin := *serveBin
+		if bin == "" {
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("finding this executable: %w", err)
+			}
+			bin = exe
+		}
+		base := append([]string{"serve"}, strings.Fields(*serveArgs)...)
+		ev.BaseServe = base
+		for _, arm := range parsedArms {
+			srvArgs := append(append([]string{}, base...), "--"+arm.Flag+"="+arm.Value)
+			srv, err := bench.StartServer(ctx, bin, srvArgs, 2*time.Minute)
+			if err != nil {
+				ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: err.Error()})
+				fmt.Fprintf(stderr, "arm %s: %v\n", arm.Name, err)
+				continue
+			}
+			res, err := runArm(arm.Name, srv.URL)
+			stopErr := srv.Stop(ctx)
+			if err != nil {
+				ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: err.Error(), LogTail: srv.LogTail()})
+				continue
+			}
+			res.Flag = "--" + arm.Flag + "=" + arm.Value
+			if stopErr != nil {
+				ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: stopErr.Error(), LogTail: srv.LogTail()})
+			}
+			ev.Arms = append(ev.Arms, res)
+		}
+		if len(ev.Arms) == 0 {
+			return errors.New("no arm could run; see the errors above")
+		}
+	}
+
+	bench.WriteTable(stdout, ev.Arms)
+	path := *out
+	if path == "" {
+		path = "kiln-bench-" + ev.StartedAt.Format("20060102T150405Z") + ".json"
+	}
+	b, err := json.MarshalIndent(ev, "", " ")
+	if err != nil {
+		return fmt.Errorf("encoding evidence: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("writing evidence: %w", err)
+	}
+	fmt.Fprintf(stdout, "evidence: %s\n", path)
+	return nil
+}
+
+// loadWorkload reads a workload JSON file into w, keeping the values of
+// flags that were set explicitly on the command line.
+func loadWorkload(path string, fs *flag.FlagSet, w *bench.Workload) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	explicit := *w
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(w); err != nil {
+		return fmt.Errorf("workload %s: %w", path, err)
+	}
+	keep := map[string]func(){
+		"model":         func() { w.Model = explicit.Model },
+		"concurrency":   func() { w.Concurrency = explicit.Concurrency },
+		"requests":      func() { w.Requests = explicit.Requests },
+		"duration":      func() { w.Duration = explicit.Duration },
+		"max-tokens":    func() { w.MaxTokens = explicit.MaxTokens },
+		"prompt-tokens": func() { w.PromptTokens = explicit.PromptTokens },
+		"prompts":       func() { w.PromptsFile = explicit.PromptsFile },
+		"stream":        func() { w.Stream = explicit.Stream },
+		"server-timing": func() { w.ServerTiming = explicit.ServerTiming },
+		"temperature":   func() { w.Temperature = explicit.Temperature },
+		"seed":          func() { w.Seed = explicit.Seed },
+	}
+	for name, restore := range keep {
+		if set[name] {
+			restore()
+		}
+	}
+	return nil
 }

@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Client sends chat completions to one OpenAI-compatible endpoint.
+type Client struct {
+	BaseURL string // e.g. http://127.0.0.1:8420 (the /v1/... paths are appended)
+	Token   string // bearer token, optional
+	HTTP    *http.Client
+}
+
+type chatRequest struct {
+	Model              string         `json:"model"`
+	Messages           []Message      `json:"messages"`
+	MaxTokens          int            `json:"max_tokens"`
+	Temperature        float64        `json:"temperature"`
+	Seed               uint64         `json:"seed"`
+	Stream             bool           `json:"stream"`
+	StreamOptions      *streamOptions `json:"stream_options,omitempty"`
+	IncludePerformance *bool          `json:"include_performance,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chunk struct {
+	Object  string `json:"object"`
+	Choices []struct {
+		Delta struct {
+			Content *string `json:"content"`
+		} `json:"delta"`
+		Message struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Metadata *struct {
+		Performance *struct {
+			Latency json.RawMessage `json:"latency"`
+		} `json:"performance"`
+	} `json:"metadata"`
+}
+
+// Do sends one request and records what came back into s. It never returns
+// an error: a failure is part of the sample (s.Error), because failed
+// requests are evidence.
+func (c *Client) Do(ctx context.Context, w *Workload, msgs []Message, seed uint64, s *Sample) {
+	req := chatRequest{
+		Model: w.Model, Messages: msgs, MaxTokens: w.MaxTokens,
+		Temperature: w.Temperature, Seed: seed, Stream: w.Stream,
+	}
+	if w.Stream {
+		req.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+	if w.ServerTiming {
+		t := true
+		req.IncludePerformance = &t
+		s.Server = &ServerView{}
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		s.Error = err.Error()
+		return
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.BaseURL, "/")+"/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		s.Error = err.Error()
+		return
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if c.Token != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	start := time.Now()
+	since := func() float64 { return float64(time.Since(start).Nanoseconds()) / 1e6 }
+	defer func() { s.E2EMs = since() }()
+
+	resp, err := c.HTTP.Do(hreq)
+	if err != nil {
+		s.Error = err.Error()
+		return
+	}
+	defer resp.Body.Close()
+	s.Status = resp.StatusCode
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		s.Error = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+		return
+	}
+	if !w.Stream {
+		c.readWhole(resp.Body, s, since)
+		return
+	}
+	if err := c.readStream(resp.Body, s, since); err != nil {
+		s.Error = err.Error()
+	}
+}
+
+func (c *Client) readWhole(r io.Reader, s *Sample, since func() float64) {
+	var ch chunk
+	if err := json.NewDecoder(r).Decode(&ch); err != nil {
+		s.Error = "decoding response: " + err.Error()
+		return
+	}
+	t := since()
+	s.TTFTMs = &t
+	if len(ch.Choices) > 0 && ch.Choices[0].FinishReason != nil {
+		s.FinishReason = *ch.Choices[0].FinishReason
+	}
+	if ch.Usage != nil {
+		s.OutputTokens, s.UsageTokens = ch.Usage.CompletionTokens, true
+	}
+	if s.Server != nil && ch.Metadata != nil && ch.Metadata.Performance != nil {
+		s.Server.Latency = ch.Metadata.Performance.Latency
+	}
+}
+
+// readStream parses the SSE body: content chunks, kiln.token_timing events,
+// the terminal chunk and usage, until [DONE]. A stream that ends without
+// [DONE] is an error (the server closed it early).
+func (c *Client) readStream(r io.Reader, s *Sample, since func() float64) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 8<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.HasPrefix(line, []byte("data:")) {
+			continue
+		}
+		at := since()
+		data := bytes.TrimSpace(line[len("data:"):])
+		if bytes.Equal(data, []byte("[DONE]")) {
+			if !s.UsageTokens {
+				s.OutputTokens = len(s.ChunkMs)
+			}
+			return nil
+		}
+		if bytes.Contains(data, []byte(`"kiln.token_timing"`)) && s.Server != nil {
+			var ev TimingEvent
+			if err := json.Unmarshal(data, &ev); err != nil {
+				return fmt.Errorf("timing event: %w", err)
+			}
+			ev.Raw = append(json.RawMessage(nil), data...)
+			s.Server.Events = append(s.Server.Events, ev)
+			s.Server.ReceiptMs = append(s.Server.ReceiptMs, at)
+			continue
+		}
+		var ch chunk
+		if err := json.Unmarshal(data, &ch); err != nil {
+			return fmt.Errorf("chunk: %w", err)
+		}
+		if ch.Usage != nil {
+			s.OutputTokens, s.UsageTokens = ch.Usage.CompletionTokens, true
+		}
+		if ch.Metadata != nil && ch.Metadata.Performance != nil && s.Server != nil {
+			s.Server.Latency = ch.Metadata.Performance.Latency
+		}
+		if len(ch.Choices) == 0 {
+			continue
+		}
+		if fr := ch.Choices[0].FinishReason; fr != nil {
+			s.FinishReason = *fr
+		}
+		if content := ch.Choices[0].Delta.Content; content != nil && *content != "" {
+			if len(s.ChunkMs) == 0 {
+				t := at
+				s.TTFTMs = &t
+			} else {
+				s.GapsMs = append(s.GapsMs, at-s.ChunkMs[len(s.ChunkMs)-1])
+			}
+			s.ChunkMs = append(s.ChunkMs, at)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading stream: %w", err)
+	}
+	return errors.New("stream ended without [DONE]")
+}
