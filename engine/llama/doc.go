@@ -1,4 +1,14 @@
 // Package llama is the Llama-family decoder: configuration, weights, the
 // batched forward pass with a per-slot KV cache, and the loaders for the
-// llama2.c checkpoint format, GGUF and the embedded default model.
+// llama2.c checkpoint format, GGUF and the embedded default model
+// (kiln-tiny).
+//
+// A Model is immutable once loaded and may be shared. A State holds the
+// mutable side (per-slot KV caches, scratch) and belongs to one goroutine at
+// a time, the engine's actor; Forward spreads its products and its attention
+// over the kernels.Pool the State was made with and returns when all parts
+// are done, so the package starts no goroutine that outlives a call.
+// NewRandom fills tensors from short-lived goroutines it joins before
+// returning. A Model loaded from GGUF aliases a memory map that Close (or
+// Loaded.Close) unmaps.
 package llama

@@ -1,0 +1,110 @@
+package llama
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrFormat marks a model file that cannot be loaded: wrong magic or version,
+// truncated, inconsistent dimensions, an unsupported tensor type. Every
+// loader error about the file's contents wraps it.
+var ErrFormat = errors.New("llama: invalid model file")
+
+// Defaults applied when a Config leaves them zero.
+const (
+	DefaultNormEps   = 1e-5  // llama2.c's RMSNorm epsilon
+	DefaultRopeTheta = 10000 // the original Llama rotary base
+)
+
+// maxDim bounds every dimension so that size arithmetic on hostile headers
+// cannot overflow and a bad header cannot ask for absurd allocations.
+const maxDim = 1 << 24
+
+// Config is the shape of a Llama-family decoder.
+type Config struct {
+	Dim       int // width of the residual stream
+	HiddenDim int // width of the SwiGLU feed-forward
+	Layers    int
+	Heads     int // query heads
+	KVHeads   int // key/value heads (grouped-query attention when < Heads)
+	Vocab     int
+	SeqLen    int // longest sequence the KV cache holds
+	NormEps   float32
+	RopeTheta float32
+}
+
+// HeadDim is the width of one attention head.
+func (c Config) HeadDim() int { return c.Dim / c.Heads }
+
+// KVDim is the width of the keys (and values) of one position.
+func (c Config) KVDim() int { return c.HeadDim() * c.KVHeads }
+
+// withDefaults fills NormEps and RopeTheta when zero.
+func (c Config) withDefaults() Config {
+	if c.NormEps == 0 {
+		c.NormEps = DefaultNormEps
+	}
+	if c.RopeTheta == 0 {
+		c.RopeTheta = DefaultRopeTheta
+	}
+	return c
+}
+
+// Validate reports the first inconsistency in c, naming the field.
+func (c Config) Validate() error {
+	fields := []struct {
+		name string
+		v    int
+	}{
+		{"dim", c.Dim}, {"hidden_dim", c.HiddenDim}, {"n_layers", c.Layers},
+		{"n_heads", c.Heads}, {"n_kv_heads", c.KVHeads}, {"vocab_size", c.Vocab},
+		{"seq_len", c.SeqLen},
+	}
+	for _, f := range fields {
+		if f.v <= 0 || f.v > maxDim {
+			return fmt.Errorf("%w: %s %d out of range [1, %d]", ErrFormat, f.name, f.v, maxDim)
+		}
+	}
+	switch {
+	case c.Dim%c.Heads != 0:
+		return fmt.Errorf("%w: dim %d not a multiple of n_heads %d", ErrFormat, c.Dim, c.Heads)
+	case c.KVHeads > c.Heads || c.Heads%c.KVHeads != 0:
+		return fmt.Errorf("%w: n_heads %d not a multiple of n_kv_heads %d", ErrFormat, c.Heads, c.KVHeads)
+	case c.HeadDim()%2 != 0:
+		return fmt.Errorf("%w: head size %d is odd (rotary embeddings rotate pairs)", ErrFormat, c.HeadDim())
+	case !(c.NormEps > 0) || c.NormEps > 1:
+		return fmt.Errorf("%w: rms norm epsilon %g out of range (0, 1]", ErrFormat, c.NormEps)
+	case !(c.RopeTheta > 1) || c.RopeTheta > 1e12:
+		return fmt.Errorf("%w: rope theta %g out of range (1, 1e12]", ErrFormat, c.RopeTheta)
+	}
+	// The largest single tensor must be addressable.
+	if !within(1<<40, c.Vocab, c.Dim) || !within(1<<40, c.Layers, c.Dim, c.HiddenDim) || !within(1<<40, c.Layers, c.Dim, c.Dim) {
+		return fmt.Errorf("%w: model too large (vocab %d, dim %d, hidden %d, layers %d)", ErrFormat, c.Vocab, c.Dim, c.HiddenDim, c.Layers)
+	}
+	return nil
+}
+
+// Params is the number of weights of a model of this shape with a separate
+// (untied) classifier when untied is true.
+func (c Config) Params(untied bool) int64 {
+	d, h, kv, l := int64(c.Dim), int64(c.HiddenDim), int64(c.KVDim()), int64(c.Layers)
+	n := int64(c.Vocab)*d + d // embedding and final norm
+	n += l * (2*d + 2*d*d + 2*d*kv + 3*d*h)
+	if untied {
+		n += int64(c.Vocab) * d
+	}
+	return n
+}
+
+// within reports whether the product of the positive factors is at most limit,
+// without overflowing.
+func within(limit int64, factors ...int) bool {
+	p := int64(1)
+	for _, f := range factors {
+		if int64(f) > limit/p {
+			return false
+		}
+		p *= int64(f)
+	}
+	return true
+}

@@ -1,0 +1,222 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// TestGolden reproduces the llama2.c reference: the top-5 logits after each
+// teacher-forced prompt to 1e-4 and the greedy continuation exactly, with the
+// prompt fed one token at a time, in chunks, and in one step.
+func TestGolden(t *testing.T) {
+	m := loadStories(t)
+	cases := loadGolden(t)
+	pool := kernels.NewPool(2)
+	defer pool.Close()
+	for ci, gc := range cases {
+		for _, chunk := range []int{1, 2, 3, 1 << 20} {
+			t.Run(fmt.Sprintf("case%d/chunk%d", ci, chunk), func(t *testing.T) {
+				s := m.NewState(1, pool)
+				logits := prefill(s, 0, 0, gc.Prompt, chunk)
+				got := topK(logits, 5)
+				for i, w := range gc.Top5 {
+					if got[i][0] != w[0] || math.Abs(got[i][1]-w[1]) > 1e-4 {
+						t.Errorf("top-5[%d] = (%v, %.6f), want (%v, %.6f)", i, got[i][0], got[i][1], w[0], w[1])
+					}
+				}
+				var gen []int
+				pos := len(gc.Prompt)
+				for range gc.Generated {
+					tok := argmax(logits)
+					gen = append(gen, tok)
+					s.Forward([]Row{{Slot: 0, Pos: pos, Token: tok, Logits: true}}, [][]float32{logits})
+					pos++
+				}
+				if diff := cmp.Diff(gc.Generated, gen); diff != "" {
+					t.Errorf("greedy ids (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// TestBatchingInvisible checks that running several slots in one Forward,
+// mixing a prefill chunk of one slot with decode rows of others, gives the
+// logits each slot gets when run alone one token at a time.
+func TestBatchingInvisible(t *testing.T) {
+	small, err := NewRandom(Config{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 97, SeqLen: 64}, 7, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := map[string]*Model{"random-untied": small}
+	if _, err := sharedModelsDir(); err == nil {
+		models["stories260K"] = loadStories(t)
+	}
+	for name, m := range models {
+		t.Run(name, func(t *testing.T) {
+			const slots, steps = 4, 12
+			prompts := make([][]int, slots)
+			for s := range prompts {
+				for i := range steps {
+					prompts[s] = append(prompts[s], (s*31+i*17+1)%m.Config.Vocab)
+				}
+			}
+			// Reference: each slot alone, one token per step.
+			want := make([][][]float32, slots)
+			pool := kernels.NewPool(2)
+			defer pool.Close()
+			for sl := range slots {
+				st := m.NewState(1, pool)
+				for i, tok := range prompts[sl] {
+					l := make([]float32, m.Config.Vocab)
+					st.Forward([]Row{{Slot: 0, Pos: i, Token: tok, Logits: true}}, [][]float32{l})
+					want[sl] = append(want[sl], l)
+				}
+			}
+			for _, chunk := range []int{1, 3, 5, steps} {
+				t.Run(fmt.Sprintf("chunk%d", chunk), func(t *testing.T) {
+					st := m.NewState(slots, pool)
+					next := make([]int, slots) // next position of each slot
+					for step := 0; ; step++ {
+						var rows []Row
+						for sl := range slots {
+							// Slot sl starts sl steps late and advances a
+							// chunk at a time when its turn comes, else one.
+							if step < sl || next[sl] >= steps {
+								continue
+							}
+							n := 1
+							if (step+sl)%2 == 0 {
+								n = chunk
+							}
+							for p := next[sl]; p < min(next[sl]+n, steps); p++ {
+								rows = append(rows, Row{Slot: sl, Pos: p, Token: prompts[sl][p], Logits: true})
+							}
+						}
+						if len(rows) == 0 {
+							if step > 4*steps {
+								break
+							}
+							continue
+						}
+						logits := make([][]float32, len(rows))
+						for i := range logits {
+							logits[i] = make([]float32, m.Config.Vocab)
+						}
+						st.Forward(rows, logits)
+						for i, r := range rows {
+							w := want[r.Slot][r.Pos]
+							tol := 1e-5 * max(1, maxAbs(w))
+							if d := maxDiff(w, logits[i]); d > tol {
+								t.Fatalf("slot %d pos %d: batched logits differ by %g (tol %g)", r.Slot, r.Pos, d, tol)
+							}
+							next[r.Slot] = r.Pos + 1
+						}
+					}
+					for sl, n := range next {
+						if n != steps {
+							t.Fatalf("slot %d ran %d of %d positions", sl, n, steps)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+func maxAbs(x []float32) float64 {
+	var m float64
+	for _, v := range x {
+		m = max(m, math.Abs(float64(v)))
+	}
+	return m
+}
+
+// TestLogitsOnlyWhereAsked checks that logits[k] belongs to the k-th row
+// with Logits set, and that rows without it leave no trace.
+func TestLogitsOnlyWhereAsked(t *testing.T) {
+	m, err := NewRandom(Config{Dim: 32, HiddenDim: 64, Layers: 1, Heads: 4, KVHeads: 4, Vocab: 50, SeqLen: 16}, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := []int{3, 9, 27, 11}
+	ref := m.NewState(1, nil)
+	var want [][]float32
+	for i, tok := range toks {
+		l := make([]float32, 50)
+		ref.Forward([]Row{{Pos: i, Token: tok, Logits: true}}, [][]float32{l})
+		want = append(want, l)
+	}
+	s := m.NewState(1, nil)
+	got := [][]float32{make([]float32, 50), make([]float32, 50)}
+	s.Forward([]Row{{Pos: 0, Token: 3}, {Pos: 1, Token: 9, Logits: true}, {Pos: 2, Token: 27}, {Pos: 3, Token: 11, Logits: true}}, got)
+	for k, pos := range []int{1, 3} {
+		if d := maxDiff(want[pos], got[k]); d > 1e-5 {
+			t.Errorf("logits[%d] (row at pos %d) differ by %g", k, pos, d)
+		}
+	}
+}
+
+// TestRelease checks that a released slot gives back its memory and can be
+// reused from position 0 with the results of a fresh state.
+func TestRelease(t *testing.T) {
+	m, err := NewRandom(Config{Dim: 32, HiddenDim: 64, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 40, SeqLen: 300}, 3, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewState(2, nil)
+	if got := s.KVBytes(); got != 0 {
+		t.Fatalf("fresh state holds %d KV bytes, want 0", got)
+	}
+	a := prefill(s, 0, 0, []int{1, 2, 3, 4, 5, 6, 7}, 4)
+	prefill(s, 1, 0, []int{8, 9}, 1)
+	if s.KVBytes() == 0 {
+		t.Fatal("KV bytes still 0 after use")
+	}
+	s.Release(0)
+	s.Release(1)
+	s.Release(-1) // ignored
+	s.Release(9)  // ignored
+	if got := s.KVBytes(); got != 0 {
+		t.Fatalf("after Release: %d KV bytes, want 0", got)
+	}
+	b := prefill(s, 0, 0, []int{1, 2, 3, 4, 5, 6, 7}, 7)
+	if d := maxDiff(a, b); d > 1e-5 {
+		t.Errorf("reused slot differs by %g", d)
+	}
+	// Growing past the first reservation keeps earlier positions.
+	long := make([]int, 200)
+	for i := range long {
+		long[i] = i % 40
+	}
+	c := prefill(s, 1, 0, long, 200)
+	s.Release(1)
+	d := prefill(s, 1, 0, long, 1)
+	if diff := maxDiff(c, d); diff > 1e-5 {
+		t.Errorf("long prefill one step vs token by token differs by %g", diff)
+	}
+}
+
+// TestForwardPanicsOnBadRow checks that a row outside the state is reported
+// as a caller bug with a message, not an index error deep inside.
+func TestForwardPanicsOnBadRow(t *testing.T) {
+	m, err := NewRandom(Config{Dim: 8, HiddenDim: 8, Layers: 1, Heads: 2, KVHeads: 1, Vocab: 10, SeqLen: 4}, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewState(1, nil)
+	for _, r := range []Row{{Slot: 1}, {Pos: 4}, {Token: 10}, {Slot: -1}} {
+		t.Run(fmt.Sprintf("%+v", r), func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Forward(%+v) did not panic", r)
+				}
+			}()
+			s.Forward([]Row{r}, nil)
+		})
+	}
+}

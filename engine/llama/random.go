@@ -1,0 +1,94 @@
+package llama
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// NewRandom makes a model of shape c with F32 weights drawn deterministically
+// from seed: the same (c, seed) always gives the same weights. Weights are
+// uniform with the standard deviation of a GPT-2 style initialisation (0.02,
+// residual projections scaled by 1/sqrt(2*Layers)), norms are one, and the
+// classifier is separate from the embedding when untied. It is the weight
+// source of the embedded default model and of the benchmarks.
+//
+// Tensors are filled in parallel by short-lived goroutines, each from its
+// own stream derived from seed, all joined before NewRandom returns.
+func NewRandom(c Config, seed uint64, untied bool) (*Model, error) {
+	c = c.withDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	d, kv, hd := c.Dim, c.KVDim(), c.HiddenDim
+	const std = 0.02
+	resid := std / math.Sqrt(2*float64(c.Layers))
+
+	type job struct {
+		dst []float32
+		std float64
+	}
+	var jobs []job
+	mat := func(rows, cols int, sd float64) kernels.Matrix {
+		f := make([]float32, rows*cols)
+		jobs = append(jobs, job{f, sd})
+		return kernels.Matrix{Rows: rows, Cols: cols, Type: kernels.F32, F32: f}
+	}
+	ones := func(n int) []float32 {
+		f := make([]float32, n)
+		for i := range f {
+			f[i] = 1
+		}
+		return f
+	}
+	m := &Model{Config: c, Layers: make([]Layer, c.Layers)}
+	m.Embed = mat(c.Vocab, d, std)
+	for l := range m.Layers {
+		m.Layers[l] = Layer{
+			AttnNorm: ones(d),
+			WQ:       mat(d, d, std),
+			WK:       mat(kv, d, std),
+			WV:       mat(kv, d, std),
+			WO:       mat(d, d, resid),
+			FFNNorm:  ones(d),
+			W1:       mat(hd, d, std),
+			W2:       mat(d, hd, resid),
+			W3:       mat(hd, d, std),
+		}
+	}
+	m.Norm = ones(d)
+	if untied {
+		out := mat(c.Vocab, d, std)
+		m.Output = &out
+	} else {
+		m.Output = &m.Embed
+	}
+
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() { fillUniform(j.dst, j.std, seed, uint64(i)) })
+	}
+	wg.Wait()
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// fillUniform fills dst with uniform values of standard deviation std from
+// the PCG stream (seed, stream).
+func fillUniform(dst []float32, std float64, seed, stream uint64) {
+	r := rand.NewPCG(seed, stream)
+	// Uniform on [-a, a) has standard deviation a/sqrt(3).
+	a := float32(std * math.Sqrt(3))
+	const inv = 1.0 / (1 << 24)
+	for i := 0; i < len(dst); i += 2 {
+		u := r.Uint64()
+		dst[i] = (float32(u>>40)*inv*2 - 1) * a
+		if i+1 < len(dst) {
+			dst[i+1] = (float32(u>>8&(1<<24-1))*inv*2 - 1) * a
+		}
+	}
+}

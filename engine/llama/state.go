@@ -1,0 +1,291 @@
+package llama
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// Row is one token of a batched step: the token at position Pos of the
+// sequence in Slot. Logits asks for the next-token logits after it.
+type Row struct {
+	Slot, Pos, Token int
+	Logits           bool
+}
+
+// State is the mutable side of a model: the KV caches of a fixed number of
+// slots (sequences) and the scratch buffers of the forward pass. A State is
+// used by one goroutine at a time (the engine's actor); its Pool is where the
+// parallel work runs.
+type State struct {
+	m    *Model
+	pool *kernels.Pool
+
+	slots []kvSlot
+
+	// Scratch, sized for cap rows and grown on demand; never shrunk.
+	cap      int
+	x        []float32 // residual stream, rows x Dim
+	xb       []float32 // normalised input of a sub-block, rows x Dim
+	q        []float32 // queries, rows x Dim
+	k, v     []float32 // this step's keys and values, rows x KVDim
+	att      []float32 // attention output, rows x Dim
+	hb, hb2  []float32 // feed-forward, rows x HiddenDim
+	out      []float32 // classifier output, rows x Vocab (when > 1 row wants logits)
+	scores   []float32 // attention scores, one SeqLen window per attention part
+	attParts int
+
+	// The attention step in flight, read by attnFn on the pool's workers.
+	attnLayer int
+	attnRows  []Row
+	attnFn    func(lo, hi int) // s.attnPart, bound once so Forward does not allocate
+}
+
+// kvSlot is the cache of one sequence: per layer, keys and values of
+// positions [0, capPos) laid out [pos][KVDim]. It grows by doubling as
+// positions are written and is freed by Release.
+type kvSlot struct {
+	capPos int
+	key    [][]float32
+	val    [][]float32
+}
+
+// attnWork is the number of multiply-adds below which attention stays on the
+// calling goroutine: handing it to the pool would cost more than it saves.
+const attnWork = 1 << 15
+
+// NewState makes the KV caches for slots sequences of up to SeqLen tokens
+// (allocated lazily per slot on first use) and the forward-pass scratch.
+// pool runs the parallel work; nil means a single-goroutine pool.
+func (m *Model) NewState(slots int, pool *kernels.Pool) *State {
+	if pool == nil {
+		pool = kernels.NewPool(1)
+	}
+	s := &State{m: m, pool: pool, slots: make([]kvSlot, max(slots, 0))}
+	s.attParts = max(pool.Workers(), 1)
+	s.scores = make([]float32, s.attParts*m.Config.SeqLen)
+	s.attnFn = s.attnPart
+	s.grow(1)
+	return s
+}
+
+// Slots is the number of sequences the State holds.
+func (s *State) Slots() int { return len(s.slots) }
+
+// SeqLen is the longest sequence a slot holds.
+func (s *State) SeqLen() int { return s.m.Config.SeqLen }
+
+// VocabSize is the length of one row of logits.
+func (s *State) VocabSize() int { return s.m.Config.Vocab }
+
+// Model is the model the State runs.
+func (s *State) Model() *Model { return s.m }
+
+// Release frees the KV memory of slot; the slot may be used again from
+// position 0. Releasing an unused or out-of-range slot does nothing.
+func (s *State) Release(slot int) {
+	if slot >= 0 && slot < len(s.slots) {
+		s.slots[slot] = kvSlot{}
+	}
+}
+
+// KVBytes is the KV cache memory currently held by all slots.
+func (s *State) KVBytes() int64 {
+	var n int64
+	for i := range s.slots {
+		n += int64(s.slots[i].capPos) * int64(s.m.Config.KVDim()) * 4 * 2 * int64(s.m.Config.Layers)
+	}
+	return n
+}
+
+// grow makes the scratch hold n rows.
+func (s *State) grow(n int) {
+	if n <= s.cap {
+		return
+	}
+	c := s.m.Config
+	s.cap = n
+	s.x = make([]float32, n*c.Dim)
+	s.xb = make([]float32, n*c.Dim)
+	s.q = make([]float32, n*c.Dim)
+	s.k = make([]float32, n*c.KVDim())
+	s.v = make([]float32, n*c.KVDim())
+	s.att = make([]float32, n*c.Dim)
+	s.hb = make([]float32, n*c.HiddenDim)
+	s.hb2 = make([]float32, n*c.HiddenDim)
+	if n > 1 {
+		s.out = make([]float32, n*c.Vocab)
+	}
+}
+
+// reserve makes slot hold positions [0, npos).
+func (s *State) reserve(slot, npos int) {
+	kv := &s.slots[slot]
+	if npos <= kv.capPos {
+		return
+	}
+	c := s.m.Config
+	newCap := min(max(npos, 2*kv.capPos, 64), c.SeqLen)
+	kvDim := c.KVDim()
+	if kv.key == nil {
+		kv.key = make([][]float32, c.Layers)
+		kv.val = make([][]float32, c.Layers)
+	}
+	for l := range c.Layers {
+		k := make([]float32, newCap*kvDim)
+		copy(k, kv.key[l])
+		kv.key[l] = k
+		v := make([]float32, newCap*kvDim)
+		copy(v, kv.val[l])
+		kv.val[l] = v
+	}
+	kv.capPos = newCap
+}
+
+// Forward runs one batched step over rows, which may mix prefill chunks
+// (consecutive positions of one slot) and decode rows of different slots;
+// each weight matrix is read once for all rows. A row at position p attends
+// to positions 0..p of its slot: those written by earlier steps and by
+// earlier rows of this step. For the k-th row (counting from zero) that has
+// Logits set, Forward fills logits[k], which must hold VocabSize values.
+//
+// Rows must name a slot in [0, Slots()), a position in [0, SeqLen()) and a
+// token in [0, VocabSize()); anything else is a caller bug and panics.
+func (s *State) Forward(rows []Row, logits [][]float32) {
+	n := len(rows)
+	if n == 0 {
+		return
+	}
+	m := s.m
+	c := m.Config
+	dim, kvDim, hidden, hs := c.Dim, c.KVDim(), c.HiddenDim, c.HeadDim()
+	s.grow(n)
+	nl := 0
+	for _, r := range rows {
+		if r.Slot < 0 || r.Slot >= len(s.slots) || r.Pos < 0 || r.Pos >= c.SeqLen || r.Token < 0 || r.Token >= c.Vocab {
+			panic(fmt.Sprintf("llama: Forward row %+v out of range (slots %d, seq_len %d, vocab %d)", r, len(s.slots), c.SeqLen, c.Vocab))
+		}
+		if r.Logits {
+			nl++
+		}
+		s.reserve(r.Slot, r.Pos+1)
+	}
+	if len(logits) < nl {
+		panic(fmt.Sprintf("llama: Forward has %d rows wanting logits but %d logits buffers", nl, len(logits)))
+	}
+
+	x, xb, q, k, v, att := s.x[:n*dim], s.xb[:n*dim], s.q[:n*dim], s.k[:n*kvDim], s.v[:n*kvDim], s.att[:n*dim]
+	hb, hb2 := s.hb[:n*hidden], s.hb2[:n*hidden]
+	for i, r := range rows {
+		m.embed(x[i*dim:(i+1)*dim], r.Token)
+	}
+	for l := range m.Layers {
+		L := &m.Layers[l]
+		for i := range n {
+			kernels.RMSNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.AttnNorm, c.NormEps)
+		}
+		s.pool.MatMul(q, &L.WQ, xb, n)
+		s.pool.MatMul(k, &L.WK, xb, n)
+		s.pool.MatMul(v, &L.WV, xb, n)
+		for i, r := range rows {
+			kernels.RoPE(q[i*dim:(i+1)*dim], hs, r.Pos, c.RopeTheta)
+			ki := k[i*kvDim : (i+1)*kvDim]
+			kernels.RoPE(ki, hs, r.Pos, c.RopeTheta)
+			kv := &s.slots[r.Slot]
+			copy(kv.key[l][r.Pos*kvDim:(r.Pos+1)*kvDim], ki)
+			copy(kv.val[l][r.Pos*kvDim:(r.Pos+1)*kvDim], v[i*kvDim:(i+1)*kvDim])
+		}
+		s.attention(l, rows)
+		s.pool.MatMul(xb, &L.WO, att, n)
+		kernels.Axpy(1, xb, x)
+
+		for i := range n {
+			kernels.RMSNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.FFNNorm, c.NormEps)
+		}
+		s.pool.MatMul(hb, &L.W1, xb, n)
+		s.pool.MatMul(hb2, &L.W3, xb, n)
+		kernels.SwiGLU(hb, hb2)
+		s.pool.MatMul(xb, &L.W2, hb, n)
+		kernels.Axpy(1, xb, x)
+	}
+
+	if nl == 0 {
+		return
+	}
+	j := 0
+	for i, r := range rows {
+		if r.Logits {
+			kernels.RMSNorm(xb[j*dim:(j+1)*dim], x[i*dim:(i+1)*dim], m.Norm, c.NormEps)
+			j++
+		}
+	}
+	vocab := c.Vocab
+	if nl == 1 {
+		s.pool.MatMul(logits[0][:vocab], m.Output, xb[:dim], 1)
+		return
+	}
+	out := s.out[:nl*vocab]
+	s.pool.MatMul(out, m.Output, xb[:nl*dim], nl)
+	for j := range nl {
+		copy(logits[j][:vocab], out[j*vocab:(j+1)*vocab])
+	}
+}
+
+// attention computes s.att for every row of layer l from s.q and the slots'
+// caches, in parallel over (row, head) pairs when there is enough work.
+func (s *State) attention(l int, rows []Row) {
+	c := s.m.Config
+	work := 0
+	for _, r := range rows {
+		work += r.Pos + 1
+	}
+	work *= c.Dim
+	tasks := len(rows) * c.Heads
+	s.attnLayer, s.attnRows = l, rows
+	if work < attnWork || s.attParts == 1 || tasks == 1 {
+		s.attnTasks(0, 0, 1)
+	} else {
+		s.pool.Run(min(s.attParts, tasks), s.attnFn)
+	}
+	s.attnRows = nil
+}
+
+// attnPart runs the attention parts [lo, hi) on one pool worker.
+func (s *State) attnPart(lo, hi int) {
+	parts := min(s.attParts, len(s.attnRows)*s.m.Config.Heads)
+	for p := lo; p < hi; p++ {
+		s.attnTasks(p, p, parts)
+	}
+}
+
+// attnTasks runs the (row, head) tasks first, first+stride, ... with the
+// score window of part. Striding balances prefill chunks, whose later rows
+// attend to more positions.
+func (s *State) attnTasks(part, first, stride int) {
+	c := s.m.Config
+	dim, kvDim, hs := c.Dim, c.KVDim(), c.HeadDim()
+	kvMul := c.Heads / c.KVHeads
+	scale := float32(math.Sqrt(float64(hs)))
+	scores := s.scores[part*c.SeqLen : (part+1)*c.SeqLen]
+	rows := s.attnRows
+	l := s.attnLayer
+	for t := first; t < len(rows)*c.Heads; t += stride {
+		i, h := t/c.Heads, t%c.Heads
+		r := rows[i]
+		kv := &s.slots[r.Slot]
+		keys, vals := kv.key[l], kv.val[l]
+		off := (h / kvMul) * hs
+		q := s.q[i*dim+h*hs : i*dim+(h+1)*hs]
+		sc := scores[:r.Pos+1]
+		for p := range sc {
+			sc[p] = kernels.Dot(q, keys[p*kvDim+off:p*kvDim+off+hs]) / scale
+		}
+		kernels.Softmax(sc)
+		out := s.att[i*dim+h*hs : i*dim+(h+1)*hs]
+		clear(out)
+		for p, a := range sc {
+			kernels.Axpy(a, vals[p*kvDim+off:p*kvDim+off+hs], out)
+		}
+	}
+}
