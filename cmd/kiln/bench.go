@@ -164,7 +164,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
-	bench.WriteTable(stdout, ev.Arms)
+	if err := bench.WriteTable(stdout, ev.Arms); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
 	path := *out
 	if path == "" {
 		path = "kiln-bench-" + ev.StartedAt.Format("20060102T150405Z") + ".json"

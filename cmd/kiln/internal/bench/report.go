@@ -30,11 +30,9 @@ func (b *Bar) Update(done, total, failed int) {
 		}
 		return
 	}
-	tick := done
+	tick := done / 10
 	if total > 0 {
 		tick = done * 10 / total
-	} else {
-		tick = done / 10
 	}
 	if tick != b.lastTick || done == total {
 		b.lastTick = tick
@@ -51,12 +49,11 @@ func (b *Bar) Finish() {
 
 // WriteTable prints arms side by side with each metric's ratio to the first
 // arm.
-func WriteTable(w io.Writer, arms []*ArmResult) {
+func WriteTable(w io.Writer, arms []*ArmResult) error {
 	if len(arms) == 0 {
-		return
+		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	defer tw.Flush()
 	header := "metric\t"
 	for i, a := range arms {
 		header += a.Name + "\t"
@@ -105,4 +102,5 @@ func WriteTable(w io.Writer, arms []*ArmResult) {
 	for _, r := range names {
 		row("  stalls "+r, func(s Stats) float64 { return float64(s.StallsByReason[r]) }, "%.0f")
 	}
+	return tw.Flush()
 }
