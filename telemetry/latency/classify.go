@@ -1,0 +1,65 @@
+package latency
+
+import "time"
+
+// Attribution is the classification of one inter-token gap (SPEC.md
+// section 6).
+type Attribution struct {
+	Gap         time.Duration // this ready - previous ready
+	Reason      Reason        // the chosen reason, or ReasonUnexplained
+	Candidate   time.Duration // the chosen candidate's duration, kept when Reason fell back to unexplained
+	Chosen      Reason        // the chosen candidate before the fallback rule
+	Unexplained time.Duration // gap - max(actor sum, response delivery, largest slot), at least 0
+}
+
+// StallThreshold is the fixed minimum stall threshold, and the fixed
+// threshold of the Prometheus stall counter.
+const StallThreshold = 250 * time.Millisecond
+
+// Classify attributes a gap to a reason.
+//
+// Candidates, in the closed order: actor_queue, actor_admission,
+// actor_prefill, actor_decode (decode minus the largest observed backend
+// slot, at least 0), actor_cycle_idle, response_delivery, then each
+// observed backend slot. handler_queue and client_delivery happen after
+// the token is ready and are never candidates; "unexplained" is not a
+// candidate either, only the fallback (the literal reading of the rule:
+// "the reason falls back to unexplained"). An unobserved backend slot is
+// not a candidate (null is not zero). The largest candidate wins and a tie
+// goes to the later one. If the winner is shorter than min(250 ms, gap/2)
+// the reason is unexplained, and Candidate keeps the winner's duration.
+func Classify(gap time.Duration, p *GapPhases) Attribution {
+	gap = max(gap, 0)
+	var maxSlot time.Duration
+	for s := range NumSlots {
+		if p.Has(s) {
+			maxSlot = max(maxSlot, max(p.Slots[s], 0))
+		}
+	}
+	queue, adm, pre := max(p.ActorQueue, 0), max(p.Admission, 0), max(p.Prefill, 0)
+	dec, idle, del := max(p.Decode, 0), max(p.CycleIdle, 0), max(p.ResponseDelivery, 0)
+	covered := max(queue+adm+pre+dec+idle, del, maxSlot)
+
+	a := Attribution{Gap: gap, Unexplained: max(gap-covered, 0)}
+	best, bestD := ReasonActorQueue, queue
+	pick := func(r Reason, d time.Duration) {
+		if d >= bestD {
+			best, bestD = r, d
+		}
+	}
+	pick(ReasonActorAdmission, adm)
+	pick(ReasonActorPrefill, pre)
+	pick(ReasonActorDecode, max(dec-maxSlot, 0))
+	pick(ReasonActorCycleIdle, idle)
+	pick(ReasonResponseDelivery, del)
+	for s := range NumSlots {
+		if p.Has(s) {
+			pick(slotReason(s), max(p.Slots[s], 0))
+		}
+	}
+	a.Chosen, a.Reason, a.Candidate = best, best, bestD
+	if bestD < min(StallThreshold, gap/2) {
+		a.Reason = ReasonUnexplained
+	}
+	return a
+}

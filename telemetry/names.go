@@ -1,0 +1,103 @@
+package telemetry
+
+// The trace contract (DESIGN.md "The trace contract"): every span name and
+// attribute key Kiln emits. schemas documents these; keep both in step.
+const (
+	// ScopeName is the instrumentation scope of Kiln's tracer and meter.
+	ScopeName = "github.com/kiln-ai/kiln/telemetry"
+
+	// SpanChatPrefix + model is the request span ("chat {model}", GenAI
+	// conventions), a child of the otelhttp server span.
+	SpanChatPrefix = "chat "
+	// SpanActorQueue covers Submitted to Admitted (engine instants).
+	SpanActorQueue = "kiln.actor_queue"
+	// SpanActorPrefill covers Admitted to PrefillDone (engine instants).
+	SpanActorPrefill = "kiln.actor_prefill"
+	// SpanTokenization is a server-measured phase (Request.Phase); other
+	// server-measured phases are named "kiln." + the phase name.
+	SpanTokenization = "kiln.tokenization"
+	// SpanStall is a short span per stalled gap (gap >= 250 ms): it starts
+	// at the previous token's ready instant and ends at this one's.
+	SpanStall = "kiln.stall"
+)
+
+// GenAI semantic-convention attributes on the chat span.
+const (
+	AttrGenAIOperationName         = "gen_ai.operation.name" // "chat"
+	AttrGenAIRequestModel          = "gen_ai.request.model"
+	AttrGenAIUsageInputTokens      = "gen_ai.usage.input_tokens"
+	AttrGenAIUsageOutputTokens     = "gen_ai.usage.output_tokens"
+	AttrGenAIResponseFinishReasons = "gen_ai.response.finish_reasons" // string array
+)
+
+// Kiln attributes on the chat span.
+const (
+	AttrStream = "kiln.request.stream" // bool
+	AttrStatus = "kiln.request.status" // ok, error, timeout, rejected, client_disconnect
+
+	// The request summary (SPEC.md section 4). A nullable field is absent
+	// when null.
+	AttrEmittedTokens         = "kiln.latency.emitted_tokens"
+	AttrGapSamples            = "kiln.latency.gap_samples"
+	AttrRetainedGapSamples    = "kiln.latency.retained_gap_samples"
+	AttrGapSamplesTruncated   = "kiln.latency.gap_samples_truncated"
+	AttrTTFTMs                = "kiln.latency.ttft_ms"
+	AttrITLP50Ms              = "kiln.latency.itl_ms_p50"
+	AttrITLP99Ms              = "kiln.latency.itl_ms_p99"
+	AttrITLP999Ms             = "kiln.latency.itl_ms_p999"
+	AttrMaxITLMs              = "kiln.latency.max_itl_ms"
+	AttrStallThresholdMs      = "kiln.latency.stall_threshold_ms"
+	AttrStallCount            = "kiln.latency.stall_count"
+	AttrUnexplainedStallCount = "kiln.latency.unexplained_stall_count"
+	// AttrStallReasonPrefix + reason name: the count of each reason with a
+	// non-zero count.
+	AttrStallReasonPrefix = "kiln.latency.stall_reasons."
+	// AttrPhasePrefix + phase key ("decode_ms"): each non-null phase total.
+	AttrPhasePrefix = "kiln.latency.phases."
+	// AttrDurationMs is the whole request, receipt to end.
+	AttrDurationMs = "kiln.latency.duration_ms"
+	// AttrGapsMs and AttrGapReasons are the retained gaps in compact form,
+	// oldest first: a float64 array of gap milliseconds and an int64 array
+	// of reason indexes (latency.Reason, SPEC order).
+	AttrGapsMs     = "kiln.latency.gaps_ms"
+	AttrGapReasons = "kiln.latency.gap_reasons"
+
+	// Stall span attributes.
+	AttrStallReason      = "kiln.stall.reason"       // reason name
+	AttrStallGapMs       = "kiln.stall.gap_ms"       // the gap
+	AttrStallCandidateMs = "kiln.stall.candidate_ms" // the chosen candidate's duration
+	AttrStallChosen      = "kiln.stall.chosen"       // the chosen candidate before the unexplained fallback
+	AttrStallUnexplained = "kiln.stall.unexplained_ms"
+	AttrStallTokenIndex  = "kiln.stall.token_index"
+	// AttrStallPhasePrefix + candidate name + "_ms": every non-zero
+	// candidate duration of the gap (actor phases and observed slots).
+	AttrStallPhasePrefix = "kiln.stall.phase."
+)
+
+// Metric family names as exposed on /metrics (SPEC.md section 8).
+const (
+	MetricITL           = "kiln_token_itl_seconds"
+	MetricStalls        = "kiln_token_stalls_total"
+	MetricTTFT          = "kiln_request_ttft_seconds"
+	MetricPhase         = "kiln_request_latency_phase_seconds"
+	MetricDuration      = "kiln_request_duration_seconds"
+	MetricRequests      = "kiln_requests_total"
+	MetricTokens        = "kiln_tokens_generated_total"
+	MetricActive        = "kiln_active_requests"
+	MetricGenAITTFT     = "gen_ai.server.time_to_first_token"
+	MetricGenAITPOT     = "gen_ai.server.time_per_output_token"
+	MetricGenAIDuration = "gen_ai.server.request.duration"
+)
+
+// Metric label keys (closed sets only).
+const (
+	LabelReason = "reason"
+	LabelPhase  = "phase"
+	LabelStatus = "status"
+)
+
+// Buckets returns the latency histogram bounds of SPEC.md section 8, in
+// seconds (+Inf is implicit), as a fresh slice.
+func Buckets() []float64 {
+	return []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+}
