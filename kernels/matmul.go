@@ -2,31 +2,57 @@ package kernels
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 )
 
-// MatMul computes out[b*w.Rows+r] = dot(w row r, x[b*w.Cols:(b+1)*w.Cols])
-// for every batch row b in [0,batch), reading each weight once for all rows.
-// The rows of w are spread over the pool's workers.
-func (p *Pool) MatMul(out []float32, w *Matrix, x []float32, batch int) {
-	p.Run(w.Rows, func(lo, hi int) { MatMulRows(out, w, x, batch, lo, hi) })
+// MatMulRows computes the rows [lo,hi) of MatMul on the calling goroutine,
+// with the assembly kernels where the CPU has them. It panics, like an
+// out-of-range index, when out, x or w's data are too short.
+func MatMulRows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
+	if batch <= 0 || lo >= hi {
+		return
+	}
+	checkMatMul(out, w, x, batch)
+	if lo < 0 || hi > w.Rows {
+		panic(fmt.Sprintf("kernels: rows [%d,%d) outside %d", lo, hi, w.Rows))
+	}
+	if matMulRowsArch(out, w, x, batch, lo, hi) {
+		return
+	}
+	matMulRowsGeneric(out, w, x, batch, lo, hi)
 }
 
-// MatMulRows computes the rows [lo,hi) of MatMul on the calling goroutine.
-func MatMulRows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
+// checkMatMul panics when a product would read or write outside its slices;
+// the assembly kernels trust these bounds.
+func checkMatMul(out []float32, w *Matrix, x []float32, batch int) {
+	if err := w.Validate(); err != nil {
+		panic(err.Error())
+	}
+	if len(x) < batch*w.Cols {
+		panic(fmt.Sprintf("kernels: x has %d values, need %d x %d", len(x), batch, w.Cols))
+	}
+	if len(out) < batch*w.Rows {
+		panic(fmt.Sprintf("kernels: out has %d values, need %d x %d", len(out), batch, w.Rows))
+	}
+}
+
+// matMulRowsGeneric is the pure-Go product: the reference the assembly is
+// tested against and the path on CPUs without AVX2/FMA/F16C.
+func matMulRowsGeneric(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
 	cols := w.Cols
 	switch w.Type {
 	case F32:
 		for r := lo; r < hi; r++ {
 			row := w.F32[r*cols : (r+1)*cols]
-			for b := 0; b < batch; b++ {
-				out[b*w.Rows+r] = Dot(row, x[b*cols:(b+1)*cols])
+			for b := range batch {
+				out[b*w.Rows+r] = dotGeneric(row, x[b*cols:(b+1)*cols])
 			}
 		}
 	case F16:
 		for r := lo; r < hi; r++ {
 			raw := w.Raw[r*cols*2 : (r+1)*cols*2]
-			for b := 0; b < batch; b++ {
+			for b := range batch {
 				xs := x[b*cols : (b+1)*cols]
 				var s float32
 				for c := range cols {
@@ -39,15 +65,16 @@ func MatMulRows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
 		nb := cols / Q8Block
 		for r := lo; r < hi; r++ {
 			raw := w.Raw[r*nb*Q8BlockBytes : (r+1)*nb*Q8BlockBytes]
-			for b := 0; b < batch; b++ {
+			for b := range batch {
 				xs := x[b*cols : (b+1)*cols]
 				var s float32
 				for k := range nb {
 					blk := raw[k*Q8BlockBytes : (k+1)*Q8BlockBytes]
 					d := HalfToFloat(binary.LittleEndian.Uint16(blk))
+					xb := xs[k*Q8Block : (k+1)*Q8Block]
 					var bs float32
-					for j := range Q8Block {
-						bs += float32(int8(blk[2+j])) * xs[k*Q8Block+j]
+					for j, q := range blk[2:] {
+						bs += float32(int8(q)) * xb[j]
 					}
 					s += d * bs
 				}

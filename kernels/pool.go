@@ -7,37 +7,75 @@ import (
 
 // Pool is a fixed set of worker goroutines that run the parts of one
 // product. It is created by NewPool and stopped by Close.
+//
+// Each worker owns a preallocated job and a one-slot wake channel; a product
+// fills the jobs, sends one token per worker, runs its own part on the
+// caller's goroutine and waits on a WaitGroup. Nothing is allocated per call
+// and nobody spins: an idle worker is parked on its channel receive.
 type Pool struct {
 	workers int
-	tasks   chan task
-	wg      sync.WaitGroup
-	done    sync.WaitGroup
-	closeMu sync.Once
+	jobs    []job           // jobs[0] is the caller's part
+	wake    []chan struct{} // wake[i] feeds worker i (i >= 1)
+	wg      sync.WaitGroup  // parts of the running product still going
+	done    sync.WaitGroup  // live worker goroutines
+	mu      sync.Mutex      // one product at a time; guards closed
+	closed  bool
 }
 
-type task struct {
-	fn     func(lo, hi int)
+// jobKind says which body a job runs; a kind instead of a closure keeps
+// MatMul free of allocations.
+type jobKind uint8
+
+const (
+	jobRun jobKind = iota
+	jobMatMul
+)
+
+type job struct {
+	kind   jobKind
 	lo, hi int
+	fn     func(lo, hi int) // jobRun
+	out    []float32        // jobMatMul
+	w      *Matrix
+	x      []float32
+	batch  int
+}
+
+func (j *job) exec() {
+	switch j.kind {
+	case jobRun:
+		j.fn(j.lo, j.hi)
+	case jobMatMul:
+		MatMulRows(j.out, j.w, j.x, j.batch, j.lo, j.hi)
+	}
+}
+
+// clear drops the references a finished job holds so that a pool does not
+// keep weights or closures alive between calls.
+func (j *job) clear() {
+	j.fn, j.out, j.w, j.x = nil, nil, nil, nil
 }
 
 // NewPool starts a pool of n workers (n <= 0 means runtime.GOMAXPROCS(0)).
-// The caller's goroutine counts as one of them.
+// The caller's goroutine counts as one of them, so n-1 goroutines start.
 func NewPool(n int) *Pool {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	p := &Pool{workers: n, tasks: make(chan task, n)}
+	p := &Pool{workers: n, jobs: make([]job, n), wake: make([]chan struct{}, n)}
 	for i := 1; i < n; i++ {
+		p.wake[i] = make(chan struct{}, 1)
 		p.done.Add(1)
-		go p.work()
+		go p.work(i)
 	}
 	return p
 }
 
-func (p *Pool) work() {
+func (p *Pool) work(i int) {
 	defer p.done.Done()
-	for t := range p.tasks {
-		t.fn(t.lo, t.hi)
+	j := &p.jobs[i]
+	for range p.wake[i] {
+		j.exec()
 		p.wg.Done()
 	}
 }
@@ -46,30 +84,92 @@ func (p *Pool) work() {
 // product.
 func (p *Pool) Workers() int { return p.workers }
 
-// Close stops the workers and waits for them. It is idempotent.
+// Close stops the workers and waits for them. It is idempotent; a product
+// submitted after Close runs entirely on the caller's goroutine.
 func (p *Pool) Close() {
-	p.closeMu.Do(func() { close(p.tasks) })
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		for _, c := range p.wake[1:] {
+			close(c)
+		}
+	}
+	p.mu.Unlock()
 	p.done.Wait()
 }
 
 // Run splits [0,n) into one contiguous range per worker and calls fn on each,
 // returning when all are done.
 func (p *Pool) Run(n int, fn func(lo, hi int)) {
-	parts := p.workers
-	if parts > n {
-		parts = n
-	}
-	if parts <= 1 {
-		fn(0, n)
+	if n <= 0 {
 		return
 	}
-	step := (n + parts - 1) / parts
-	p.wg.Add(parts - 1)
-	for i := 1; i < parts; i++ {
-		lo := i * step
-		hi := min(lo+step, n)
-		p.tasks <- task{fn: fn, lo: lo, hi: hi}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	parts := p.parts(n, 1)
+	for i := range parts.count {
+		lo, hi := parts.bounds(i)
+		p.jobs[i] = job{kind: jobRun, fn: fn, lo: lo, hi: hi}
 	}
-	fn(0, min(step, n))
+	p.dispatch(parts.count)
+}
+
+// MatMul computes out[b*w.Rows+r] = dot(w row r, x[b*w.Cols:(b+1)*w.Cols])
+// for every batch row b in [0,batch), reading each weight once for all rows.
+// The rows of w are split into disjoint blocks, one per worker. It panics,
+// like an out-of-range index, when out, x or w's data are too short.
+func (p *Pool) MatMul(out []float32, w *Matrix, x []float32, batch int) {
+	if batch <= 0 {
+		return
+	}
+	checkMatMul(out, w, x, batch)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// Blocks of 4 rows match the assembly kernels; tiny products are not
+	// worth waking anyone for.
+	align := 4
+	if w.Rows*w.Cols*batch < 1<<14 {
+		align = w.Rows
+	}
+	parts := p.parts(w.Rows, align)
+	for i := range parts.count {
+		lo, hi := parts.bounds(i)
+		p.jobs[i] = job{kind: jobMatMul, out: out, w: w, x: x, batch: batch, lo: lo, hi: hi}
+	}
+	p.dispatch(parts.count)
+}
+
+// split describes how [0,n) is cut: count parts of step items, the last
+// one shorter.
+type split struct{ n, step, count int }
+
+func (p *Pool) parts(n, align int) split {
+	workers := p.workers
+	if p.closed {
+		workers = 1
+	}
+	step := (n + workers - 1) / workers
+	step = (step + align - 1) / align * align
+	count := (n + step - 1) / step
+	return split{n: n, step: step, count: count}
+}
+
+// bounds is the [lo,hi) range of part i.
+func (s split) bounds(i int) (lo, hi int) {
+	lo = i * s.step
+	return lo, min(lo+s.step, s.n)
+}
+
+// dispatch wakes workers 1..count-1, runs part 0 here and waits for all.
+// p.mu is held.
+func (p *Pool) dispatch(count int) {
+	p.wg.Add(count - 1)
+	for i := 1; i < count; i++ {
+		p.wake[i] <- struct{}{}
+	}
+	p.jobs[0].exec()
 	p.wg.Wait()
+	for i := range count {
+		p.jobs[i].clear()
+	}
 }

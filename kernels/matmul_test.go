@@ -1,0 +1,163 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestMatMulRowsMatchesGeneric compares the dispatching MatMulRows (the AVX2
+// kernels on a CPU that has them) with the pure-Go reference over awkward
+// shapes: rows not a multiple of 4, columns not a multiple of 8 or 32, every
+// batch size from 1 to 17.
+func TestMatMulRowsMatchesGeneric(t *testing.T) {
+	if runtime.GOARCH == "amd64" && !haveAVX2 {
+		t.Log("CPU lacks AVX2/FMA/F16C: comparing the generic path with itself")
+	}
+	const tol = 2e-5 // relative to sum |w_i*x_i|
+	rng := rand.New(rand.NewPCG(1, 2))
+	shapes := map[DType][]int{
+		F32:  {1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 257},
+		F16:  {1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 257},
+		Q8_0: {32, 64, 96, 320},
+	}
+	for _, typ := range []DType{F32, F16, Q8_0} {
+		for _, cols := range shapes[typ] {
+			for _, rows := range []int{1, 2, 3, 4, 5, 7, 9, 33} {
+				w := randMatrix(t, rng, typ, rows, cols)
+				t.Run(fmt.Sprintf("%v/%dx%d", typ, rows, cols), func(t *testing.T) {
+					for batch := 1; batch <= 17; batch++ {
+						x := randVec(rng, batch*cols)
+						want := make([]float32, batch*rows)
+						got := make([]float32, batch*rows)
+						matMulRowsGeneric(want, w, x, batch, 0, rows)
+						MatMulRows(got, w, x, batch, 0, rows)
+						scale := absDots(w, x, batch)
+						for i := range want {
+							if d := math.Abs(float64(got[i] - want[i])); d > tol*scale[i]+1e-30 {
+								t.Fatalf("batch %d out[%d] = %v, want %v (diff %g, scale %g)", batch, i, got[i], want[i], d, scale[i])
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMatMulRowsSubrange checks that a row range writes exactly its rows.
+func TestMatMulRowsSubrange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, typ := range []DType{F32, F16, Q8_0} {
+		t.Run(typ.String(), func(t *testing.T) {
+			const rows, cols, batch = 11, 64, 3
+			w := randMatrix(t, rng, typ, rows, cols)
+			x := randVec(rng, batch*cols)
+			full := make([]float32, batch*rows)
+			MatMulRows(full, w, x, batch, 0, rows)
+			got := make([]float32, batch*rows)
+			want := make([]float32, batch*rows)
+			for b := range batch {
+				for r := 2; r < 9; r++ {
+					want[b*rows+r] = full[b*rows+r]
+				}
+			}
+			MatMulRows(got, w, x, batch, 2, 9)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("rows [2,9) (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPoolMatMul checks that splitting over workers changes nothing: every
+// row is computed by the same kernel whichever worker owns it.
+func TestPoolMatMul(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, workers := range []int{1, 2, 3, 8} {
+		p := NewPool(workers)
+		for _, typ := range []DType{F32, F16, Q8_0} {
+			for _, tc := range []struct{ rows, cols, batch int }{{1, 32, 1}, {9, 32, 2}, {130, 96, 1}, {257, 288, 5}} {
+				t.Run(fmt.Sprintf("w%d/%v/%dx%dx%d", workers, typ, tc.rows, tc.cols, tc.batch), func(t *testing.T) {
+					w := randMatrix(t, rng, typ, tc.rows, tc.cols)
+					x := randVec(rng, tc.batch*tc.cols)
+					want := make([]float32, tc.batch*tc.rows)
+					MatMulRows(want, w, x, tc.batch, 0, tc.rows)
+					got := make([]float32, tc.batch*tc.rows)
+					p.MatMul(got, w, x, tc.batch)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("(-want +got):\n%s", diff)
+					}
+				})
+			}
+		}
+		p.Close()
+	}
+}
+
+func TestPoolMatMulNoAlloc(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, typ := range []DType{F32, F16, Q8_0} {
+		w := randMatrix(t, rng, typ, 256, 256)
+		x := randVec(rng, 3*256)
+		out := make([]float32, 3*256)
+		if n := testing.AllocsPerRun(50, func() { p.MatMul(out, w, x, 3) }); n != 0 {
+			t.Errorf("%v: MatMul allocates %v times per call, want 0", typ, n)
+		}
+	}
+}
+
+func TestMatMulPanicsOnShortSlices(t *testing.T) {
+	w := &Matrix{Rows: 4, Cols: 8, Type: F32, F32: make([]float32, 32)}
+	tests := []struct {
+		name   string
+		out, x []float32
+		w      *Matrix
+	}{
+		{"short x", make([]float32, 4), make([]float32, 7), w},
+		{"short out", make([]float32, 3), make([]float32, 8), w},
+		{"short weights", make([]float32, 4), make([]float32, 8), &Matrix{Rows: 4, Cols: 8, Type: F32, F32: make([]float32, 31)}},
+		{"bad type", make([]float32, 4), make([]float32, 8), &Matrix{Rows: 4, Cols: 8, Type: 5}},
+	}
+	p := NewPool(2)
+	defer p.Close()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic")
+				}
+			}()
+			p.MatMul(tc.out, tc.w, tc.x, 1)
+		})
+	}
+}
+
+// TestQ8KernelAccuracy bounds the Q8_0 product against the exact (float64)
+// product of the dequantized weights: only float32 rounding remains.
+func TestQ8KernelAccuracy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	w := randMatrix(t, rng, Q8_0, 37, 4096)
+	x := randVec(rng, 2*4096)
+	got := make([]float32, 2*37)
+	MatMulRows(got, w, x, 2, 0, 37)
+	scale := absDots(w, x, 2)
+	for b := range 2 {
+		for r := range 37 {
+			row := dequantRow(w, r)
+			var exact float64
+			for c, v := range row {
+				exact += float64(v) * float64(x[b*4096+c])
+			}
+			if d := math.Abs(float64(got[b*37+r]) - exact); d > 1e-5*scale[b*37+r] {
+				t.Errorf("row %d batch %d: got %v, exact %v (diff %g)", r, b, got[b*37+r], exact, d)
+			}
+		}
+	}
+}
