@@ -46,3 +46,8 @@ const (
 	FinishEvicted   FinishReason = "evicted"   // the consumer stopped reading past the grace
 	FinishError     FinishReason = "error"     // the engine failed or stopped
 )
+
+// ErrInvalidRequest means a request's fields are out of range (empty
+// prompt, a token id outside the vocabulary, MaxTokens < 1, bad sampling
+// parameters); a client error.
+var ErrInvalidRequest = errors.New("engine: invalid request")

@@ -1,0 +1,41 @@
+package engine
+
+import "time"
+
+// counters are the actor's cumulative phase durations. Each advances by the
+// length of a segment when the segment ends; segments never overlap, so the
+// difference of two snapshots taken at segment boundaries is the work that
+// happened between those instants, and no phase (nor their sum) exceeds it.
+type counters struct {
+	admission, prefill, decode, idle, delivery time.Duration
+	sampling, lockWait                         time.Duration
+}
+
+// observedSlots are the backend slots the CPU path always measures.
+// Readback, graph capture and replay and synchronization do not exist on
+// it; the maintenance slots are observed only when such an operation
+// overlapped the interval (none exist yet).
+const observedSlots = 1<<SlotSampling | 1<<SlotLockWait
+
+// phasesSince returns the work between mark and now (now's values minus
+// mark's).
+func (now *counters) phasesSince(mark *counters) Phases {
+	var p Phases
+	p.Admission = now.admission - mark.admission
+	p.Prefill = now.prefill - mark.prefill
+	p.Decode = now.decode - mark.decode
+	p.CycleIdle = now.idle - mark.idle
+	p.ResponseDelivery = now.delivery - mark.delivery
+	p.Slots[SlotSampling] = now.sampling - mark.sampling
+	p.Slots[SlotLockWait] = now.lockWait - mark.lockWait
+	p.Observed = observedSlots
+	return p
+}
+
+// sub returns b - a, saturated at zero.
+func sub(b, a time.Time) time.Duration {
+	if d := b.Sub(a); d > 0 {
+		return d
+	}
+	return 0
+}

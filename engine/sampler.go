@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+)
+
+// seedStream is the PCG stream constant; with the request's seed it fixes
+// the whole random sequence, so a seeded request samples the same tokens
+// whatever else is batched with it.
+const seedStream = 0x9e3779b97f4a7c15
+
+// validate reports a sampling parameter out of range.
+func (s Sampling) validate() error {
+	switch {
+	case s.Temperature < 0 || math.IsNaN(float64(s.Temperature)) || math.IsInf(float64(s.Temperature), 0):
+		return fmt.Errorf("%w: temperature %v must be finite and >= 0", ErrInvalidRequest, s.Temperature)
+	case s.TopK < 0:
+		return fmt.Errorf("%w: top_k %d must be >= 0", ErrInvalidRequest, s.TopK)
+	case !(s.TopP >= 0 && s.TopP <= 1):
+		return fmt.Errorf("%w: top_p %v must be in [0, 1]", ErrInvalidRequest, s.TopP)
+	}
+	return nil
+}
+
+// Sampler chooses tokens from logits for one request. It owns its random
+// source and scratch buffers, so sampling allocates nothing after the first
+// call and one request's draws never depend on another's.
+type Sampler struct {
+	cfg   Sampling
+	rng   *rand.Rand
+	probs []float32 // softmax over the candidates, indexed by token id
+	cand  []int32   // candidate token ids
+}
+
+// NewSampler returns a sampler for cfg. Without HasSeed it draws a random
+// seed.
+func NewSampler(cfg Sampling) *Sampler {
+	seed := cfg.Seed
+	if !cfg.HasSeed {
+		seed = rand.Uint64()
+	}
+	return &Sampler{cfg: cfg, rng: rand.New(rand.NewPCG(seed, seedStream))}
+}
+
+// Greedy reports whether the sampler always takes the argmax.
+func (s *Sampler) Greedy() bool { return s.cfg.Temperature == 0 }
+
+// Sample returns the next token id. logits is used as scratch space only
+// when the sampler is not greedy; it is not modified otherwise.
+func (s *Sampler) Sample(logits []float32) int {
+	if s.cfg.Temperature == 0 || s.cfg.TopK == 1 {
+		return argmax(logits)
+	}
+	n := len(logits)
+	if cap(s.probs) < n {
+		s.probs = make([]float32, n)
+		s.cand = make([]int32, n)
+	}
+	probs := s.probs[:n]
+	cand := s.cand[:0]
+
+	// Candidates: every id, or the top k by logit.
+	k := s.cfg.TopK
+	if k > 0 && k < n {
+		cand = topK(cand, logits, k)
+	} else {
+		for i := range n {
+			cand = append(cand, int32(i))
+		}
+	}
+
+	// Softmax over the candidates at the temperature.
+	maxv := float32(math.Inf(-1))
+	for _, id := range cand {
+		maxv = max(maxv, logits[id])
+	}
+	inv := 1 / s.cfg.Temperature
+	var sum float64
+	for _, id := range cand {
+		p := float32(math.Exp(float64((logits[id] - maxv) * inv)))
+		probs[id] = p
+		sum += float64(p)
+	}
+
+	// Nucleus: the most probable candidates whose mass reaches top_p.
+	total := sum
+	if p := s.cfg.TopP; p > 0 && p < 1 {
+		// A candidate below (1-p)/(n-1) of the mass cannot be in the
+		// nucleus (llama2.c's cut), which keeps the sort short.
+		if len(cand) > 1 {
+			// The most probable candidate has weight 1 (logit - max = 0)
+			// and always stays.
+			cutoff := min(float32((1-float64(p))/float64(len(cand)-1)*sum), 1)
+			kept := cand[:0]
+			for _, id := range cand {
+				if probs[id] >= cutoff {
+					kept = append(kept, id)
+				}
+			}
+			cand = kept
+		}
+		s.cand = cand
+		sort.Sort(byProb{s})
+		target := float64(p) * sum
+		var acc float64
+		for i, id := range cand {
+			acc += float64(probs[id])
+			if acc >= target {
+				cand = cand[:i+1]
+				break
+			}
+		}
+		total = acc
+	}
+
+	r := s.rng.Float64() * total
+	var acc float64
+	for _, id := range cand {
+		acc += float64(probs[id])
+		if r < acc {
+			return int(id)
+		}
+	}
+	return int(cand[len(cand)-1]) // rounding: the last candidate
+}
+
+// argmax returns the index of the largest value, the lowest one on ties (as
+// llama2.c does).
+func argmax(x []float32) int {
+	best := 0
+	for i := 1; i < len(x); i++ {
+		if x[i] > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// topK appends to dst the ids of the k largest logits (ties to the lower
+// id), using dst's first k entries as a min-heap.
+func topK(dst []int32, logits []float32, k int) []int32 {
+	h := dst[:0]
+	// less orders by "worse": lower logit, or equal logit and higher id.
+	worse := func(a, b int32) bool {
+		if logits[a] != logits[b] {
+			return logits[a] < logits[b]
+		}
+		return a > b
+	}
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			m := l
+			if r := l + 1; r < len(h) && worse(h[r], h[l]) {
+				m = r
+			}
+			if !worse(h[m], h[i]) {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for i := range int32(len(logits)) {
+		if len(h) < k {
+			h = append(h, i)
+			for j := len(h) - 1; j > 0; {
+				p := (j - 1) / 2
+				if !worse(h[j], h[p]) {
+					break
+				}
+				h[j], h[p] = h[p], h[j]
+				j = p
+			}
+			continue
+		}
+		if worse(h[0], i) {
+			h[0] = i
+			down(0)
+		}
+	}
+	return h
+}
+
+// byProb sorts the sampler's candidates by descending probability, lower id
+// first on ties, so the nucleus is deterministic.
+type byProb struct{ s *Sampler }
+
+func (b byProb) Len() int      { return len(b.s.cand) }
+func (b byProb) Swap(i, j int) { b.s.cand[i], b.s.cand[j] = b.s.cand[j], b.s.cand[i] }
+func (b byProb) Less(i, j int) bool {
+	a, c := b.s.cand[i], b.s.cand[j]
+	pa, pc := b.s.probs[a], b.s.probs[c]
+	if pa != pc {
+		return pa > pc
+	}
+	return a < c
+}
