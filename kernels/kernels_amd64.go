@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
@@ -15,16 +16,16 @@ var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 // with x (and with x1 at out[4+r] in the 4x2 forms).
 //
 //go:noescape
-func f32x4x1(w0, w1, w2, w3, x *float32, n int, out *[8]float32)
+func f32x4x1(w0, w1, w2, w3 unsafe.Pointer, x *float32, n int, out *[8]float32)
 
 //go:noescape
-func f32x4x2(w0, w1, w2, w3, x0, x1 *float32, n int, out *[8]float32)
+func f32x4x2(w0, w1, w2, w3 unsafe.Pointer, x0, x1 *float32, n int, out *[8]float32)
 
 //go:noescape
-func f16x4x1(w0, w1, w2, w3 *byte, x *float32, n int, out *[8]float32)
+func f16x4x1(w0, w1, w2, w3 unsafe.Pointer, x *float32, n int, out *[8]float32)
 
 //go:noescape
-func f16x4x2(w0, w1, w2, w3 *byte, x0, x1 *float32, n int, out *[8]float32)
+func f16x4x2(w0, w1, w2, w3 unsafe.Pointer, x0, x1 *float32, n int, out *[8]float32)
 
 //go:noescape
 func q8x4x1(w0, w1, w2, w3 *byte, x *float32, n int, out *[8]float32)
@@ -87,12 +88,12 @@ func matMulRowsArch(out []float32, w *Matrix, x []float32, batch, lo, hi int) bo
 		if w.Cols < 8 {
 			return false
 		}
-		f32Rows(out, w, x, batch, lo, hi)
+		denseRows(denseKernel{elem: 4}, unsafe.Pointer(&w.F32[0]), out, w, x, batch, lo, hi, f32Chunk)
 	case F16:
 		if w.Cols < 8 {
 			return false
 		}
-		f16Rows(out, w, x, batch, lo, hi)
+		denseRows(denseKernel{elem: 2, f16: true}, unsafe.Pointer(&w.Raw[0]), out, w, x, batch, lo, hi, f16Chunk)
 	case Q8_0:
 		q8Rows(out, w, x, batch, lo, hi)
 	default:
@@ -101,75 +102,102 @@ func matMulRowsArch(out []float32, w *Matrix, x []float32, batch, lo, hi int) bo
 	return true
 }
 
-func f32Rows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
+// Column chunks for batches of more than two rows: four weight rows of one
+// chunk (16 KiB) stay in L1 while every pair of activation rows meets them.
+const (
+	f32Chunk = 1024
+	f16Chunk = 2048
+)
+
+// denseKernel selects the 4x1/4x2 kernel pair of an element type; direct
+// calls (not func values) keep the result array on the stack.
+type denseKernel struct {
+	elem int  // bytes per weight
+	f16  bool // F16 rows, else F32
+}
+
+func (k denseKernel) x1(p0, p1, p2, p3 unsafe.Pointer, x *float32, n int, res *[8]float32) {
+	if k.f16 {
+		f16x4x1(p0, p1, p2, p3, x, n, res)
+	} else {
+		f32x4x1(p0, p1, p2, p3, x, n, res)
+	}
+}
+
+func (k denseKernel) x2(p0, p1, p2, p3 unsafe.Pointer, x0, x1 *float32, n int, res *[8]float32) {
+	if k.f16 {
+		f16x4x2(p0, p1, p2, p3, x0, x1, n, res)
+	} else {
+		f32x4x2(p0, p1, p2, p3, x0, x1, n, res)
+	}
+}
+
+// denseRows runs rows [lo,hi) of an F32 or F16 product: four rows at a time,
+// two batch rows per kernel call, columns in L1-sized chunks when the batch
+// is large; the last cols%8 columns are added in Go.
+func denseRows(kern denseKernel, base unsafe.Pointer, out []float32, w *Matrix, x []float32, batch, lo, hi, chunk int) {
 	cols, rows := w.Cols, w.Rows
 	n := cols &^ 7
+	if batch <= 2 {
+		chunk = n
+	}
+	rowBytes := uintptr(cols * kern.elem)
 	var res [8]float32
 	for r := lo; r < hi; r += 4 {
 		r0, r1, r2, r3, k := rowBlock(r, hi)
-		p0, p1, p2, p3 := &w.F32[r0*cols], &w.F32[r1*cols], &w.F32[r2*cols], &w.F32[r3*cols]
-		b := 0
-		for ; b+2 <= batch; b += 2 {
-			x0, x1 := x[b*cols:(b+1)*cols], x[(b+1)*cols:(b+2)*cols]
-			f32x4x2(p0, p1, p2, p3, &x0[0], &x1[0], n, &res)
-			for i := range k {
-				row := w.F32[(r+i)*cols : (r+i+1)*cols]
-				s0, s1 := res[i], res[4+i]
-				for c := n; c < cols; c++ {
-					s0 += row[c] * x0[c]
-					s1 += row[c] * x1[c]
-				}
-				out[b*rows+r+i] = s0
-				out[(b+1)*rows+r+i] = s1
+		for c0 := 0; c0 < n; c0 += chunk {
+			m := min(chunk, n-c0)
+			off := uintptr(c0 * kern.elem)
+			p0 := unsafe.Add(base, uintptr(r0)*rowBytes+off)
+			p1 := unsafe.Add(base, uintptr(r1)*rowBytes+off)
+			p2 := unsafe.Add(base, uintptr(r2)*rowBytes+off)
+			p3 := unsafe.Add(base, uintptr(r3)*rowBytes+off)
+			b := 0
+			for ; b+2 <= batch; b += 2 {
+				kern.x2(p0, p1, p2, p3, &x[b*cols+c0], &x[(b+1)*cols+c0], m, &res)
+				store4(out[b*rows+r:], res[:k], c0 == 0)
+				store4(out[(b+1)*rows+r:], res[4:4+k], c0 == 0)
+			}
+			if b < batch {
+				kern.x1(p0, p1, p2, p3, &x[b*cols+c0], m, &res)
+				store4(out[b*rows+r:], res[:k], c0 == 0)
 			}
 		}
-		if b < batch {
-			x0 := x[b*cols : (b+1)*cols]
-			f32x4x1(p0, p1, p2, p3, &x0[0], n, &res)
-			for i := range k {
-				row := w.F32[(r+i)*cols : (r+i+1)*cols]
-				s0 := res[i]
+		if n == cols {
+			continue
+		}
+		for i := range k {
+			for b := range batch {
+				xs := x[b*cols : (b+1)*cols]
+				var s float32
 				for c := n; c < cols; c++ {
-					s0 += row[c] * x0[c]
+					s += weightAt(w, r+i, c) * xs[c]
 				}
-				out[b*rows+r+i] = s0
+				out[b*rows+r+i] += s
 			}
 		}
 	}
 }
 
-func f16Rows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
-	cols, rows := w.Cols, w.Rows
-	n := cols &^ 7
-	rb := 2 * cols
-	var res [8]float32
-	tail := func(row []byte, xs []float32, s float32) float32 {
-		for c := n; c < cols; c++ {
-			s += HalfToFloat(uint16(row[2*c])|uint16(row[2*c+1])<<8) * xs[c]
-		}
-		return s
+// store4 writes (first chunk) or adds the kernel's sums for k rows.
+func store4(dst, res []float32, first bool) {
+	dst = dst[:len(res)]
+	if first {
+		copy(dst, res)
+		return
 	}
-	for r := lo; r < hi; r += 4 {
-		r0, r1, r2, r3, k := rowBlock(r, hi)
-		p0, p1, p2, p3 := &w.Raw[r0*rb], &w.Raw[r1*rb], &w.Raw[r2*rb], &w.Raw[r3*rb]
-		b := 0
-		for ; b+2 <= batch; b += 2 {
-			x0, x1 := x[b*cols:(b+1)*cols], x[(b+1)*cols:(b+2)*cols]
-			f16x4x2(p0, p1, p2, p3, &x0[0], &x1[0], n, &res)
-			for i := range k {
-				row := w.Raw[(r+i)*rb : (r+i+1)*rb]
-				out[b*rows+r+i] = tail(row, x0, res[i])
-				out[(b+1)*rows+r+i] = tail(row, x1, res[4+i])
-			}
-		}
-		if b < batch {
-			x0 := x[b*cols : (b+1)*cols]
-			f16x4x1(p0, p1, p2, p3, &x0[0], n, &res)
-			for i := range k {
-				out[b*rows+r+i] = tail(w.Raw[(r+i)*rb:(r+i+1)*rb], x0, res[i])
-			}
-		}
+	for i, v := range res {
+		dst[i] += v
 	}
+}
+
+// weightAt is one F32 or F16 weight, for the column tails.
+func weightAt(w *Matrix, r, c int) float32 {
+	if w.Type == F32 {
+		return w.F32[r*w.Cols+c]
+	}
+	i := 2 * (r*w.Cols + c)
+	return HalfToFloat(uint16(w.Raw[i]) | uint16(w.Raw[i+1])<<8)
 }
 
 func q8Rows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
@@ -196,4 +224,3 @@ func q8Rows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
 		}
 	}
 }
-

@@ -54,7 +54,7 @@
 	MOVQ n+48(FP), CX; \
 	MOVQ out+56(FP), DI
 
-// func f32x4x1(w0, w1, w2, w3, x *float32, n int, out *[8]float32)
+// func f32x4x1(w0, w1, w2, w3 unsafe.Pointer, x *float32, n int, out *[8]float32)
 TEXT ·f32x4x1(SB), NOSPLIT, $0-56
 	LOADARGS1
 	ZERO8
@@ -96,7 +96,7 @@ f32x1done:
 	VZEROUPPER
 	RET
 
-// func f32x4x2(w0, w1, w2, w3, x0, x1 *float32, n int, out *[8]float32)
+// func f32x4x2(w0, w1, w2, w3 unsafe.Pointer, x0, x1 *float32, n int, out *[8]float32)
 TEXT ·f32x4x2(SB), NOSPLIT, $0-64
 	LOADARGS2
 	ZERO8
@@ -126,7 +126,7 @@ f32x2loop:
 	VZEROUPPER
 	RET
 
-// func f16x4x1(w0, w1, w2, w3 *byte, x *float32, n int, out *[8]float32)
+// func f16x4x1(w0, w1, w2, w3 unsafe.Pointer, x *float32, n int, out *[8]float32)
 TEXT ·f16x4x1(SB), NOSPLIT, $0-56
 	LOADARGS1
 	ZERO8
@@ -150,7 +150,7 @@ f16x1loop:
 	VZEROUPPER
 	RET
 
-// func f16x4x2(w0, w1, w2, w3 *byte, x0, x1 *float32, n int, out *[8]float32)
+// func f16x4x2(w0, w1, w2, w3 unsafe.Pointer, x0, x1 *float32, n int, out *[8]float32)
 TEXT ·f16x4x2(SB), NOSPLIT, $0-64
 	LOADARGS2
 	ZERO8
@@ -196,18 +196,26 @@ f16x2loop:
 	VCVTDQ2PS Y10, Y10; \
 	VCVTDQ2PS Y11, Y11
 
-#define Q8BLK1(P, ACC) \
+// Q8SCALE broadcasts the block's scale into Y. Register broadcasts and the
+// register form of VCVTPH2PS use the shuffle port that VPMOVSXBD already
+// saturates, so the scale goes through a stack slot: convert from memory,
+// store one float, broadcast it back from memory (load port only).
+#define Q8SCALE(P, X, Y, SLOT) \
+	VCVTPH2PS    (P), X; \
+	VMOVSS       X, SLOT; \
+	VBROADCASTSS SLOT, Y
+
+#define Q8BLK1(P, ACC, SLOT) \
 	Q8DEQ(P); \
 	VMULPS       (SI), Y8, Y8; \
 	VMULPS       32(SI), Y9, Y9; \
 	VFMADD231PS  64(SI), Y10, Y8; \
 	VFMADD231PS  96(SI), Y11, Y9; \
 	VADDPS       Y9, Y8, Y8; \
-	VPBROADCASTW (P), X12; \
-	VCVTPH2PS    X12, Y12; \
+	Q8SCALE(P, X12, Y12, SLOT); \
 	VFMADD231PS  Y12, Y8, ACC
 
-#define Q8BLK2(P, ACC0, ACC1) \
+#define Q8BLK2(P, ACC0, ACC1, SLOT) \
 	Q8DEQ(P); \
 	VMULPS       (SI), Y8, Y12; \
 	VMULPS       (DX), Y8, Y13; \
@@ -217,21 +225,20 @@ f16x2loop:
 	VFMADD231PS  64(DX), Y10, Y13; \
 	VFMADD231PS  96(SI), Y11, Y12; \
 	VFMADD231PS  96(DX), Y11, Y13; \
-	VPBROADCASTW (P), X14; \
-	VCVTPH2PS    X14, Y14; \
+	Q8SCALE(P, X14, Y14, SLOT); \
 	VFMADD231PS  Y14, Y12, ACC0; \
 	VFMADD231PS  Y14, Y13, ACC1
 
 // func q8x4x1(w0, w1, w2, w3 *byte, x *float32, n int, out *[8]float32)
-TEXT ·q8x4x1(SB), NOSPLIT, $0-56
+TEXT ·q8x4x1(SB), NOSPLIT, $16-56
 	LOADARGS1
 	ZERO8
 
 q8x1loop:
-	Q8BLK1(R8, Y0)
-	Q8BLK1(R9, Y1)
-	Q8BLK1(R10, Y2)
-	Q8BLK1(R11, Y3)
+	Q8BLK1(R8, Y0, 0(SP))
+	Q8BLK1(R9, Y1, 4(SP))
+	Q8BLK1(R10, Y2, 8(SP))
+	Q8BLK1(R11, Y3, 12(SP))
 	ADDQ $34, R8
 	ADDQ $34, R9
 	ADDQ $34, R10
@@ -245,15 +252,15 @@ q8x1loop:
 	RET
 
 // func q8x4x2(w0, w1, w2, w3 *byte, x0, x1 *float32, n int, out *[8]float32)
-TEXT ·q8x4x2(SB), NOSPLIT, $0-64
+TEXT ·q8x4x2(SB), NOSPLIT, $16-64
 	LOADARGS2
 	ZERO8
 
 q8x2loop:
-	Q8BLK2(R8, Y0, Y4)
-	Q8BLK2(R9, Y1, Y5)
-	Q8BLK2(R10, Y2, Y6)
-	Q8BLK2(R11, Y3, Y7)
+	Q8BLK2(R8, Y0, Y4, 0(SP))
+	Q8BLK2(R9, Y1, Y5, 4(SP))
+	Q8BLK2(R10, Y2, Y6, 8(SP))
+	Q8BLK2(R11, Y3, Y7, 12(SP))
 	ADDQ $34, R8
 	ADDQ $34, R9
 	ADDQ $34, R10
