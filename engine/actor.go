@@ -38,6 +38,7 @@ type request struct {
 	hasPending bool
 	blocked    time.Time // when pending was set
 	done       bool      // finished; only the pending token remains
+	ended      bool      // stream closed; dropped from active by compact
 }
 
 func (r *request) prefilling() bool { return r.fed < len(r.prompt) }
@@ -457,12 +458,12 @@ func (a *actor) end(r *request, reason FinishReason, err error) {
 	res.Err = err
 	res.Generated = r.generated
 	close(r.stream.ch)
-	r.stream = nil // marks the request ended
+	r.ended = true
 }
 
 // compact drops ended requests from active.
 func (a *actor) compact() {
-	a.active = slices.DeleteFunc(a.active, func(r *request) bool { return r.stream == nil })
+	a.active = slices.DeleteFunc(a.active, func(r *request) bool { return r.ended })
 }
 
 // failAll ends every queued and active request with FinishError. release
@@ -479,7 +480,7 @@ func (a *actor) failAll(err error, release bool) {
 		a.end(r, FinishError, err)
 	}
 	for _, r := range a.active {
-		if r.stream == nil {
+		if r.ended {
 			continue
 		}
 		if release {

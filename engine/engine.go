@@ -165,6 +165,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) (*Stream, error) {
 		e.poke()
 	})
 
+	st := q.stream // the actor owns q once it is queued
 	e.mu.Lock()
 	var err error
 	switch {
@@ -181,7 +182,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) (*Stream, error) {
 		return nil, err
 	}
 	e.poke()
-	return q.stream, nil
+	return st, nil
 }
 
 // check validates r against the model.

@@ -1,0 +1,130 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kiln-ai/kiln/engine"
+)
+
+// sharedModel returns the path of a file in ../shared/models relative to
+// the module root, skipping the test when it is absent.
+func sharedModel(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, "..", "shared", "models", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("reference model data absent (%v): ../shared/models is provided with the project's shared data", err)
+	}
+	return p
+}
+
+// start builds and starts an engine, shut down at cleanup.
+func start(t *testing.T, b engine.Backend, cfg engine.Config, opts ...engine.Option) *engine.Engine {
+	t.Helper()
+	e, err := engine.New(b, cfg, opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := e.Shutdown(context.Background()); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return e
+}
+
+// submit submits r or fails the test.
+func submit(t *testing.T, e *engine.Engine, ctx context.Context, r engine.Request) *engine.Stream {
+	t.Helper()
+	s, err := e.Submit(ctx, r)
+	if err != nil {
+		t.Fatalf("Submit: %v", err)
+	}
+	return s
+}
+
+// drain reads a stream to its end.
+func drain(s *engine.Stream) ([]engine.Token, engine.Result) {
+	var toks []engine.Token
+	for tok := range s.Tokens() {
+		toks = append(toks, tok)
+	}
+	return toks, s.Result()
+}
+
+func ids(toks []engine.Token) []int {
+	out := make([]int, len(toks))
+	for i, t := range toks {
+		out[i] = t.ID
+	}
+	return out
+}
+
+// checkPhases asserts the timing invariants of one request's tokens:
+// indices in order, ready <= delivered, and no phase, nor the sum of the
+// actor's (disjoint) phases, longer than the interval it describes; the
+// backend slots sit inside decode.
+func checkPhases(t *testing.T, toks []engine.Token, submitted time.Time) {
+	t.Helper()
+	prev := submitted
+	for i, tok := range toks {
+		if tok.Index != i {
+			t.Errorf("token %d has Index %d", i, tok.Index)
+		}
+		if tok.Delivered.Before(tok.Ready) {
+			t.Errorf("token %d delivered %v before ready %v", i, tok.Delivered, tok.Ready)
+		}
+		gap := tok.Ready.Sub(prev)
+		p := tok.Phases
+		if i > 0 && p.ActorQueue != 0 {
+			t.Errorf("token %d: actor queue %v after the first token", i, p.ActorQueue)
+		}
+		sum := p.ActorQueue + p.Admission + p.Prefill + p.Decode + p.CycleIdle + p.ResponseDelivery
+		for name, d := range map[string]time.Duration{
+			"actor_queue": p.ActorQueue, "admission": p.Admission, "prefill": p.Prefill,
+			"decode": p.Decode, "cycle_idle": p.CycleIdle, "response_delivery": p.ResponseDelivery,
+			"sum": sum,
+		} {
+			if d < 0 || d > gap {
+				t.Errorf("token %d: %s %v outside [0, gap %v]", i, name, d, gap)
+			}
+		}
+		for s := range engine.NumSlots {
+			if p.Slots[s] > p.Decode {
+				t.Errorf("token %d: slot %v %v exceeds decode %v", i, s, p.Slots[s], p.Decode)
+			}
+		}
+		if !p.Has(engine.SlotSampling) || !p.Has(engine.SlotLockWait) {
+			t.Errorf("token %d: sampling and gpu_lock_wait not observed (%b)", i, p.Observed)
+		}
+		for _, s := range []engine.Slot{engine.SlotReadback, engine.SlotGraphCapture, engine.SlotGraphReplay, engine.SlotSynchronization} {
+			if p.Has(s) {
+				t.Errorf("token %d: %v observed on the CPU path", i, s)
+			}
+		}
+		prev = tok.Ready
+	}
+}
+
+func isErr(err, target error) bool { return errors.Is(err, target) }
