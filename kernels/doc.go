@@ -1,11 +1,28 @@
 // Package kernels holds the compute primitives of the engine: matrix-vector
 // and batched matrix-matrix products over f32, F16-stored and Q8_0 weights,
-// RMSNorm, rotary embeddings, softmax and SiLU, and the persistent worker
-// Pool that spreads one product over all cores.
+// RMSNorm, rotary embeddings (RoPE and the precomputed RopeTable), softmax,
+// SiLU/SwiGLU, Dot and Axpy, and the persistent worker Pool that spreads one
+// product over all cores.
 //
-// Concurrency: a Pool owns its worker goroutines from NewPool until Close.
-// A product submitted through a Pool runs on the caller's goroutine plus the
-// workers and returns when every part is done; a Pool runs one product at a
-// time (the engine's actor is its only caller). The element-wise functions
-// are plain, single-goroutine and allocation free.
+// On amd64 CPUs with AVX2, FMA and F16C (detected once at start-up through
+// golang.org/x/sys/cpu) the products, Dot and Axpy run hand-written Plan 9
+// assembly (kernels_amd64.s): four weight rows are streamed once against two
+// activation rows at a time, so a batched decode step reads every weight
+// from memory once for all its rows; Q8_0 blocks are dequantized in
+// registers. Everywhere else the pure-Go reference runs (kernels_other.go),
+// and the tests compare the two.
+//
+// Concurrency: a Pool owns its n-1 worker goroutines from NewPool until
+// Close; each waits on its own channel for a preallocated job, so a product
+// costs no allocation and no goroutine start, and idle workers are parked,
+// never spinning. A product submitted through a Pool runs on the caller's
+// goroutine plus the workers and returns when every part is done; a Pool
+// runs one product at a time (concurrent callers are serialized by a mutex;
+// the engine's actor is its only caller in practice). Close stops and waits
+// for the workers, is idempotent, and a Pool used after Close runs products
+// on the caller alone. The element-wise functions are plain,
+// single-goroutine and allocation free.
+//
+// Products check their slice lengths and panic like an out-of-range index
+// on a mismatch: the assembly trusts the bounds it is given.
 package kernels

@@ -1,0 +1,129 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// TestDotAxpyMatchGeneric compares the assembly Dot and Axpy with the Go
+// loops for every length around the 8- and 32-wide steps.
+func TestDotAxpyMatchGeneric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for n := 0; n <= 70; n++ {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			a, b := randVec(rng, n), randVec(rng, n+3) // b longer: only b[:len(a)] counts
+			var scale float64
+			for i := range a {
+				scale += math.Abs(float64(a[i] * b[i]))
+			}
+			if got, want := Dot(a, b), dotGeneric(a, b); math.Abs(float64(got-want)) > 1e-6*scale {
+				t.Errorf("Dot = %v, want %v", got, want)
+			}
+			y1, y2 := slices.Clone(b), slices.Clone(b)
+			Axpy(0.75, a, y1)
+			axpyGeneric(0.75, a, y2)
+			if diff := cmp.Diff(y2, y1, cmpopts.EquateApprox(1e-6, 1e-6)); diff != "" {
+				t.Errorf("Axpy (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRMSNorm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{1, 7, 64, 4097} {
+		x, w := randVec(rng, n), randVec(rng, n)
+		var ss float64
+		for _, v := range x {
+			ss += float64(v) * float64(v)
+		}
+		s := 1 / math.Sqrt(ss/float64(n)+1e-5)
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = float32(float64(w[i]) * s * float64(x[i]))
+		}
+		got := make([]float32, n)
+		RMSNorm(got, x, w, 1e-5)
+		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(1e-5, 1e-6)); diff != "" {
+			t.Errorf("n=%d (-want +got):\n%s", n, diff)
+		}
+		RMSNorm(x, x, w, 1e-5) // in place
+		if diff := cmp.Diff(got, x); diff != "" {
+			t.Errorf("n=%d in place differs (-want +got):\n%s", n, diff)
+		}
+	}
+}
+
+func TestSoftmaxSiLUSwiGLU(t *testing.T) {
+	x := []float32{1000, 1001, 999, -5}
+	Softmax(x)
+	var want [4]float64
+	var sum float64
+	for i, v := range []float64{1, 2, 0, -1004} {
+		want[i] = math.Exp(v - 2)
+		sum += want[i]
+	}
+	for i := range want {
+		if d := math.Abs(float64(x[i]) - want[i]/sum); d > 1e-6 {
+			t.Errorf("Softmax[%d] = %v, want %v", i, x[i], want[i]/sum)
+		}
+	}
+	Softmax(nil) // no panic on empty input
+
+	h := []float32{-3, 0, 0.5, 4}
+	g := []float32{2, 2, 2, 2}
+	s := slices.Clone(h)
+	SiLU(s)
+	SwiGLU(h, g)
+	for i, v := range []float64{-3, 0, 0.5, 4} {
+		silu := v / (1 + math.Exp(-v))
+		if math.Abs(float64(s[i])-silu) > 1e-6 || math.Abs(float64(h[i])-2*silu) > 2e-6 {
+			t.Errorf("x=%v: SiLU %v SwiGLU %v, want %v and %v", v, s[i], h[i], silu, 2*silu)
+		}
+	}
+}
+
+// TestRoPE checks the per-offset tables against the per-pair reference
+// (bit for bit: same float64 angles) and against a hand rotation.
+func TestRoPE(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	table, err := NewRopeTable(8, 64, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ n, headDim, pos int }{{32, 8, 0}, {32, 8, 5}, {36, 8, 63}, {37, 8, 64}, {48, 6, 3}, {2048, 2048, 7}} {
+		t.Run(fmt.Sprintf("%d/%d/%d", tc.n, tc.headDim, tc.pos), func(t *testing.T) {
+			v := randVec(rng, tc.n)
+			want := slices.Clone(v)
+			ropeSlow(want, tc.headDim, tc.pos, 10000)
+			got := slices.Clone(v)
+			RoPE(got, tc.headDim, tc.pos, 10000)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("RoPE (-want +got):\n%s", diff)
+			}
+			if tc.headDim == 8 {
+				got = slices.Clone(v)
+				table.Apply(got, tc.pos)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("RopeTable (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+	// Pair offset 2 of a head of 4 at pos 3: angle 3 * 10000^(-1/2) = 0.03.
+	v := []float32{1, 0, 1, 0}
+	RoPE(v, 4, 3, 10000)
+	want := []float32{float32(math.Cos(3)), float32(math.Sin(3)), float32(math.Cos(0.03)), float32(math.Sin(0.03))}
+	if diff := cmp.Diff(want, v, cmpopts.EquateApprox(0, 1e-6)); diff != "" {
+		t.Errorf("hand rotation (-want +got):\n%s", diff)
+	}
+	if _, err := NewRopeTable(7, 4, 10000); err == nil {
+		t.Error("NewRopeTable accepted an odd head size")
+	}
+}
