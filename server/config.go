@@ -1,0 +1,121 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/kiln-ai/kiln/engine"
+)
+
+// Config is the server's resolved configuration, parsed once in cmd/kiln
+// from flags and KILN_* variables. The keys in Validate's errors are the
+// snake_case names that map to --flag-names and KILN_FLAG_NAMES.
+type Config struct {
+	// Addr is the host:port to listen on. Default 127.0.0.1:8420 (loopback).
+	Addr string
+	// Model is the model spec that was loaded ("kiln-tiny", a .gguf or a
+	// llama2.c checkpoint path); informational here, cmd opens it.
+	Model string
+	// PerformanceMetadata is the server-wide default for terminal
+	// performance metadata when a request leaves include_performance absent
+	// or null. It never adds per-token timing events.
+	PerformanceMetadata bool
+	// RecentRequests is the capacity of the recent-requests ring; 0
+	// disables it.
+	RecentRequests int
+	// RecentRequestText records prompt and completion text in the ring.
+	RecentRequestText bool
+	// DebugState enables GET /v1/debug/model-state.
+	DebugState bool
+	// AccessToken, when set, is required as "Authorization: Bearer <token>"
+	// on every endpoint but /health.
+	AccessToken string
+	// MaxBodyBytes bounds a request body; larger bodies get 413.
+	MaxBodyBytes int64
+	// MaxStreams bounds the chat requests in flight at once (streaming or
+	// not); beyond it a request gets 429. 0 means no server-level limit
+	// (the engine's queue still bounds admission).
+	MaxStreams int
+	// ShutdownGrace is how long Shutdown lets in-flight requests finish
+	// before it closes their connections.
+	ShutdownGrace time.Duration
+	// RetryAfter is the Retry-After hint on 429 and 503.
+	RetryAfter time.Duration
+	// Engine holds the batching engine's tunables (engine.Config).
+	Engine engine.Config
+	// Threads is the compute worker count (0: one per CPU); cmd sizes the
+	// kernels pool with it.
+	Threads int
+}
+
+// Defaults.
+const (
+	DefaultAddr           = "127.0.0.1:8420"
+	DefaultRecentRequests = 100
+	DefaultMaxBodyBytes   = 4 << 20
+	DefaultMaxStreams     = 1024
+	DefaultShutdownGrace  = 30 * time.Second
+	DefaultRetryAfter     = time.Second
+)
+
+// DefaultConfig returns the defaults of every field.
+func DefaultConfig() Config {
+	return Config{
+		Addr:           DefaultAddr,
+		Model:          "kiln-tiny",
+		RecentRequests: DefaultRecentRequests,
+		MaxBodyBytes:   DefaultMaxBodyBytes,
+		MaxStreams:     DefaultMaxStreams,
+		ShutdownGrace:  DefaultShutdownGrace,
+		RetryAfter:     DefaultRetryAfter,
+		Engine:         engine.DefaultConfig(),
+	}
+}
+
+// Validate reports the first invalid field, naming its key.
+func (c Config) Validate() error {
+	_, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("addr: %q is not host:port: %w", c.Addr, err)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("addr: port %q is not a number in 0..65535", port)
+	}
+	if c.RecentRequests < 0 || c.RecentRequests > 100000 {
+		return fmt.Errorf("recent_requests: must be in 0..100000 (got %d)", c.RecentRequests)
+	}
+	if c.MaxBodyBytes <= 0 {
+		return fmt.Errorf("max_body_bytes: must be positive (got %d)", c.MaxBodyBytes)
+	}
+	if c.MaxStreams < 0 {
+		return fmt.Errorf("max_streams: must not be negative (got %d)", c.MaxStreams)
+	}
+	if c.ShutdownGrace < 0 {
+		return fmt.Errorf("shutdown_grace: must not be negative (got %s)", c.ShutdownGrace)
+	}
+	if c.RetryAfter < 0 {
+		return fmt.Errorf("retry_after: must not be negative (got %s)", c.RetryAfter)
+	}
+	if c.Threads < 0 {
+		return fmt.Errorf("threads: must not be negative (got %d)", c.Threads)
+	}
+	if err := c.Engine.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Loopback reports whether Addr binds only the loopback interface.
+func (c Config) Loopback() bool {
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,210 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kiln-ai/kiln/engine"
+)
+
+// Error is an error the client sees: an HTTP status and the OpenAI error
+// object {"error":{"message","type","param","code"}}. Handlers return it (or
+// any error wrapping it); handle maps every other error to a 500 with a
+// generic message, never leaking internal text.
+type Error struct {
+	Status     int
+	Type       string // invalid_request_error, authentication_error, ...
+	Message    string
+	Param      string        // "" serializes as null
+	Code       string        // "" serializes as null
+	RetryAfter time.Duration // > 0 sets the Retry-After header (whole seconds, at least 1)
+	Err        error         // the cause, for logs and errors.Is; never sent
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%d %s: %s: %v", e.Status, e.Type, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%d %s: %s", e.Status, e.Type, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Error types of the OpenAI error object.
+const (
+	typeInvalidRequest = "invalid_request_error"
+	typeAuthentication = "authentication_error"
+	typePermission     = "permission_error"
+	typeNotFound       = "not_found_error"
+	typeRateLimit      = "rate_limit_error"
+	typeServer         = "server_error"
+)
+
+// invalid is a 400 about one request parameter.
+func invalid(param, code, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: param, Code: code,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// errorFor maps any error a handler returned to the client-facing Error.
+func errorFor(err error, retryAfter time.Duration) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return &Error{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
+			Message: fmt.Sprintf("request body exceeds the limit of %d bytes", mbe.Limit), Err: err}
+	case errors.Is(err, engine.ErrQueueFull):
+		return &Error{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "rate_limit_exceeded",
+			Message: "the server is at capacity; retry later", RetryAfter: retryAfter, Err: err}
+	case errors.Is(err, engine.ErrStopped), errors.Is(err, errStopping):
+		return &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "service_unavailable",
+			Message: "the server is shutting down; retry later", RetryAfter: retryAfter, Err: err}
+	case errors.Is(err, engine.ErrTooLong):
+		return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: "messages", Code: "context_length_exceeded",
+			Message: "the prompt does not fit the model's context length", Err: err}
+	}
+	return &Error{Status: http.StatusInternalServerError, Type: typeServer,
+		Message: "internal server error", Err: err}
+}
+
+// errStopping is returned while the server drains for shutdown.
+var errStopping = errors.New("server: stopping")
+
+// appendError appends the OpenAI error body for e.
+func appendError(b []byte, e *Error) []byte {
+	b = append(b, `{"error":{"message":`...)
+	b = appendJSONString(b, e.Message)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, e.Type)
+	b = append(b, `,"param":`...)
+	b = appendNullableString(b, e.Param)
+	b = append(b, `,"code":`...)
+	b = appendNullableString(b, e.Code)
+	return append(b, "}}\n"...)
+}
+
+func appendNullableString(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return appendJSONString(b, s)
+}
+
+// writeError writes e as the response. The caller has not written yet.
+func writeError(w http.ResponseWriter, e *Error) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("Content-Length")
+	if e.RetryAfter > 0 {
+		secs := int((e.RetryAfter + time.Second - 1) / time.Second)
+		h.Set("Retry-After", strconv.Itoa(max(secs, 1)))
+	}
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(appendError(nil, e))
+}
+
+// handlerFunc is an HTTP handler that returns its error instead of writing it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// trackingWriter remembers whether the handler started its response, so the
+// wrapper knows whether an error can still become a status and body.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackingWriter) WriteHeader(code int) {
+	t.wrote = true
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach Flush and deadlines.
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
+
+// handle is the one place where handler errors become responses: it maps
+// the error to the OpenAI shape and status, logs the detail with the trace
+// id, and recovers panics (re-panicking http.ErrAbortHandler as net/http
+// expects).
+func (s *Server) handle(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tw := &trackingWriter{ResponseWriter: w}
+		err := func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					if p == http.ErrAbortHandler { //nolint:errorlint // sentinel compared as net/http does
+						panic(p)
+					}
+					err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+				}
+			}()
+			return h(tw, r)
+		}()
+		if err == nil {
+			return
+		}
+		e := errorFor(err, s.cfg.RetryAfter)
+		s.logError(r, e)
+		if tw.wrote {
+			return // the response (a stream) is under way; the handler ended it as it could
+		}
+		writeError(tw, e)
+	})
+}
+
+func (s *Server) logError(r *http.Request, e *Error) {
+	var ev *zerolog.Event
+	if e.Status >= 500 {
+		ev = s.log.Error()
+	} else {
+		ev = s.log.Debug()
+	}
+	if sc := trace.SpanContextFromContext(r.Context()); sc.HasTraceID() {
+		ev = ev.Str("trace_id", sc.TraceID().String())
+	}
+	ev.Int("status", e.Status).Str("method", r.Method).Str("path", r.URL.Path).
+		Str("type", e.Type).Str("message", e.Message).AnErr("cause", e.Err).Msg("request failed")
+}
+
+// notFound answers any path the server does not serve.
+func notFound(_ http.ResponseWriter, r *http.Request) error {
+	return &Error{Status: http.StatusNotFound, Type: typeNotFound, Code: "not_found",
+		Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)}
+}
+
+// methods restricts h to the given methods (GET implies HEAD), answering 405
+// with an Allow header otherwise.
+func methods(h handlerFunc, allowed ...string) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		for _, m := range allowed {
+			if r.Method == m || (m == http.MethodGet && r.Method == http.MethodHead) {
+				return h(w, r)
+			}
+		}
+		allow := ""
+		for i, m := range allowed {
+			if i > 0 {
+				allow += ", "
+			}
+			allow += m
+		}
+		w.Header().Set("Allow", allow)
+		return &Error{Status: http.StatusMethodNotAllowed, Type: typeInvalidRequest, Code: "method_not_allowed",
+			Message: fmt.Sprintf("method %s is not allowed on %s; use %s", r.Method, r.URL.Path, allow)}
+	}
+}

@@ -1,0 +1,212 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/telemetry"
+)
+
+// healthBody is GET /health and /v1/health (SPEC section 10).
+type healthBody struct {
+	Status     string         `json:"status"` // "ok" or "unavailable"
+	Ready      bool           `json:"ready"`
+	Model      string         `json:"model"`
+	UptimeSecs float64        `json:"uptime_secs"`
+	Requests   outcomeCounts  `json:"requests"`
+	Engine     engineSnapshot `json:"engine"`
+}
+
+type outcomeCounts struct {
+	OK               uint64 `json:"ok"`
+	Error            uint64 `json:"error"`
+	Timeout          uint64 `json:"timeout"`
+	Rejected         uint64 `json:"rejected"`
+	ClientDisconnect uint64 `json:"client_disconnect"`
+}
+
+// engineSnapshot is engine.Snapshot with stable JSON names and
+// milliseconds for durations.
+type engineSnapshot struct {
+	Ready            bool    `json:"ready"`
+	QueueDepth       int     `json:"queue_depth"`
+	Active           int     `json:"active"`
+	Prefilling       int     `json:"prefilling"`
+	Draining         int     `json:"draining"`
+	KVReserved       int     `json:"kv_reserved"`
+	KVBudget         int     `json:"kv_budget"`
+	BatchLast        int     `json:"batch_last"`
+	BatchMax         int     `json:"batch_max"`
+	PrefillLast      int     `json:"prefill_last"`
+	Forwards         uint64  `json:"forwards"`
+	ForwardLastMs    float64 `json:"forward_last_ms"`
+	ForwardMaxMs     float64 `json:"forward_max_ms"`
+	ForwardTotalMs   float64 `json:"forward_total_ms"`
+	Admissions       uint64  `json:"admissions"`
+	AdmissionLastMs  float64 `json:"admission_last_ms"`
+	AdmissionMaxMs   float64 `json:"admission_max_ms"`
+	AdmissionTotalMs float64 `json:"admission_total_ms"`
+	CycleIdleTotalMs float64 `json:"cycle_idle_total_ms"`
+	LockWaitTotalMs  float64 `json:"lock_wait_total_ms"`
+	Blocked          int     `json:"delivery_blocked"`
+	BlockedEvents    uint64  `json:"delivery_blocked_events"`
+	BlockedTotalMs   float64 `json:"delivery_blocked_total_ms"`
+	Admitted         uint64  `json:"admitted"`
+	Completed        uint64  `json:"completed"`
+	Evictions        uint64  `json:"evictions"`
+	Cancellations    uint64  `json:"cancellations"`
+	Errors           uint64  `json:"errors"`
+	TokensGenerated  uint64  `json:"tokens_generated"`
+	Cycles           uint64  `json:"cycles"`
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func snapshotJSON(s engine.Snapshot) engineSnapshot {
+	return engineSnapshot{
+		Ready: s.Ready, QueueDepth: s.QueueDepth, Active: s.Active, Prefilling: s.Prefilling, Draining: s.Draining,
+		KVReserved: s.KVReserved, KVBudget: s.KVBudget,
+		BatchLast: s.BatchLast, BatchMax: s.BatchMax, PrefillLast: s.PrefillLast,
+		Forwards: s.Forwards, ForwardLastMs: msOf(s.ForwardLast), ForwardMaxMs: msOf(s.ForwardMax), ForwardTotalMs: msOf(s.ForwardTotal),
+		Admissions: s.Admissions, AdmissionLastMs: msOf(s.AdmissionLast), AdmissionMaxMs: msOf(s.AdmissionMax),
+		AdmissionTotalMs: msOf(s.AdmissionTotal),
+		CycleIdleTotalMs: msOf(s.CycleIdleTotal), LockWaitTotalMs: msOf(s.LockWaitTotal),
+		Blocked: s.Blocked, BlockedEvents: s.BlockedEvents, BlockedTotalMs: msOf(s.BlockedTotal),
+		Admitted: s.Admitted, Completed: s.Completed, Evictions: s.Evictions, Cancellations: s.Cancellations,
+		Errors: s.Errors, TokensGenerated: s.TokensGenerated, Cycles: s.Cycles,
+	}
+}
+
+func (s *Server) outcomeCounts() outcomeCounts {
+	return outcomeCounts{
+		OK:               s.outcomes[outcomeOK].Load(),
+		Error:            s.outcomes[outcomeError].Load(),
+		Timeout:          s.outcomes[outcomeTimeout].Load(),
+		Rejected:         s.outcomes[outcomeRejected].Load(),
+		ClientDisconnect: s.outcomes[outcomeClientDisconnect].Load(),
+	}
+}
+
+// health serves GET /health and /v1/health: 200 when the engine can make
+// progress and the server admits requests, 503 otherwise, with the same
+// body either way.
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
+	ready := s.gen.Ready() && !s.stopping.Load()
+	body := healthBody{
+		Status:     "ok",
+		Ready:      ready,
+		Model:      s.modelID,
+		UptimeSecs: time.Since(s.created).Seconds(),
+		Requests:   s.outcomeCounts(),
+		Engine:     snapshotJSON(s.gen.Snapshot()),
+	}
+	status := http.StatusOK
+	if !ready {
+		body.Status = "unavailable"
+		status = http.StatusServiceUnavailable
+	}
+	return marshalJSON(w, status, body)
+}
+
+// debugState serves GET /v1/debug/model-state: 403 unless enabled; then
+// the model, the configuration and the engine's runtime state. Never
+// prompt text.
+func (s *Server) debugState(w http.ResponseWriter, _ *http.Request) error {
+	if !s.cfg.DebugState {
+		return &Error{Status: http.StatusForbidden, Type: typePermission, Code: "debug_state_disabled",
+			Message: "the debug model state is disabled; start kiln with --debug-state or KILN_DEBUG_STATE=1 to enable it"}
+	}
+	mc := s.model.Model.Config
+	body := map[string]any{
+		"object": "kiln.debug.model_state",
+		"model": map[string]any{
+			"id": s.modelID,
+			"config": map[string]any{
+				"dim": mc.Dim, "hidden_dim": mc.HiddenDim, "layers": mc.Layers, "heads": mc.Heads,
+				"kv_heads": mc.KVHeads, "vocab": mc.Vocab, "seq_len": mc.SeqLen,
+				"norm_eps": mc.NormEps, "rope_theta": mc.RopeTheta,
+			},
+			"tokenizer": map[string]any{
+				"vocab_size": s.tok.VocabSize(), "bos": s.tok.BOS(), "eos": s.tok.EOS(),
+				"add_bos": s.tok.AddBOS(), "stop_ids": s.stopIDs,
+			},
+		},
+		"config": s.configJSON(),
+		"engine": snapshotJSON(s.gen.Snapshot()),
+		"server": map[string]any{
+			"stopping":        s.stopping.Load(),
+			"streams_in_use":  len(s.streams),
+			"requests":        s.outcomeCounts(),
+			"recent_requests": len(s.recent.newestFirst()),
+		},
+	}
+	return marshalJSON(w, http.StatusOK, body)
+}
+
+// configJSON is the resolved configuration; the access token itself never
+// appears, only whether one is set.
+func (s *Server) configJSON() map[string]any {
+	c := s.cfg
+	token := "unset"
+	if c.AccessToken != "" {
+		token = "set"
+	}
+	return map[string]any{
+		"addr":                 c.Addr,
+		"model":                c.Model,
+		"served_model_id":      s.modelID,
+		"performance_metadata": c.PerformanceMetadata,
+		"recent_requests":      c.RecentRequests,
+		"recent_request_text":  c.RecentRequestText,
+		"debug_state":          c.DebugState,
+		"access_token":         token,
+		"max_body_bytes":       c.MaxBodyBytes,
+		"max_streams":          c.MaxStreams,
+		"shutdown_grace_secs":  c.ShutdownGrace.Seconds(),
+		"retry_after_secs":     c.RetryAfter.Seconds(),
+		"threads":              c.Threads,
+		"engine": map[string]any{
+			"queue_depth":     c.Engine.QueueDepth,
+			"max_batch":       c.Engine.MaxBatch,
+			"kv_budget":       c.Engine.KVBudget,
+			"prefill_chunk":   c.Engine.PrefillChunk,
+			"delivery_buffer": c.Engine.DeliveryBuffer,
+			"evict_grace_ms":  msOf(c.Engine.EvictGrace),
+			"cycle_idle_ms":   msOf(c.Engine.CycleIdle),
+		},
+	}
+}
+
+// config serves GET /v1/config.
+func (s *Server) config(w http.ResponseWriter, _ *http.Request) error {
+	return marshalJSON(w, http.StatusOK, s.configJSON())
+}
+
+// engineStats copies the engine's snapshot into telemetry's mirror of it
+// for the kiln_batching_engine_* families (telemetry does not import the
+// engine).
+func engineStats(s engine.Snapshot) telemetry.EngineStats {
+	return telemetry.EngineStats{
+		QueueDepth:           s.QueueDepth,
+		Active:               s.Active,
+		Prefilling:           s.Prefilling,
+		BatchSizeLast:        s.BatchLast,
+		BatchSizeMax:         s.BatchMax,
+		ForwardLast:          s.ForwardLast,
+		ForwardMax:           s.ForwardMax,
+		ForwardTotal:         s.ForwardTotal,
+		ForwardCount:         int64(s.Forwards),
+		AdmissionLast:        s.AdmissionLast,
+		AdmissionMax:         s.AdmissionMax,
+		AdmissionTotal:       s.AdmissionTotal,
+		AdmissionCount:       int64(s.Admissions),
+		CycleIdleTotal:       s.CycleIdleTotal,
+		DeliveryBlocked:      int64(s.BlockedEvents),
+		DeliveryBlockedTotal: s.BlockedTotal,
+		Evictions:            int64(s.Evictions),
+		Cancellations:        int64(s.Cancellations),
+		TokensGenerated:      int64(s.TokensGenerated),
+		Cycles:               int64(s.Cycles),
+	}
+}

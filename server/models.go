@@ -1,0 +1,30 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+)
+
+func (s *Server) appendModel(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, s.modelID)
+	b = append(b, `,"object":"model","created":`...)
+	b = appendInt(b, s.created.Unix())
+	return append(b, `,"owned_by":"kiln"}`...)
+}
+
+// models serves GET /v1/models: the one served model.
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) error {
+	b := append([]byte(`{"object":"list","data":[`), nil...)
+	b = s.appendModel(b)
+	return writeJSON(w, http.StatusOK, append(b, "]}\n"...))
+}
+
+// modelByID serves GET /v1/models/{id}.
+func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) error {
+	if id := r.PathValue("id"); id != s.modelID {
+		return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "model", Code: "model_not_found",
+			Message: fmt.Sprintf("the model %q does not exist", id)}
+	}
+	return writeJSON(w, http.StatusOK, append(s.appendModel(nil), '\n'))
+}

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"sync"
+	"time"
+
+	"github.com/kiln-ai/kiln/telemetry/latency"
+)
+
+// recentRecord is one completed chat request in the recent-requests ring
+// (SPEC section 9). Prompt and completion text are kept only when text
+// capture is on; otherwise they serialize as null.
+type recentRecord struct {
+	id               string
+	time             time.Time // wall clock, when the request ended
+	model            string
+	promptTokens     int
+	completionTokens int
+	durationMs       float64
+	streamed         bool
+	finishReason     string
+	latency          latency.Summary
+	hasText          bool
+	prompt           string
+	completion       string
+}
+
+func (x *exchange) record(finish string, ended time.Time, sum latency.Summary) recentRecord {
+	rec := recentRecord{
+		id:               x.id,
+		time:             time.Now().UTC(),
+		model:            x.s.modelID,
+		promptTokens:     x.promptLen,
+		completionTokens: x.completion,
+		durationMs:       msSince(x.received, ended),
+		streamed:         x.req.Stream,
+		finishReason:     finish,
+		latency:          sum,
+	}
+	if x.captureText {
+		rec.hasText = true
+		for i, m := range x.req.Messages {
+			if i > 0 {
+				rec.prompt += "\n"
+			}
+			rec.prompt += m.Role + ": " + m.Content
+		}
+		rec.completion = x.text.String()
+	}
+	return rec
+}
+
+func (r *recentRecord) appendJSON(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, r.id)
+	b = append(b, `,"time":`...)
+	b = appendJSONString(b, r.time.Format(time.RFC3339Nano))
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, r.model)
+	b = append(b, `,"prompt_tokens":`...)
+	b = appendInt(b, int64(r.promptTokens))
+	b = append(b, `,"completion_tokens":`...)
+	b = appendInt(b, int64(r.completionTokens))
+	b = append(b, `,"duration_ms":`...)
+	b = appendFloat(b, r.durationMs)
+	b = append(b, `,"streamed":`...)
+	if r.streamed {
+		b = append(b, "true"...)
+	} else {
+		b = append(b, "false"...)
+	}
+	b = append(b, `,"finish_reason":`...)
+	b = appendJSONString(b, r.finishReason)
+	b = append(b, `,"latency":`...)
+	b = r.latency.AppendJSON(b)
+	b = append(b, `,"prompt":`...)
+	if r.hasText {
+		b = appendJSONString(b, r.prompt)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"completion":`...)
+	if r.hasText {
+		b = appendJSONString(b, r.completion)
+	} else {
+		b = append(b, "null"...)
+	}
+	return append(b, '}')
+}
+
+// recentRing is a bounded ring of the newest completed requests. A nil
+// ring (capacity 0) records nothing.
+type recentRing struct {
+	mu   sync.Mutex
+	buf  []recentRecord
+	next int // index of the slot the next record goes to
+	n    int
+}
+
+func newRecentRing(capacity int) *recentRing {
+	if capacity <= 0 {
+		return nil
+	}
+	return &recentRing{buf: make([]recentRecord, capacity)}
+}
+
+func (q *recentRing) add(r recentRecord) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	q.buf[q.next] = r
+	q.next = (q.next + 1) % len(q.buf)
+	q.n = min(q.n+1, len(q.buf))
+	q.mu.Unlock()
+}
+
+// newestFirst returns a copy of the records, newest first.
+func (q *recentRing) newestFirst() []recentRecord {
+	if q == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]recentRecord, 0, q.n)
+	for i := 1; i <= q.n; i++ {
+		out = append(out, q.buf[(q.next-i+len(q.buf))%len(q.buf)])
+	}
+	return out
+}
+
+func (q *recentRing) capacity() int {
+	if q == nil {
+		return 0
+	}
+	return len(q.buf)
+}

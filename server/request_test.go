@@ -1,0 +1,262 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestParseChatRequestValid(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want *chatRequest
+	}{
+		{
+			name: "minimal",
+			body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "hi"}}},
+		},
+		{
+			name: "every field",
+			body: `{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},{"role":"assistant","content":"ok","name":"x"}],
+				"max_tokens":5,"temperature":0.5,"top_p":0.9,"top_k":3,"seed":42,"stop":["x","y"],"stream":true,
+				"stream_options":{"include_usage":true},"user":"u1","n":1,"include_performance":true,"presence_penalty":0.1,"unknown":{"a":[1]}}`,
+			want: &chatRequest{
+				Model: "m",
+				Messages: []chatMessage{
+					{Role: "system", Content: "be brief"}, {Role: "user", Content: "ab"}, {Role: "assistant", Content: "ok"},
+				},
+				MaxTokens: 5, Temperature: ptr(0.5), TopP: ptr(0.9), TopK: 3, Seed: ptr[int64](42), Stop: []string{"x", "y"},
+				Stream: true, IncludeUsage: true, User: "u1", IncludePerformance: ptr(true),
+			},
+		},
+		{
+			name: "nulls are absent",
+			body: `{"model":"m","messages":[{"role":"developer","content":"s"}],"max_tokens":null,"temperature":null,"top_p":null,"seed":null,"stop":null,"stream":null,"stream_options":null,"user":null,"n":null,"include_performance":null}`,
+			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "system", Content: "s"}}},
+		},
+		{
+			name: "max_completion_tokens wins, integral float, single stop",
+			body: `{"model":"m","messages":[{"role":"user","content":""}],"max_tokens":9,"max_completion_tokens":3.0,"stop":"END","include_performance":false}`,
+			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: ""}}, MaxTokens: 3, Stop: []string{"END"}, IncludePerformance: ptr(false)},
+		},
+		{
+			name: "temperature bounds",
+			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":2,"top_p":1}`,
+			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Temperature: ptr(2.0), TopP: ptr(1.0)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseChatRequest([]byte(tt.body))
+			if err != nil {
+				t.Fatalf("parseChatRequest: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(chatRequest{}, chatMessage{})); diff != "" {
+				t.Errorf("request (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// badRequests are malformed chat bodies with the param and code the error
+// must name. The end-to-end test sends them over HTTP too.
+var badRequests = []struct {
+	name   string
+	body   string
+	status int
+	param  string
+	code   string
+}{
+	{"empty body", ``, 400, "", "invalid_json"},
+	{"not json", `hello`, 400, "", "invalid_json"},
+	{"truncated json", `{"model":"m","messages":[`, 400, "", "invalid_json"},
+	{"array body", `[1,2]`, 400, "", "invalid_json"},
+	{"null body", `null`, 400, "", "invalid_json"},
+	{"trailing data", `{"model":"m","messages":[{"role":"user","content":"x"}]} {}`, 400, "", "invalid_json"},
+	{"missing model", `{"messages":[{"role":"user","content":"x"}]}`, 400, "model", "missing_required_parameter"},
+	{"model not string", `{"model":7,"messages":[{"role":"user","content":"x"}]}`, 400, "model", "invalid_type"},
+	{"missing messages", `{"model":"m"}`, 400, "messages", "missing_required_parameter"},
+	{"messages not array", `{"model":"m","messages":"hi"}`, 400, "messages", "invalid_type"},
+	{"empty messages", `{"model":"m","messages":[]}`, 400, "messages", "empty_array"},
+	{"message not object", `{"model":"m","messages":["hi"]}`, 400, "messages[0]", "invalid_type"},
+	{"missing role", `{"model":"m","messages":[{"content":"x"}]}`, 400, "messages[0].role", "missing_required_parameter"},
+	{"bad role", `{"model":"m","messages":[{"role":"tool","content":"x"}]}`, 400, "messages[0].role", "invalid_value"},
+	{"role not string", `{"model":"m","messages":[{"role":1,"content":"x"}]}`, 400, "messages[0].role", "invalid_type"},
+	{"missing content", `{"model":"m","messages":[{"role":"user"}]}`, 400, "messages[0].content", "missing_required_parameter"},
+	{"content number", `{"model":"m","messages":[{"role":"user","content":5}]}`, 400, "messages[0].content", "invalid_type"},
+	{"image part", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "messages[0].content[0].type", "invalid_value"},
+	{"part text missing", `{"model":"m","messages":[{"role":"user","content":[{"type":"text"}]}]}`, 400, "messages[0].content[0].text", "missing_required_parameter"},
+	{"part text number", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":1}]}]}`, 400, "messages[0].content[0].text", "invalid_type"},
+	{"max_tokens zero", `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":0}`, 400, "max_tokens", "invalid_value"},
+	{"max_tokens string", `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":"5"}`, 400, "max_tokens", "invalid_type"},
+	{"max_tokens decimal", `{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":1.5}`, 400, "max_tokens", "invalid_type"},
+	{"max_completion_tokens negative", `{"model":"m","messages":[{"role":"user","content":"x"}],"max_completion_tokens":-1}`, 400, "max_completion_tokens", "invalid_value"},
+	{"temperature high", `{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":2.5}`, 400, "temperature", "invalid_value"},
+	{"temperature negative", `{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":-0.1}`, 400, "temperature", "invalid_value"},
+	{"temperature string", `{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":"hot"}`, 400, "temperature", "invalid_type"},
+	{"top_p zero", `{"model":"m","messages":[{"role":"user","content":"x"}],"top_p":0}`, 400, "top_p", "invalid_value"},
+	{"top_p above one", `{"model":"m","messages":[{"role":"user","content":"x"}],"top_p":1.01}`, 400, "top_p", "invalid_value"},
+	{"seed string", `{"model":"m","messages":[{"role":"user","content":"x"}],"seed":"s"}`, 400, "seed", "invalid_type"},
+	{"n two", `{"model":"m","messages":[{"role":"user","content":"x"}],"n":2}`, 400, "n", "invalid_value"},
+	{"stop number", `{"model":"m","messages":[{"role":"user","content":"x"}],"stop":5}`, 400, "stop", "invalid_type"},
+	{"stop element number", `{"model":"m","messages":[{"role":"user","content":"x"}],"stop":["a",1]}`, 400, "stop[1]", "invalid_type"},
+	{"stop too many", `{"model":"m","messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}`, 400, "stop", "invalid_value"},
+	{"stop empty", `{"model":"m","messages":[{"role":"user","content":"x"}],"stop":""}`, 400, "stop", "invalid_value"},
+	{"stream string", `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"}`, 400, "stream", "invalid_type"},
+	{"stream_options without stream", `{"model":"m","messages":[{"role":"user","content":"x"}],"stream_options":{"include_usage":true}}`, 400, "stream_options", "invalid_value"},
+	{"include_usage string", `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"stream_options":{"include_usage":"y"}}`, 400, "stream_options.include_usage", "invalid_type"},
+	{"include_performance string", `{"model":"m","messages":[{"role":"user","content":"x"}],"include_performance":"true"}`, 400, "include_performance", "invalid_type"},
+	{"user number", `{"model":"m","messages":[{"role":"user","content":"x"}],"user":5}`, 400, "user", "invalid_type"},
+}
+
+func TestParseChatRequestInvalid(t *testing.T) {
+	for _, tt := range badRequests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseChatRequest([]byte(tt.body))
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("parseChatRequest error = %v, want *Error", err)
+			}
+			got := struct {
+				Status      int
+				Param, Code string
+			}{e.Status, e.Param, e.Code}
+			want := struct {
+				Status      int
+				Param, Code string
+			}{tt.status, tt.param, tt.code}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("error (-want +got):\n%s\nmessage: %s", diff, e.Message)
+			}
+			if e.Type != typeInvalidRequest || e.Message == "" {
+				t.Errorf("type %q message %q: want invalid_request_error and a message", e.Type, e.Message)
+			}
+		})
+	}
+}
+
+// checkErrorBody asserts b is exactly the OpenAI error shape.
+func checkErrorBody(t testing.TB, b []byte) {
+	t.Helper()
+	var body map[string]map[string]any
+	if err := json.Unmarshal(b, &body); err != nil {
+		t.Fatalf("error body %q is not a JSON object of objects: %v", b, err)
+	}
+	if len(body) != 1 || body["error"] == nil {
+		t.Fatalf("error body %q: want exactly the key \"error\"", b)
+	}
+	e := body["error"]
+	if len(e) != 4 {
+		t.Fatalf("error object %q: want exactly message, type, param, code", b)
+	}
+	for _, k := range []string{"message", "type"} {
+		if s, ok := e[k].(string); !ok || s == "" {
+			t.Errorf("error.%s = %v: want a non-empty string", k, e[k])
+		}
+	}
+	for _, k := range []string{"param", "code"} {
+		if v, ok := e[k]; !ok {
+			t.Errorf("error.%s missing", k)
+		} else if _, isStr := v.(string); v != nil && !isStr {
+			t.Errorf("error.%s = %v: want a string or null", k, v)
+		}
+	}
+}
+
+// FuzzParseChatRequest: whatever the body, the decoder never panics, and it
+// either accepts a request that satisfies every documented bound or returns
+// a 4xx *Error whose serialized body is exactly the OpenAI error shape.
+func FuzzParseChatRequest(f *testing.F) {
+	for _, tt := range badRequests {
+		f.Add([]byte(tt.body))
+	}
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"stop":["a"],"max_tokens":3}`))
+	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"\u00e9"}]}],"temperature":0}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := parseChatRequest(body)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %v is not *Error", err)
+			}
+			if e.Status < 400 || e.Status >= 500 {
+				t.Fatalf("status %d: want 4xx", e.Status)
+			}
+			checkErrorBody(t, appendError(nil, e))
+			return
+		}
+		if req.Model == "" || len(req.Messages) == 0 || req.MaxTokens < 0 || len(req.Stop) > maxStopSequences {
+			t.Fatalf("accepted an out-of-bounds request: %+v", req)
+		}
+		if tp := req.Temperature; tp != nil && (*tp < 0 || *tp > 2) {
+			t.Fatalf("accepted temperature %v", *tp)
+		}
+		if p := req.TopP; p != nil && (*p <= 0 || *p > 1) {
+			t.Fatalf("accepted top_p %v", *p)
+		}
+		for _, m := range req.Messages {
+			if _, ok := roles[m.Role]; !ok {
+				t.Fatalf("accepted role %q", m.Role)
+			}
+		}
+		if req.IncludeUsage && !req.Stream {
+			t.Fatal("include_usage without stream")
+		}
+	})
+}
+
+func TestAppendJSONString(t *testing.T) {
+	tests := []string{"", "plain", "quote\" back\\ nl\n tab\t cr\r", "\x00\x1f", "é漢字🙂", "bad \xff utf8", "\u2028\u2029", "</script>"}
+	for _, s := range tests {
+		t.Run(s, func(t *testing.T) {
+			b := appendJSONString(nil, s)
+			var got string
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("%q -> %s: not JSON: %v", s, b, err)
+			}
+			want := strings.ToValidUTF8(s, "\uFFFD")
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("round trip (-want +got):\n%s", diff)
+			}
+			if strings.ContainsAny(string(b), "\n\r\u2028\u2029") {
+				t.Errorf("%s: raw line separators in output", b)
+			}
+		})
+	}
+}
+
+func TestErrorFor(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantStatus int
+		wantCode   string
+		wantRetry  bool
+	}{
+		{"too large", &http.MaxBytesError{Limit: 10}, 413, "request_too_large", false},
+		{"queue full", wrap(errQueueFull()), 429, "rate_limit_exceeded", true},
+		{"stopping", errStopping, 503, "service_unavailable", true},
+		{"too long", wrap(errTooLong()), 400, "context_length_exceeded", false},
+		{"internal", errors.New("boom: secret detail"), 500, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := errorFor(tt.err, 2e9)
+			if e.Status != tt.wantStatus || e.Code != tt.wantCode || (e.RetryAfter > 0) != tt.wantRetry {
+				t.Errorf("errorFor = %d %q retry %v, want %d %q retry %v", e.Status, e.Code, e.RetryAfter, tt.wantStatus, tt.wantCode, tt.wantRetry)
+			}
+			if strings.Contains(e.Message, "secret") {
+				t.Errorf("message %q leaks the internal error", e.Message)
+			}
+			checkErrorBody(t, appendError(nil, e))
+		})
+	}
+}

@@ -1,0 +1,283 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/chat"
+	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/engine/tokenizer"
+	"github.com/kiln-ai/kiln/telemetry"
+)
+
+// Deps are the collaborators the server is built with. Model, Engine and
+// Telemetry are required; Clock defaults to the real clock and must be the
+// engine's clock (every instant of a request comes from one clock); Logger
+// defaults to the telemetry's logger.
+type Deps struct {
+	Model     *llama.Loaded
+	Engine    *engine.Engine
+	Telemetry *telemetry.Telemetry
+	Clock     engine.Clock
+	Logger    *zerolog.Logger
+
+	// gen replaces Engine in tests that need a scripted generator.
+	gen generator
+}
+
+// generator is what the server needs of the batching engine.
+type generator interface {
+	Submit(ctx context.Context, r engine.Request) (generation, error)
+	Snapshot() engine.Snapshot
+	Ready() bool
+}
+
+// generation is one submitted request's token stream.
+type generation interface {
+	Tokens() <-chan engine.Token
+	Result() engine.Result
+}
+
+// engineGenerator adapts *engine.Engine to generator.
+type engineGenerator struct{ e *engine.Engine }
+
+func (g engineGenerator) Submit(ctx context.Context, r engine.Request) (generation, error) {
+	s, err := g.e.Submit(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+func (g engineGenerator) Snapshot() engine.Snapshot { return g.e.Snapshot() }
+func (g engineGenerator) Ready() bool               { return g.e.Ready() }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Server is Kiln's HTTP surface. Build it with New; either mount Handler in
+// an http.Server of your own, or let Start and Shutdown run one.
+type Server struct {
+	cfg     Config
+	model   *llama.Loaded
+	modelID string
+	tok     *tokenizer.Tokenizer
+	tmpl    *chat.Template
+	stopIDs []int
+	gen     generator
+	tel     *telemetry.Telemetry
+	clock   engine.Clock
+	log     zerolog.Logger
+	recent  *recentRing
+	streams chan struct{} // the max-streams semaphore; nil when unlimited
+	created time.Time     // wall-clock start, for uptime and created fields
+	handler http.Handler
+
+	stopping atomic.Bool
+	outcomes [numOutcomes]atomic.Uint64
+
+	mu        sync.Mutex
+	hs        *http.Server
+	ln        net.Listener
+	serveDone chan struct{}
+	shutdown  bool
+}
+
+// New validates cfg and builds the server. It starts nothing.
+func New(cfg Config, deps Deps) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("server config: %w", err)
+	}
+	if deps.Model == nil {
+		return nil, errors.New("server: Deps.Model is required")
+	}
+	if deps.Model.Tokenizer == nil {
+		return nil, fmt.Errorf("server: model %q has no tokenizer", deps.Model.ID)
+	}
+	if deps.Telemetry == nil {
+		return nil, errors.New("server: Deps.Telemetry is required")
+	}
+	gen := deps.gen
+	if gen == nil {
+		if deps.Engine == nil {
+			return nil, errors.New("server: Deps.Engine is required")
+		}
+		gen = engineGenerator{deps.Engine}
+	}
+	s := &Server{
+		cfg:     cfg,
+		model:   deps.Model,
+		modelID: deps.Model.ID,
+		tok:     deps.Model.Tokenizer,
+		tmpl:    deps.Model.Template,
+		stopIDs: deps.Model.Tokenizer.StopIDs(),
+		gen:     gen,
+		tel:     deps.Telemetry,
+		clock:   deps.Clock,
+		created: time.Now(),
+		recent:  newRecentRing(cfg.RecentRequests),
+	}
+	if s.tmpl == nil {
+		s.tmpl = chat.ChatML()
+	}
+	if s.clock == nil {
+		s.clock = realClock{}
+	}
+	if deps.Logger != nil {
+		s.log = *deps.Logger
+	} else {
+		s.log = deps.Telemetry.Logger()
+	}
+	if cfg.MaxStreams > 0 {
+		s.streams = make(chan struct{}, cfg.MaxStreams)
+	}
+	deps.Telemetry.SetEngineSource(func() telemetry.EngineStats { return engineStats(gen.Snapshot()) })
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Paths.
+const (
+	chatPath   = "/v1/chat/completions"
+	healthPath = "/health"
+)
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	get := func(path string, h handlerFunc) { mux.Handle(path, s.handle(methods(h, http.MethodGet))) }
+	mux.Handle(chatPath, s.handle(methods(s.chat, http.MethodPost)))
+	get("/v1/models", s.models)
+	get("/v1/models/{id}", s.modelByID)
+	get("/v1/stats/decode", s.decodeStats)
+	get("/v1/stats/recent-requests", s.recentRequests)
+	get(healthPath, s.health)
+	get("/v1/health", s.health)
+	get("/v1/debug/model-state", s.debugState)
+	get("/v1/config", s.config)
+	mux.Handle("/metrics", s.handle(methods(func(w http.ResponseWriter, r *http.Request) error {
+		s.tel.MetricsHandler().ServeHTTP(w, r)
+		return nil
+	}, http.MethodGet)))
+	get("/ui", s.ui)
+	get("/ui/{file...}", s.ui)
+	mux.Handle("/", s.handle(notFound))
+
+	var h http.Handler = mux
+	h = s.requireToken(h)
+	return otelhttp.NewHandler(h, "kiln",
+		otelhttp.WithTracerProvider(s.tel.TracerProvider()),
+		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+			return r.Method + " " + routeName(r.URL.Path)
+		}),
+	)
+}
+
+// routeName maps a path to a low-cardinality route for span names.
+func routeName(p string) string {
+	switch p {
+	case chatPath, "/v1/models", "/v1/stats/decode", "/v1/stats/recent-requests", healthPath,
+		"/v1/health", "/v1/debug/model-state", "/v1/config", "/metrics", "/ui":
+		return p
+	}
+	if len(p) > len("/v1/models/") && p[:len("/v1/models/")] == "/v1/models/" {
+		return "/v1/models/{id}"
+	}
+	if len(p) > len("/ui/") && p[:len("/ui/")] == "/ui/" {
+		return "/ui/{file}"
+	}
+	return "unknown"
+}
+
+// Handler returns the server's whole HTTP surface, wrapped in otelhttp
+// with the telemetry's tracer provider (W3C traceparent honoured) and the
+// access-token check.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Start listens on cfg.Addr and serves in a goroutine that Shutdown stops.
+// It returns once the listener is bound.
+func (s *Server) Start(_ context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown {
+		return errStopping
+	}
+	if s.hs != nil {
+		return errors.New("server: already started")
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
+	}
+	s.ln = ln
+	s.hs = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second, // whole request body; streams write, they do not read
+		IdleTimeout:       120 * time.Second,
+		// No WriteTimeout: it would cut long streams.
+	}
+	if s.cfg.Loopback() {
+		s.log.Info().Str("addr", ln.Addr().String()).Msgf("listening on %s (loopback only)", ln.Addr())
+	} else if s.cfg.AccessToken == "" {
+		s.log.Warn().Str("addr", ln.Addr().String()).
+			Msgf("listening on %s beyond loopback without an access token: the observability endpoints are unauthenticated; set --access-token or KILN_ACCESS_TOKEN", ln.Addr())
+	} else {
+		s.log.Info().Str("addr", ln.Addr().String()).Msgf("listening on %s (bearer token required)", ln.Addr())
+	}
+	s.serveDone = make(chan struct{})
+	go func(hs *http.Server, ln net.Listener, done chan struct{}) {
+		defer close(done)
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error().Err(err).Msg("http server stopped")
+		}
+	}(s.hs, ln, s.serveDone)
+	return nil
+}
+
+// Addr is the bound address once Start returned, else nil.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// StopAdmitting makes new chat requests fail with 503 (Retry-After) while
+// in-flight ones continue. Shutdown calls it; it is idempotent.
+func (s *Server) StopAdmitting() { s.stopping.Store(true) }
+
+// Shutdown stops admitting, lets in-flight requests finish until ctx ends
+// (then closes their connections), and waits for the serving goroutine. It
+// is idempotent and safe without Start. It does not stop the engine or the
+// telemetry: their owner does, after this returns.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.StopAdmitting()
+	s.mu.Lock()
+	s.shutdown = true
+	hs, done := s.hs, s.serveDone
+	s.mu.Unlock()
+	if hs == nil {
+		return nil
+	}
+	err := hs.Shutdown(ctx)
+	if err != nil {
+		_ = hs.Close() // the deadline passed: cut the remaining streams
+		err = fmt.Errorf("server shutdown: in-flight requests cut at the deadline: %w", err)
+	}
+	<-done
+	return err
+}

@@ -1,0 +1,50 @@
+package server
+
+import (
+	"net/http"
+)
+
+// sseWriter frames server-sent events: each event is one "data: <json>\n\n"
+// record, written and flushed at once so the client sees every token as it
+// is produced. It reuses one buffer; only the handler goroutine uses it.
+type sseWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf []byte
+}
+
+func newSSEWriter(w http.ResponseWriter) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	return &sseWriter{w: w, rc: http.NewResponseController(w), buf: make([]byte, 0, 1024)}
+}
+
+// start writes the status line and headers.
+func (s *sseWriter) start() error {
+	s.w.WriteHeader(http.StatusOK)
+	return s.rc.Flush()
+}
+
+// event writes one data record built by fill (which appends the payload to
+// its argument) and flushes it.
+func (s *sseWriter) event(fill func([]byte) []byte) error {
+	b := append(s.buf[:0], "data: "...)
+	b = fill(b)
+	b = append(b, '\n', '\n')
+	s.buf = b
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// done writes the terminating "data: [DONE]" record.
+func (s *sseWriter) done() error {
+	if _, err := s.w.Write([]byte("data: [DONE]\n\n")); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/kiln-ai/kiln/telemetry"
+)
+
+// writeJSON writes body with status.
+func writeJSON(w http.ResponseWriter, status int, body []byte) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, err := w.Write(body)
+	return err
+}
+
+func marshalJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, status, append(b, '\n'))
+}
+
+// decodeStats serves GET /v1/stats/decode: the rolling 60 s window.
+func (s *Server) decodeStats(w http.ResponseWriter, _ *http.Request) error {
+	return marshalJSON(w, http.StatusOK, s.tel.DecodeStats())
+}
+
+// recentRequests serves GET /v1/stats/recent-requests, newest first.
+func (s *Server) recentRequests(w http.ResponseWriter, _ *http.Request) error {
+	recs := s.recent.newestFirst()
+	b := make([]byte, 0, 256+len(recs)*1536)
+	b = append(b, `{"object":"list","capacity":`...)
+	b = appendInt(b, int64(s.recent.capacity()))
+	b = append(b, `,"text_capture":`...)
+	if s.cfg.RecentRequestText {
+		b = append(b, "true"...)
+	} else {
+		b = append(b, "false"...)
+	}
+	b = append(b, `,"data":[`...)
+	for i := range recs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = recs[i].appendJSON(b)
+	}
+	b = append(b, "]}\n"...)
+	return writeJSON(w, http.StatusOK, b)
+}
+
+// Request outcomes, as in kiln_requests_total{status}.
+const (
+	outcomeOK = iota
+	outcomeError
+	outcomeTimeout
+	outcomeRejected
+	outcomeClientDisconnect
+	numOutcomes
+)
+
+func (s *Server) countRejected() {
+	s.outcomes[outcomeRejected].Add(1)
+	s.tel.CountRejected()
+}
+
+func (s *Server) countOutcome(o telemetry.Outcome) {
+	switch o {
+	case telemetry.OutcomeOK:
+		s.outcomes[outcomeOK].Add(1)
+	case telemetry.OutcomeTimeout:
+		s.outcomes[outcomeTimeout].Add(1)
+	case telemetry.OutcomeRejected:
+		s.outcomes[outcomeRejected].Add(1)
+	case telemetry.OutcomeClientDisconnect:
+		s.outcomes[outcomeClientDisconnect].Add(1)
+	default:
+		s.outcomes[outcomeError].Add(1)
+	}
+}
