@@ -199,15 +199,22 @@ func asUint(x any) (uint64, bool) {
 	case uint64:
 		return x, true
 	case int8:
-		return uint64(x), x >= 0
+		return nonNegative(int64(x))
 	case int16:
-		return uint64(x), x >= 0
+		return nonNegative(int64(x))
 	case int32:
-		return uint64(x), x >= 0
+		return nonNegative(int64(x))
 	case int64:
-		return uint64(x), x >= 0
+		return nonNegative(x)
 	}
 	return 0, false
+}
+
+func nonNegative(x int64) (uint64, bool) {
+	if x < 0 {
+		return 0, false
+	}
+	return uint64(x), true
 }
 
 // asInt64 widens any integer that fits to int64.
@@ -222,8 +229,10 @@ func asInt64(x any) (int64, bool) {
 	case int64:
 		return x, true
 	}
-	u, ok := asUint(x)
-	return int64(u), ok && u <= math.MaxInt64
+	if u, ok := asUint(x); ok && u <= math.MaxInt64 {
+		return int64(u), true
+	}
+	return 0, false
 }
 
 // asFloat widens floats and integers to float64.

@@ -154,7 +154,10 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		e.u64(off)
 		off = alignUp(off+uint64(len(t.data)), align)
 	}
-	e.pad(align)
+	if len(w.tensors) > 0 {
+		// Like gguf-py, a file without tensors ends after its metadata.
+		e.pad(align)
+	}
 	for _, t := range w.tensors {
 		e.raw(t.data)
 		e.pad(align)
