@@ -4,8 +4,40 @@
 // per-request channels, plus the device-ownership lock that maintenance
 // takes with writer priority.
 //
-// Goroutines: Engine.Start starts the actor goroutine; Engine.Shutdown stops
-// admission, ends in-flight requests and waits for the actor. Submit and
-// Snapshot are safe from any goroutine. The engine knows nothing of HTTP or
-// OpenTelemetry: it emits plain Token records (timing.go).
+// # The cycle
+//
+// Each actor cycle: end cancelled requests and evict consumers blocked past
+// Config.EvictGrace (freeing slot, KV memory and budget at once); admit
+// queued requests FIFO while a slot, Config.MaxBatch and Config.KVBudget
+// allow; then, holding the Ownership lock shared, prefill up to
+// Config.PrefillChunk prompt tokens in one forward pass and run one batched
+// decode step over every active request that is not blocked on delivery;
+// sample; hand each new token to its request's bounded channel without
+// blocking (a full channel leaves the token pending and the request out of
+// decode steps until it drains); finally the optional Config.CycleIdle
+// pause. Maintenance operations (a later issue) will run by taking the
+// Ownership lock exclusively.
+//
+// # Timing
+//
+// The actor keeps cumulative per-phase counters (admission, prefill,
+// decode, cycle idle, response delivery, and the sampling and gpu_lock_wait
+// slots), advanced when each non-overlapping segment ends. A token's Phases
+// are the counters' progress since its request's previous token (or since
+// admission began, plus the actor queue wait, for the first token), so a
+// shared step is charged to every request waiting in it, another request's
+// prefill chunk appears in the gaps of the requests it delayed, and no phase
+// exceeds the interval it describes. The ownership wait and sampling sit
+// inside decode.
+//
+// # Goroutines
+//
+// Engine.Start starts the actor goroutine; Engine.Shutdown stops admission,
+// ends queued and in-flight requests with FinishError (ErrStopped) and waits
+// for the actor. A panic in the backend ends every request with FinishError
+// and leaves the engine not Ready. Submit, Snapshot, Ready and Ownership are
+// safe from any goroutine; a request's context is watched with
+// context.AfterFunc, which only sets a flag and wakes the actor. The engine
+// knows nothing of HTTP or OpenTelemetry: it emits plain Token records
+// (timing.go).
 package engine
