@@ -61,7 +61,11 @@ func openGGUFTokenizer(t testing.TB, path string) *Tokenizer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	tok, err := FromGGUF(f)
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ type hfDecoder struct {
 
 type hfModel struct {
 	Type         string          `json:"type"`
-	Vocab        map[string]int  `json:"vocab"`
+	Vocab        json.RawMessage `json:"vocab"`
 	Merges       json.RawMessage `json:"merges"`
 	IgnoreMerges bool            `json:"ignore_merges"`
 	ByteFallback bool            `json:"byte_fallback"`
@@ -76,11 +76,15 @@ func FromHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
 	if err := json.Unmarshal(tokenizerJSON, &hf); err != nil {
 		return nil, fmt.Errorf("%w: tokenizer.json: %w", ErrFormat, err)
 	}
-	if hf.Model.Type != "BPE" && !(hf.Model.Type == "" && hf.Model.Merges != nil) {
+	if hf.Model.Type != "BPE" && (hf.Model.Type != "" || hf.Model.Merges == nil) {
 		return nil, fmt.Errorf("%w: tokenizer.json model type %q (want BPE)", ErrUnsupported, hf.Model.Type)
 	}
 	if hf.Model.ByteFallback {
 		return nil, fmt.Errorf("%w: tokenizer.json BPE with byte_fallback (SentencePiece-style; use the GGUF vocabulary)", ErrUnsupported)
+	}
+	var vocab map[string]int
+	if err := json.Unmarshal(hf.Model.Vocab, &vocab); err != nil {
+		return nil, fmt.Errorf("%w: tokenizer.json vocab: %w", ErrFormat, err)
 	}
 	t := &Tokenizer{kind: kindBPE, bos: -1, eos: -1, unk: -1, ignoreMerges: hf.Model.IgnoreMerges}
 	var err error
@@ -95,7 +99,7 @@ func FromHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
 	}
 
 	// Ids must be dense enough to index a table; a hole is an unused id.
-	limit := 2*(len(hf.Model.Vocab)+len(hf.AddedTokens)) + 1024
+	limit := 2*(len(vocab)+len(hf.AddedTokens)) + 1024
 	size := 0
 	check := func(id int, what string) error {
 		if id < 0 || id >= limit {
@@ -104,7 +108,7 @@ func FromHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
 		size = max(size, id+1)
 		return nil
 	}
-	for p, id := range hf.Model.Vocab {
+	for p, id := range vocab {
 		if err := check(id, fmt.Sprintf("vocab %q", p)); err != nil {
 			return nil, err
 		}
@@ -122,7 +126,7 @@ func FromHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
 	for i := range t.types {
 		t.types[i] = TypeUnused
 	}
-	for p, id := range hf.Model.Vocab {
+	for p, id := range vocab {
 		if t.types[id] != TypeUnused && t.pieces[id] != p {
 			return nil, fmt.Errorf("%w: tokenizer.json vocab id %d used twice", ErrFormat, id)
 		}

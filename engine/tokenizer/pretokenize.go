@@ -108,10 +108,10 @@ func (sp splitter) split(s string, dst []int) []int {
 type charClass uint8
 
 const (
-	classOther charClass = iota // [^\s\p{L}\p{N}]
-	classLetter                 // \p{L}
-	classNumber                 // \p{N}
-	classSpace                  // \s
+	classOther  charClass = iota // [^\s\p{L}\p{N}]
+	classLetter                  // \p{L}
+	classNumber                  // \p{N}
+	classSpace                   // \s
 )
 
 var asciiClass = func() (t [utf8.RuneSelf]charClass) {

@@ -1,7 +1,5 @@
 package tokenizer
 
-
-
 // symbol is one piece of a word during merging: a span of the text (SPM) or
 // a token id (BPE), linked to its live neighbours.
 type symbol struct {
@@ -18,6 +16,8 @@ type spmBigram struct {
 }
 
 // before orders the queue: the highest score first, then the leftmost.
+//
+//nolint:unused // called through queue's type constraint, which the linter does not follow
 func (a spmBigram) before(b spmBigram) bool {
 	return a.score > b.score || (a.score == b.score && a.left < b.left)
 }
@@ -101,7 +101,6 @@ func utf8SeqLen(b byte) int {
 	}
 	return 1
 }
-
 
 // queue is a binary min-heap ordered by the elements' before method.
 type queue[T interface{ before(T) bool }] struct{ items []T }

@@ -90,7 +90,8 @@ type specialToken struct {
 const spaceMarker = "\u2581" // "▁", SentencePiece's escaped space
 
 // endOfGeneration lists the texts of tokens that end a turn in common chat
-// formats; a vocabulary holding one of them stops on it (as llama.cpp does).
+// formats; a vocabulary holding one of them as a special (not a normal)
+// token stops on it, as llama.cpp does.
 var endOfGeneration = []string{
 	"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
 	"<|end_of_text|>", "<|eom_id|>", "<EOT>", "_<EOT>", "<｜end▁of▁sentence｜>",
@@ -151,7 +152,7 @@ func (t *Tokenizer) finish() {
 		stop = append(stop, t.eos)
 	}
 	for _, s := range endOfGeneration {
-		if id, ok := t.ID(s); ok {
+		if id, ok := t.ID(s); ok && t.types[id] != TypeNormal && t.types[id] != TypeUndefined {
 			stop = append(stop, id)
 		}
 	}
