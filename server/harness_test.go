@@ -1,0 +1,294 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/kernels"
+	"github.com/kiln-ai/kiln/telemetry"
+)
+
+type llamaRow = llama.Row
+
+// hookBackend wraps the real model state so a test can run code at the
+// start of a forward step (to make one slow on purpose, or to hold the
+// actor), without changing what the model computes.
+type hookBackend struct {
+	engine.Backend
+	mu     sync.Mutex
+	before func(rows []llama.Row)
+}
+
+func (h *hookBackend) Forward(rows []llama.Row, logits [][]float32) {
+	h.mu.Lock()
+	f := h.before
+	h.mu.Unlock()
+	if f != nil {
+		f(rows)
+	}
+	h.Backend.Forward(rows, logits)
+}
+
+func (h *hookBackend) setBefore(f func(rows []llama.Row)) {
+	h.mu.Lock()
+	h.before = f
+	h.mu.Unlock()
+}
+
+// harness is a real server (real model, real engine, real telemetry)
+// behind a real HTTP listener.
+type harness struct {
+	t       *testing.T
+	cfg     Config
+	model   *llama.Loaded
+	backend *hookBackend
+	eng     *engine.Engine
+	tel     *telemetry.Telemetry
+	srv     *Server
+	ts      *httptest.Server
+}
+
+type harnessOption func(*Config, *[]telemetry.Option)
+
+func newHarness(t *testing.T, opts ...harnessOption) *harness {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Engine.EvictGrace = 5 * time.Second
+	var topts []telemetry.Option
+	for _, o := range opts {
+		o(&cfg, &topts)
+	}
+	model, err := llama.Open("kiln-tiny")
+	if err != nil {
+		t.Fatalf("open kiln-tiny: %v", err)
+	}
+	t.Cleanup(func() { _ = model.Close() })
+	pool := kernels.NewPool(2)
+	t.Cleanup(pool.Close)
+	h := &harness{t: t, cfg: cfg, model: model, backend: &hookBackend{Backend: model.Model.NewState(4, pool)}}
+	h.tel, err = telemetry.New(telemetry.Config{}, topts...)
+	if err != nil {
+		t.Fatalf("telemetry: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.tel.Shutdown(context.Background()); err != nil {
+			t.Errorf("telemetry shutdown: %v", err)
+		}
+	})
+	h.eng, err = engine.New(h.backend, cfg.Engine)
+	if err != nil {
+		t.Fatalf("engine: %v", err)
+	}
+	if err := h.eng.Start(context.Background()); err != nil {
+		t.Fatalf("engine start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.eng.Shutdown(context.Background()); err != nil {
+			t.Errorf("engine shutdown: %v", err)
+		}
+	})
+	h.srv, err = New(cfg, Deps{Model: model, Engine: h.eng, Telemetry: h.tel})
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	h.ts = httptest.NewServer(h.srv.Handler())
+	t.Cleanup(h.ts.Close)
+	return h
+}
+
+// chatBody is a small request to the served model.
+func (h *harness) chatBody(extra map[string]any) map[string]any {
+	b := map[string]any{
+		"model":       h.model.ID,
+		"messages":    []map[string]any{{"role": "user", "content": "Tell me about the sun."}},
+		"max_tokens":  6,
+		"temperature": 0,
+	}
+	for k, v := range extra {
+		if v == nil {
+			delete(b, k)
+			continue
+		}
+		b[k] = v
+	}
+	return b
+}
+
+// do sends a request and returns the status, headers and whole body.
+func (h *harness) do(method, path string, body any, hdr map[string]string) (int, http.Header, []byte) {
+	h.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, h.ts.URL+path, rd)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := h.ts.Client().Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	return resp.StatusCode, resp.Header, out
+}
+
+// getJSON fetches path and decodes a 200 JSON body.
+func (h *harness) getJSON(path string, v any) []byte {
+	h.t.Helper()
+	status, _, body := h.do(http.MethodGet, path, nil, nil)
+	if status != http.StatusOK {
+		h.t.Fatalf("GET %s: %d %s", path, status, body)
+	}
+	if v != nil {
+		if err := json.Unmarshal(body, v); err != nil {
+			h.t.Fatalf("GET %s: %v in %s", path, err, body)
+		}
+	}
+	return body
+}
+
+// sseRecords splits an SSE body into its data payloads, checking the
+// framing: every record is exactly "data: <payload>" then a blank line.
+func sseRecords(t testing.TB, body []byte) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	expectBlank := false
+	for sc.Scan() {
+		line := sc.Text()
+		if expectBlank {
+			if line != "" {
+				t.Fatalf("SSE record not followed by a blank line: %q", line)
+			}
+			expectBlank = false
+			continue
+		}
+		payload, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			t.Fatalf("SSE line %q is not a data record", line)
+		}
+		out = append(out, payload)
+		expectBlank = true
+	}
+	if expectBlank {
+		t.Fatal("SSE body does not end with a blank line")
+	}
+	return out
+}
+
+// streamParts classifies a stream's records.
+type streamParts struct {
+	chunks   []map[string]any // chat.completion.chunk objects, in order
+	events   []map[string]any // kiln.token_timing objects, in order
+	order    []string         // "content", "timing", "finish", "usage"
+	raw      []json.RawMessage
+	done     bool
+	terminal map[string]any // the chunk with a finish_reason
+}
+
+func parseStream(t testing.TB, body []byte) streamParts {
+	t.Helper()
+	var p streamParts
+	recs := sseRecords(t, body)
+	for i, r := range recs {
+		if r == "[DONE]" {
+			if i != len(recs)-1 {
+				t.Fatalf("[DONE] at record %d of %d", i, len(recs))
+			}
+			p.done = true
+			continue
+		}
+		var m map[string]any
+		dec := json.NewDecoder(strings.NewReader(r))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			t.Fatalf("record %d %q: %v", i, r, err)
+		}
+		p.raw = append(p.raw, json.RawMessage(r))
+		switch m["object"] {
+		case "kiln.token_timing":
+			p.events = append(p.events, m)
+			p.order = append(p.order, "timing")
+		case "chat.completion.chunk":
+			p.chunks = append(p.chunks, m)
+			choices, _ := m["choices"].([]any)
+			switch {
+			case len(choices) == 0:
+				p.order = append(p.order, "usage")
+			case choices[0].(map[string]any)["finish_reason"] != nil:
+				p.order = append(p.order, "finish")
+				p.terminal = m
+			default:
+				p.order = append(p.order, "content")
+			}
+		default:
+			t.Fatalf("record %d has object %v", i, m["object"])
+		}
+	}
+	if !p.done {
+		t.Fatal("stream did not end with data: [DONE]")
+	}
+	return p
+}
+
+// content concatenates the streamed content.
+func (p *streamParts) content() string {
+	var b strings.Builder
+	for _, c := range p.chunks {
+		choices, _ := c["choices"].([]any)
+		if len(choices) == 0 {
+			continue
+		}
+		delta, _ := choices[0].(map[string]any)["delta"].(map[string]any)
+		if s, ok := delta["content"].(string); ok {
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+func num(t testing.TB, v any) float64 {
+	t.Helper()
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	case float64:
+		return n
+	}
+	t.Fatalf("%v (%T) is not a number", v, v)
+	return 0
+}
