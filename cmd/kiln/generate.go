@@ -2,10 +2,230 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/kernels"
 )
 
-func runGenerate(_ context.Context, _ []string, _, _ io.Writer) error {
-	return errors.New("generate: not implemented yet")
+// generateOptions are the flags of `kiln generate`.
+type generateOptions struct {
+	model       string
+	prompt      string
+	promptIDs   string
+	maxTokens   int
+	temperature float64
+	topK        int
+	topP        float64
+	seed        uint64
+	hasSeed     bool
+	json        bool
+	threads     int
+}
+
+// generateOutput is the --json object.
+type generateOutput struct {
+	Model            string  `json:"model"`
+	PromptIDs        []int   `json:"prompt_ids"`
+	IDs              []int   `json:"ids"`
+	Text             *string `json:"text,omitempty"` // only with a tokenizer
+	FinishReason     string  `json:"finish_reason"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	TTFTMs           float64 `json:"ttft_ms"`
+	TokensPerSec     float64 `json:"tokens_per_sec"` // decode rate after the first token
+}
+
+func parseGenerateFlags(args []string, stderr io.Writer) (generateOptions, error) {
+	o := generateOptions{model: llama.TinyID, maxTokens: 256, temperature: 1, topP: 0.9}
+	fs := flag.NewFlagSet("kiln generate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.model, "model", o.model, `model: "kiln-tiny" (embedded), a .gguf file or a llama2.c checkpoint`)
+	fs.StringVar(&o.prompt, "prompt", "", "prompt text (needs a model with a tokenizer)")
+	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as comma-separated token ids, used as given (no BOS added)")
+	fs.IntVar(&o.maxTokens, "max-tokens", o.maxTokens, "tokens to generate at most")
+	fs.Float64Var(&o.temperature, "temperature", o.temperature, "sampling temperature (0: greedy)")
+	fs.IntVar(&o.topK, "top-k", 0, "sample among the k most likely tokens (0: all)")
+	fs.Float64Var(&o.topP, "top-p", o.topP, "nucleus sampling mass (1: off)")
+	fs.Func("seed", "random seed that makes sampling reproducible (default: random)", func(s string) error {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return err
+		}
+		o.seed, o.hasSeed = v, true
+		return nil
+	})
+	fs.BoolVar(&o.json, "json", false, "print one JSON object (ids, text, timing) instead of streaming text")
+	fs.IntVar(&o.threads, "threads", 0, "compute threads (0: one per CPU)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: kiln generate [--model PATH|kiln-tiny] (--prompt TEXT | --prompt-ids 1,2,3) [--max-tokens N] [--temperature T] [--seed S] [--json]\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("generate: unexpected argument %q", fs.Arg(0))
+	case (o.prompt == "") == (o.promptIDs == ""):
+		return o, errors.New("generate: give exactly one of --prompt and --prompt-ids")
+	case o.maxTokens < 1:
+		return o, fmt.Errorf("generate: --max-tokens %d must be at least 1", o.maxTokens)
+	}
+	return o, nil
+}
+
+// parseIDs parses "1,2,3".
+func parseIDs(s string) ([]int, error) {
+	var ids []int
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		id, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("generate: --prompt-ids: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("generate: --prompt-ids is empty")
+	}
+	return ids, nil
+}
+
+// runGenerate is `kiln generate`: one request through the engine, offline.
+// Text streams to stdout as it is generated (token ids when the model has
+// no tokenizer), a timing line goes to stderr; with --json, one object goes
+// to stdout at the end.
+func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseGenerateFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	loaded, err := llama.Open(o.model)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	defer loaded.Close()
+	tok := loaded.Tokenizer
+
+	var prompt []int
+	if o.promptIDs != "" {
+		if prompt, err = parseIDs(o.promptIDs); err != nil {
+			return err
+		}
+	} else {
+		if tok == nil {
+			return fmt.Errorf("generate: model %s has no tokenizer (a llama2.c checkpoint); use --prompt-ids", loaded.ID)
+		}
+		if tok.AddBOS() && tok.BOS() >= 0 {
+			prompt = append(prompt, tok.BOS())
+		}
+		prompt = append(prompt, tok.Encode(o.prompt)...)
+	}
+	var stopIDs []int
+	if tok != nil {
+		stopIDs = tok.StopIDs()
+	}
+
+	pool := kernels.NewPool(o.threads)
+	defer pool.Close()
+	eng, err := engine.New(loaded.Model.NewState(1, pool), engine.Config{})
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	if err := eng.Start(ctx); err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	defer func() { _ = eng.Shutdown(context.Background()) }()
+
+	stream, err := eng.Submit(ctx, engine.Request{
+		Prompt:    prompt,
+		MaxTokens: o.maxTokens,
+		StopIDs:   stopIDs,
+		Sampling: engine.Sampling{
+			Temperature: float32(o.temperature), TopK: o.topK, TopP: float32(o.topP),
+			Seed: o.seed, HasSeed: o.hasSeed,
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+
+	out := generateOutput{Model: loaded.ID, PromptIDs: prompt, IDs: []int{}}
+	var text strings.Builder
+	var dec interface {
+		Next(int) string
+		Flush() string
+	}
+	if tok != nil {
+		dec = tok.NewDecoder()
+	}
+	var first, last time.Time
+	for t := range stream.Tokens() {
+		if first.IsZero() {
+			first = t.Ready
+		}
+		last = t.Ready
+		out.IDs = append(out.IDs, t.ID)
+		piece := ""
+		switch {
+		case dec != nil && !tok.IsSpecial(t.ID):
+			piece = dec.Next(t.ID)
+		case dec == nil:
+			piece = strconv.Itoa(t.ID) + " "
+		}
+		text.WriteString(piece)
+		if !o.json && piece != "" {
+			fmt.Fprint(stdout, piece)
+		}
+	}
+	if dec != nil {
+		rest := dec.Flush()
+		text.WriteString(rest)
+		if !o.json {
+			fmt.Fprint(stdout, rest)
+		}
+	}
+	res := stream.Result()
+	if res.Finish == engine.FinishError || res.Finish == engine.FinishCancelled {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("generate: %w", err)
+		}
+		return fmt.Errorf("generate: %s: %w", res.Finish, res.Err)
+	}
+	out.FinishReason = string(res.Finish)
+	out.PromptTokens = res.PromptTokens
+	out.CompletionTokens = len(out.IDs)
+	if !first.IsZero() {
+		out.TTFTMs = float64(first.Sub(res.Submitted)) / float64(time.Millisecond)
+	}
+	if n := len(out.IDs); n > 1 && last.After(first) {
+		out.TokensPerSec = float64(n-1) / last.Sub(first).Seconds()
+	}
+	if o.json {
+		if tok != nil {
+			s := text.String()
+			out.Text = &s
+		}
+		enc := json.NewEncoder(stdout)
+		return enc.Encode(out)
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprintf(stderr, "%d prompt tokens, %d generated (%s), ttft %.1f ms, %.1f tok/s\n",
+		out.PromptTokens, out.CompletionTokens, out.FinishReason, out.TTFTMs, out.TokensPerSec)
+	return nil
 }
