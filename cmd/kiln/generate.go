@@ -119,7 +119,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
-	defer loaded.Close()
+	defer func() { _ = loaded.Close() }()
 	tok := loaded.Tokenizer
 
 	var prompt []int
