@@ -47,7 +47,7 @@ func TestFormatValue(t *testing.T) {
 		{"float", mustValue(t, float32(0.5)), "0.5"},
 		{"bool", mustValue(t, true), "true"},
 		{"string", mustValue(t, "a\"b\n"), `"a\"b\n"`},
-		{"long multibyte string", mustValue(t, "x"+string(bytes.Repeat([]byte("é"), 40)) + "y"), `"xééééééééééééééééééééééééééééééé"... (82 bytes)`},
+		{"long multibyte string", mustValue(t, "x"+string(bytes.Repeat([]byte("é"), 40))+"y"), `"xééééééééééééééééééééééééééééééé"... (82 bytes)`},
 		{"short array", mustValue(t, []int32{-1, 2}), "[-1, 2]"},
 		{"long array", mustValue(t, []uint8{1, 2, 3, 4}), "[1, 2, ... (2 more)]"},
 		{"strings", mustValue(t, []string{"a", "b", "c"}), `["a", "b", ... (1 more)]`},
