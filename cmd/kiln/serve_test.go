@@ -1,0 +1,70 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kiln-ai/kiln/server"
+)
+
+// TestParseServeConfig: flags over KILN_* variables over defaults; errors
+// name the offending key or variable.
+func TestParseServeConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    func(*server.Config)
+		wantErr string
+	}{
+		{name: "defaults", want: func(*server.Config) {}},
+		{
+			name: "env",
+			env: map[string]string{"KILN_ADDR": "0.0.0.0:9000", "KILN_DEBUG_STATE": "1", "KILN_PREFILL_CHUNK": "16",
+				"KILN_EVICT_GRACE": "2s", "KILN_ACCESS_TOKEN": "tok", "KILN_PERFORMANCE_METADATA": "true"},
+			want: func(c *server.Config) {
+				c.Addr, c.DebugState, c.Engine.PrefillChunk, c.Engine.EvictGrace = "0.0.0.0:9000", true, 16, 2*time.Second
+				c.AccessToken, c.PerformanceMetadata = "tok", true
+			},
+		},
+		{
+			name: "flag wins over env",
+			args: []string{"--addr", "127.0.0.1:1", "--recent-requests", "5", "--recent-request-text", "--queue-depth", "3", "--max-batch", "2", "--kv-budget", "4096", "--delivery-buffer", "8", "--cycle-idle", "1ms", "--threads", "2"},
+			env:  map[string]string{"KILN_ADDR": "0.0.0.0:9000", "KILN_RECENT_REQUESTS": "50"},
+			want: func(c *server.Config) {
+				c.Addr, c.RecentRequests, c.RecentRequestText = "127.0.0.1:1", 5, true
+				c.Engine.QueueDepth, c.Engine.MaxBatch, c.Engine.KVBudget, c.Engine.DeliveryBuffer = 3, 2, 4096, 8
+				c.Engine.CycleIdle, c.Threads = time.Millisecond, 2
+			},
+		},
+		{name: "bad env value", env: map[string]string{"KILN_QUEUE_DEPTH": "lots"}, wantErr: "KILN_QUEUE_DEPTH"},
+		{name: "bad addr", args: []string{"--addr", "nowhere"}, wantErr: "addr"},
+		{name: "negative engine value", args: []string{"--prefill-chunk", "-1"}, wantErr: "prefill_chunk"},
+		{name: "negative ring", args: []string{"--recent-requests", "-1"}, wantErr: "recent_requests"},
+		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(k string) string { return tt.env[k] }
+			got, _, err := parseServeConfig(tt.args, getenv, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one naming %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := server.DefaultConfig()
+			tt.want(&want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
