@@ -12,6 +12,7 @@ func RMSNorm(out, x, weight []float32, eps float32) {
 	ss /= float32(len(x))
 	ss += eps
 	s := float32(1 / math.Sqrt(float64(ss)))
+	out, weight = out[:len(x)], weight[:len(x)]
 	for i, v := range x {
 		out[i] = weight[i] * (s * v)
 	}
@@ -30,7 +31,7 @@ func Softmax(x []float32) {
 	}
 	var sum float32
 	for i, v := range x {
-		e := float32(math.Exp(float64(v - maxv)))
+		e := expf(v - maxv)
 		x[i] = e
 		sum += e
 	}
@@ -43,7 +44,7 @@ func Softmax(x []float32) {
 // SiLU replaces x by x*sigmoid(x).
 func SiLU(x []float32) {
 	for i, v := range x {
-		x[i] = v / (1 + float32(math.Exp(float64(-v))))
+		x[i] = v / (1 + expf(-v))
 	}
 }
 
@@ -51,7 +52,7 @@ func SiLU(x []float32) {
 func SwiGLU(h, g []float32) {
 	g = g[:len(h)]
 	for i, v := range h {
-		h[i] = v / (1 + float32(math.Exp(float64(-v)))) * g[i]
+		h[i] = v / (1 + expf(-v)) * g[i]
 	}
 }
 
@@ -87,6 +88,7 @@ func ropeAngle(j, headDim, pos int, theta float32) (float32, float32) {
 // rotate applies the per-pair cos/sin (len headDim/2) to every head of vec.
 func rotate(vec, cos, sin []float32) {
 	hd := 2 * len(cos)
+	sin = sin[:len(cos)]
 	for h := 0; h+hd <= len(vec); h += hd {
 		head := vec[h : h+hd]
 		for k := range cos {

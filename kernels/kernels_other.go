@@ -1,11 +1,15 @@
-//go:build !amd64
+//go:build !amd64 || purego
 
 package kernels
 
-// On other architectures every product and vector op takes the pure-Go path.
+// On other architectures, and with the purego build tag (to test the
+// fallback on amd64), every product and vector op takes the pure-Go path.
 
 func matMulRowsArch(out []float32, w *Matrix, x []float32, batch, lo, hi int) bool { return false }
 
 func dotArch(a, b []float32) (float32, bool) { return 0, false }
 
 func axpyArch(alpha float32, x, y []float32) bool { return false }
+
+// haveAVX2 is false: there are no assembly kernels in this build.
+const haveAVX2 = false
