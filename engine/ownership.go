@@ -26,8 +26,12 @@ func NewOwnership() *Ownership {
 	return &Ownership{changed: make(chan struct{})}
 }
 
-// broadcast wakes every waiter; o.mu is held.
+// broadcast wakes every waiter; o.mu is held. Without waiters it does
+// nothing, so the actor's uncontended RLock/RUnlock allocates nothing.
 func (o *Ownership) broadcast() {
+	if o.readersWaiting == 0 && o.writersWaiting == 0 {
+		return
+	}
 	close(o.changed)
 	o.changed = make(chan struct{})
 }

@@ -21,6 +21,9 @@ type Backend struct {
 	// BeforeForward, when set, runs at the start of every Forward call with
 	// the rows (read-only); it may block to hold the actor inside a step.
 	BeforeForward func(rows []llama.Row)
+	// Quiet stops the recording of Events (benchmarks: no allocation per
+	// call).
+	Quiet bool
 
 	slots, seqLen, vocab int
 
@@ -56,7 +59,9 @@ func (b *Backend) VocabSize() int { return b.vocab }
 func (b *Backend) Release(slot int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.events = append(b.events, Event{Release: true, Slot: slot})
+	if !b.Quiet {
+		b.events = append(b.events, Event{Release: true, Slot: slot})
+	}
 	if slot < 0 || slot >= b.slots {
 		b.errs = append(b.errs, fmt.Errorf("release of slot %d out of range", slot))
 		return
@@ -75,7 +80,9 @@ func (b *Backend) Forward(rows []llama.Row, logits [][]float32) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.events = append(b.events, Event{Rows: slices.Clone(rows)})
+	if !b.Quiet {
+		b.events = append(b.events, Event{Rows: slices.Clone(rows)})
+	}
 	k := 0
 	for _, r := range rows {
 		if r.Slot < 0 || r.Slot >= b.slots || r.Token < 0 || r.Token >= b.vocab || r.Pos < 0 || r.Pos >= b.seqLen {
