@@ -1,0 +1,138 @@
+package schemas
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func newValidator(t *testing.T) *Validator {
+	t.Helper()
+	v, err := NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+const reasons = `"stall_reasons":{"actor_queue":0,"actor_admission":0,"actor_prefill":1,"actor_decode":0,"actor_cycle_idle":0,"response_delivery":0,"handler_queue":0,"client_delivery":0,"sampling":0,"readback":0,"gpu_lock_wait":0,"graph_capture":0,"graph_replay":0,"synchronization":0,"resize":0,"trim":0,"adapter":0,"training":0,"unexplained":0}`
+
+const phases = `"phases":{"actor_queue_ms":0.1,"actor_admission_ms":0,"tokenization_ms":0.2,"prefill_ms":3,"decode_ms":10,"actor_cycle_idle_ms":0,"sampling_ms":1,"readback_ms":null,"response_delivery_ms":0.01,"handler_queue_ms":0.3,"client_delivery_ms":null,"gpu_lock_wait_ms":0,"graph_capture_ms":null,"graph_replay_ms":null,"synchronization_ms":null,"resize_ms":null,"trim_ms":null,"adapter_ms":null,"training_ms":null,"unexplained_ms":0.5}`
+
+const summary = `{"emitted_tokens":3,"gap_samples":2,"retained_gap_samples":2,"gap_samples_truncated":false,"ttft_ms":5,"itl_ms_p50":1,"itl_ms_p99":300,"itl_ms_p999":300,"max_itl_ms":300,"stall_threshold_ms":250,"stall_count":1,"unexplained_stall_count":0,` + reasons + `,` + phases + `}`
+
+// TestSchemas: hand-written instances, valid and invalid in one way each,
+// prove that the schemas accept the contract and reject what it excludes
+// (closed objects, required keys, nulls, enums). Real server responses are
+// validated by the server package's tests.
+func TestSchemas(t *testing.T) {
+	v := newValidator(t)
+	event := `{"object":"kiln.token_timing","source":"batching_engine","token_index":0,"token_id":5,"ready_ms":1,"producer_delivered_ms":1.1,"handler_received_ms":1.2,"body_enqueued_ms":1.3,"response_delivery_ms":0.1,"handler_queue_ms":0.1,"queue_delay_ms":0.2,"client_delivery_ms":0.1,"blocking_phase":null,"blocking_phase_ms":null}`
+	tests := []struct {
+		name     string
+		id, def  string
+		instance string
+		valid    bool
+	}{
+		{"summary", ObservabilityID, "latency_summary", summary, true},
+		{"summary extra key", ObservabilityID, "latency_summary", strings.Replace(summary, `{`, `{"x":1,`, 1), false},
+		{"summary missing key", ObservabilityID, "latency_summary", strings.Replace(summary, `"gap_samples":2,`, ``, 1), false},
+		{"summary null int", ObservabilityID, "latency_summary", strings.Replace(summary, `"stall_count":1`, `"stall_count":null`, 1), false},
+		{"event", InferenceID, "token_timing_event", event, true},
+		{"event blocking", InferenceID, "token_timing_event", strings.Replace(strings.Replace(event, `"blocking_phase":null`, `"blocking_phase":"actor_prefill"`, 1), `"blocking_phase_ms":null`, `"blocking_phase_ms":280`, 1), true},
+		{"event unknown reason", InferenceID, "token_timing_event", strings.Replace(event, `"blocking_phase":null`, `"blocking_phase":"gc"`, 1), false},
+		{"event logprobs", InferenceID, "token_timing_event", strings.Replace(event, `{`, `{"logprobs":null,`, 1), false},
+		{"decode stats empty", ObservabilityID, "decode_stats", `{"sample_count":0,"tok_per_sec":0,"p50_itl_ms":0,"p99_itl_ms":0,"p999_itl_ms":0,"mean_itl_ms":0,"max_itl_ms":0,"stall_threshold_ms":250,"stall_count":0,"unexplained_stall_count":0,` + reasons + `,"window_secs":60}`, true},
+		{"decode stats window", ObservabilityID, "decode_stats", `{"sample_count":0,"tok_per_sec":0,"p50_itl_ms":0,"p99_itl_ms":0,"p999_itl_ms":0,"mean_itl_ms":0,"max_itl_ms":0,"stall_threshold_ms":250,"stall_count":0,"unexplained_stall_count":0,` + reasons + `,"window_secs":30}`, false},
+		{"debug disabled", ObservabilityID, "debug_disabled", `{"error":{"message":"start kiln with --debug-state or KILN_DEBUG_STATE=1","type":"permission_error","param":null,"code":"debug_state_disabled"}}`, true},
+		{"error missing param", ObservabilityID, "error", `{"error":{"message":"m","type":"t","code":null}}`, false},
+		{"terminal chunk with metadata", InferenceID, "stream_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"metadata":{"performance":{"latency":` + summary + `,"prompt_tokens":3,"completion_tokens":3,"ttft_ms":5,"total_latency_ms":400,"decode_tokens_per_sec":6.6,"finish_reason":"stop","adapter_used":"base"}}}`, true},
+		{"terminal chunk with a broken summary", InferenceID, "stream_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"metadata":{"performance":{"latency":` + strings.Replace(summary, `"ttft_ms":5,`, ``, 1) + `,"prompt_tokens":3,"completion_tokens":3,"ttft_ms":5,"total_latency_ms":400,"decode_tokens_per_sec":6.6,"finish_reason":"stop","adapter_used":"base"}}}`, false},
+		{"content chunk with metadata", InferenceID, "content_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":null}],"metadata":{}}`, false},
+		{"request", InferenceID, "chat_request", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"include_performance":null,"extra":1}`, true},
+		{"request n=2", InferenceID, "chat_request", `{"model":"m","messages":[{"role":"user","content":"hi"}],"n":2}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := v.Validate(tt.id, tt.def, []byte(tt.instance))
+			if (err == nil) != tt.valid {
+				t.Errorf("valid = %v, want %v (error: %v)", err == nil, tt.valid, err)
+			}
+		})
+	}
+}
+
+// TestClosedObjects walks both documents: every object schema with
+// properties is closed and, except the documented conditional keys and the
+// open request, requires every property.
+func TestClosedObjects(t *testing.T) {
+	optional := map[string]bool{"usage": true, "metadata": true, "role": true}
+	for _, doc := range [][]byte{Inference(), Observability()} {
+		var root map[string]any
+		if err := json.Unmarshal(doc, &root); err != nil {
+			t.Fatal(err)
+		}
+		var walk func(path string, n any)
+		walk = func(path string, n any) {
+			switch x := n.(type) {
+			case map[string]any:
+				if props, ok := x["properties"].(map[string]any); ok && !strings.Contains(path, "chat_request") && !strings.Contains(path, "/message") {
+					if x["additionalProperties"] != false {
+						t.Errorf("%s: not closed", path)
+					}
+					req := map[string]bool{}
+					for _, r := range x["required"].([]any) {
+						req[r.(string)] = true
+					}
+					for k := range props {
+						if !req[k] && !optional[k] {
+							t.Errorf("%s: %q not required", path, k)
+						}
+					}
+				}
+				for k, c := range x {
+					walk(path+"/"+k, c)
+				}
+			case []any:
+				for i, c := range x {
+					walk(path+"/"+string(rune('0'+i%10)), c)
+				}
+			}
+		}
+		walk(root["$id"].(string), root)
+	}
+}
+
+// TestTraceContractNames: every span name and attribute key of the trace
+// contract document is a constant in telemetry/names.go, so the two cannot
+// drift apart silently.
+func TestTraceContractNames(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "telemetry", "names.go"))
+	if err != nil {
+		t.Skipf("telemetry/names.go not readable: %v", err)
+	}
+	doc := TraceContract()
+	var names []string
+	for _, f := range bytes.Split(doc, []byte("`")) {
+		s := string(f)
+		if (strings.HasPrefix(s, "kiln.") || strings.HasPrefix(s, "gen_ai.")) && !strings.ContainsAny(s, " ,") {
+			names = append(names, s)
+		}
+	}
+	if len(names) < 20 {
+		t.Fatalf("found only %d names in the trace contract", len(names))
+	}
+	for _, n := range names {
+		// Templated keys end with a placeholder; check their prefix.
+		key := n
+		if i := strings.Index(key, "<"); i >= 0 {
+			key = key[:i]
+		}
+		if !bytes.Contains(src, []byte(`"`+key)) {
+			t.Errorf("trace contract name %q is not a constant in telemetry/names.go", n)
+		}
+	}
+}
