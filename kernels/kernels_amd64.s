@@ -362,3 +362,56 @@ axpytail:
 axpydone:
 	VZEROUPPER
 	RET
+
+// Q8_0 x Q8 (ggml's q8_0.q8_0 dot): the activation vector was quantized to
+// int8 blocks xq with float scales xd. Per block: |w| and x*sign(w) with
+// VPSIGNB, VPMADDUBSW to 16 int16 pair sums (|w| <= 128, |x| <= 127: no
+// saturation), VPMADDWD with ones to 8 int32, convert, and scale by
+// d_w*d_x into the row's accumulator. Y13 holds int16 ones, Y14 x's block
+// scale, Y15 x's quants.
+#define Q8Q8ROW(P, ACC, SLOT) \
+	VMOVDQU      2(P), Y8; \
+	VPSIGNB      Y8, Y8, Y9; \
+	VPSIGNB      Y8, Y15, Y10; \
+	VPMADDUBSW   Y10, Y9, Y9; \
+	VPMADDWD     Y13, Y9, Y9; \
+	VCVTDQ2PS    Y9, Y9; \
+	VCVTPH2PS    (P), X12; \
+	VMULSS       X14, X12, X12; \
+	VMOVSS       X12, SLOT; \
+	VBROADCASTSS SLOT, Y12; \
+	VFMADD231PS  Y12, Y9, ACC
+
+// func q8q8x4x1(w0, w1, w2, w3 unsafe.Pointer, xq *byte, xd *float32, n int, out *[8]float32)
+TEXT ·q8q8x4x1(SB), NOSPLIT, $16-64
+	MOVQ      w0+0(FP), R8
+	MOVQ      w1+8(FP), R9
+	MOVQ      w2+16(FP), R10
+	MOVQ      w3+24(FP), R11
+	MOVQ      xq+32(FP), SI
+	MOVQ      xd+40(FP), DX
+	MOVQ      n+48(FP), CX
+	MOVQ      out+56(FP), DI
+	ZERO8
+	VPCMPEQW  Y13, Y13, Y13
+	VPSRLW    $15, Y13, Y13
+
+q8q8loop:
+	VMOVDQU (SI), Y15
+	VMOVSS  (DX), X14
+	Q8Q8ROW(R8, Y0, 0(SP))
+	Q8Q8ROW(R9, Y1, 4(SP))
+	Q8Q8ROW(R10, Y2, 8(SP))
+	Q8Q8ROW(R11, Y3, 12(SP))
+	ADDQ    $34, R8
+	ADDQ    $34, R9
+	ADDQ    $34, R10
+	ADDQ    $34, R11
+	ADDQ    $32, SI
+	ADDQ    $4, DX
+	DECQ    CX
+	JNZ     q8q8loop
+
+	HSUM4(Y0, Y1, Y2, Y3, X0, X1, X2, X3, X8, (DI))
+	VZEROUPPER
+	RET
