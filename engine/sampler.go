@@ -80,7 +80,7 @@ func (s *Sampler) Sample(logits []float32) int {
 	inv := 1 / s.cfg.Temperature
 	var sum float64
 	for _, id := range cand {
-		p := float32(math.Exp(float64((logits[id] - maxv) * inv)))
+		p := expNeg((logits[id] - maxv) * inv)
 		probs[id] = p
 		sum += float64(p)
 	}
@@ -201,4 +201,23 @@ func (b byProb) Less(i, j int) bool {
 		return pa > pc
 	}
 	return a < c
+}
+
+// expNeg is e^x for x <= 0 in float32 precision (relative error about
+// 2e-7), several times faster than math.Exp: softmax over a 32k vocabulary
+// calls it once per id and token. It reduces x = k ln2 + r with |r| <=
+// ln2/2 and evaluates e^r by its degree-6 Taylor polynomial.
+func expNeg(x float32) float32 {
+	if x < -87 {
+		return 0
+	}
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693145751953125
+		ln2lo = 1.42860682030941723212e-6
+	)
+	k := float32(math.Floor(float64(x*log2e + 0.5)))
+	r := (x - k*ln2hi) - k*ln2lo
+	p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720))))))
+	return p * math.Float32frombits(uint32(int32(k)+127)<<23)
 }

@@ -203,3 +203,21 @@ func BenchmarkSample(b *testing.B) {
 		})
 	}
 }
+
+func TestExpNeg(t *testing.T) {
+	for x := float32(-90); x <= 0; x += 0.001 {
+		got, want := float64(expNeg(x)), math.Exp(float64(x))
+		if x < -87 {
+			if got != 0 {
+				t.Fatalf("expNeg(%v) = %v, want 0 below -87", x, got)
+			}
+			continue
+		}
+		if rel := math.Abs(got-want) / want; rel > 5e-7 {
+			t.Fatalf("expNeg(%v) = %v, want %v (relative error %.2g)", x, got, want, rel)
+		}
+	}
+	if got := expNeg(0); got != 1 {
+		t.Errorf("expNeg(0) = %v, want 1", got)
+	}
+}
