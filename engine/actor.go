@@ -173,7 +173,7 @@ func (a *actor) reap() {
 		case r.cancelled.Load():
 			a.snap.Cancellations++
 			a.finish(r, FinishCancelled, nil)
-		case r.hasPending:
+		case r.hasPending && !r.blocked.IsZero():
 			if now.IsZero() {
 				now = a.now()
 			}
@@ -372,8 +372,10 @@ func (a *actor) forward(t0 time.Time) time.Time {
 
 // deliver hands pending tokens to their channels without blocking: a full
 // channel leaves the token pending (the request is skipped by decode steps
-// until it drains). It ends requests that reached a stop token or their
-// length, and reports whether any token was delivered.
+// until it drains). A request whose token is its last (a stop token, or its
+// length reached) is finished at once, freeing its slot and budget even if
+// that token still waits for room. It reports whether any token was
+// delivered.
 func (a *actor) deliver() bool {
 	t0 := time.Time{}
 	delivered := false
@@ -393,6 +395,10 @@ func (a *actor) deliver() bool {
 				r.blocked = now
 				a.snap.BlockedEvents++
 			}
+			if reason, ok := r.final(); ok && !r.done {
+				a.snap.Completed++
+				a.finish(r, reason, nil)
+			}
 			continue
 		}
 		delivered = true
@@ -401,15 +407,13 @@ func (a *actor) deliver() bool {
 		}
 		r.hasPending = false
 		r.blocked = time.Time{}
-		switch {
-		case r.done:
+		if r.done {
 			a.end(r, r.stream.res.Finish, nil)
-		case slices.Contains(r.stopIDs, r.pending.ID):
+			continue
+		}
+		if reason, ok := r.final(); ok {
 			a.snap.Completed++
-			a.finish(r, FinishStop, nil)
-		case r.generated >= r.maxGen:
-			a.snap.Completed++
-			a.finish(r, FinishLength, nil)
+			a.finish(r, reason, nil)
 		}
 	}
 	if !t0.IsZero() {
@@ -419,9 +423,21 @@ func (a *actor) deliver() bool {
 	return delivered
 }
 
+// final reports whether the pending (latest) token ends the request, and
+// why.
+func (r *request) final() (FinishReason, bool) {
+	switch {
+	case slices.Contains(r.stopIDs, r.last):
+		return FinishStop, true
+	case r.generated >= r.maxGen:
+		return FinishLength, true
+	}
+	return "", false
+}
+
 // finish ends r for reason: its slot, KV memory and budget are freed at
-// once. If a token still waits for room in the channel (only possible for
-// FinishStop and FinishLength, decided before delivery), r stays to drain;
+// once. If its last token still waits for room in the channel (FinishStop
+// and FinishLength only), r stays in active to drain, skipped by compute;
 // otherwise its stream closes.
 func (a *actor) finish(r *request, reason FinishReason, err error) {
 	if r.slot >= 0 {

@@ -378,3 +378,29 @@ func TestBackendPanic(t *testing.T) {
 		}
 	})
 }
+
+// TestLastTokenPendingFreesSlot: a request whose last token waits for room
+// in its channel no longer holds its slot, so a queued request runs while
+// the slow consumer has not read; the slow consumer still gets every token.
+func TestLastTokenPendingFreesSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := enginetest.NewBackend(1, 64, 64)
+		b.StepDelay = time.Millisecond
+		e := start(t, b, engine.Config{DeliveryBuffer: 1, EvictGrace: time.Hour})
+		slow := submit(t, e, t.Context(), engine.Request{Prompt: []int{1}, MaxTokens: 2})
+		next := submit(t, e, t.Context(), engine.Request{Prompt: []int{2}, MaxTokens: 5})
+		if toks, res := drain(next); len(toks) != 5 || res.Finish != engine.FinishLength {
+			t.Fatalf("queued request: %d tokens, finish %q", len(toks), res.Finish)
+		}
+		if s := e.Snapshot(); s.Draining != 1 || s.Active != 0 {
+			t.Errorf("snapshot: %d draining, %d active; want 1, 0", s.Draining, s.Active)
+		}
+		toks, res := drain(slow)
+		if d := cmp.Diff(enginetest.Greedy([]int{1}, 2, 64), ids(toks)); d != "" {
+			t.Errorf("slow consumer ids (-want +got):\n%s", d)
+		}
+		if res.Finish != engine.FinishLength {
+			t.Errorf("slow consumer finish %q", res.Finish)
+		}
+	})
+}
