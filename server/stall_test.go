@@ -1,0 +1,206 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// stallHold is the pause each stall test injects: above the fixed 250 ms
+// Prometheus stall threshold and the adaptive one (max(250, 5 x p50) with
+// a p50 of a few milliseconds on kiln-tiny), so the gap is a stall
+// everywhere. It is the cause under test, not a wait for something to
+// happen.
+const stallHold = 320 * time.Millisecond
+
+// streamAsync posts a streaming request and returns a channel that yields
+// its whole body, plus a channel closed once the first token's chunk has
+// arrived.
+func (h *harness) streamAsync(body map[string]any) (first <-chan struct{}, result <-chan []byte) {
+	h.t.Helper()
+	b, _ := json.Marshal(body)
+	firstC := make(chan struct{})
+	resC := make(chan []byte, 1)
+	go func() {
+		var once sync.Once
+		signal := func() { once.Do(func() { close(firstC) }) }
+		defer signal()
+		resp, err := h.ts.Client().Post(h.ts.URL+chatPath, "application/json", bytes.NewReader(b))
+		if err != nil {
+			h.t.Errorf("stream: %v", err)
+			resC <- nil
+			return
+		}
+		defer resp.Body.Close()
+		var all bytes.Buffer
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			all.Write(buf[:n])
+			if bytes.Contains(all.Bytes(), []byte(`"content"`)) {
+				signal()
+			}
+			if err != nil {
+				break
+			}
+		}
+		resC <- all.Bytes()
+	}()
+	return firstC, resC
+}
+
+// stallEvidence gathers, for one reason, the stalls every surface saw.
+type stallEvidence struct {
+	sse, summary, window, metric int
+}
+
+func (h *harness) stallEvidence(t *testing.T, body []byte, reason string) stallEvidence {
+	t.Helper()
+	p := parseStream(t, body)
+	var ev stallEvidence
+	prev := 0.0
+	for i, e := range p.events {
+		ready := num(t, e["ready_ms"])
+		if i > 0 && ready-prev >= 250 && e["blocking_phase"] == reason {
+			ev.sse++
+			if bp := num(t, e["blocking_phase_ms"]); bp < 250/2 {
+				t.Errorf("event %d: blocking_phase_ms %v is too small to explain a stall", i, bp)
+			}
+		}
+		prev = ready
+	}
+	lat := perfOf(t, p.terminal)["latency"].(map[string]any)
+	ev.summary = int(num(t, lat["stall_reasons"].(map[string]any)[reason]))
+	var stats struct {
+		StallReasons map[string]int `json:"stall_reasons"`
+	}
+	h.getJSON("/v1/stats/decode", &stats)
+	ev.window = stats.StallReasons[reason]
+	ev.metric = int(h.metricValue(t, "kiln_token_stalls_total", map[string]string{"reason": reason}))
+	return ev
+}
+
+// metricValue scrapes /metrics and returns the value of the counter or
+// gauge sample of family with exactly the given labels (0 when absent).
+func (h *harness) metricValue(t *testing.T, family string, labels map[string]string) float64 {
+	t.Helper()
+	body := h.getJSON("/metrics", nil)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	mf, ok := fams[family]
+	if !ok {
+		return 0
+	}
+	for _, m := range mf.GetMetric() {
+		match := 0
+		for _, lp := range m.GetLabel() {
+			if v, ok := labels[lp.GetName()]; ok && v == lp.GetValue() {
+				match++
+			}
+		}
+		if match == len(labels) {
+			switch {
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// TestStallGPULockWait: an ownership holder (maintenance) pauses a decoding
+// request; the gap is attributed to gpu_lock_wait identically in the SSE
+// event, the summary, /v1/stats/decode and kiln_token_stalls_total.
+func TestStallGPULockWait(t *testing.T) {
+	h := newHarness(t)
+	own := h.eng.Ownership()
+	entered := make(chan struct{})
+	gate := make(chan struct{})
+	var once sync.Once
+	h.backend.setBefore(func(rows []llamaRow) {
+		// The first decode step (one row past the prompt): hold the actor
+		// inside it, device ownership held shared, until the test has
+		// queued its exclusive Lock behind it.
+		if len(rows) == 1 && rows[0].Logits && rows[0].Pos > 0 {
+			once.Do(func() {
+				close(entered)
+				<-gate
+			})
+		}
+	})
+	_, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 12}))
+	<-entered
+	locked := make(chan error, 1)
+	go func() { locked <- own.Lock(context.Background()) }()
+	for {
+		if _, exclusive := own.Waiting(); exclusive > 0 {
+			break
+		}
+		select {
+		case err := <-locked:
+			t.Fatalf("Lock returned while the actor held ownership: %v", err)
+		default:
+		}
+		time.Sleep(100 * time.Microsecond) // polling the lock's state
+	}
+	close(gate)
+	if err := <-locked; err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(stallHold) // the maintenance operation: the stall's cause
+	own.Unlock()
+	body := <-result
+
+	ev := h.stallEvidence(t, body, "gpu_lock_wait")
+	if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric {
+		t.Errorf("gpu_lock_wait stalls: sse %d summary %d window %d metric %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric)
+	}
+}
+
+// TestStallActorPrefill: a long prompt admitted while another request
+// decodes, prefilled in one chunk that takes long, stalls the decoding
+// request; the gap is attributed to actor_prefill everywhere.
+func TestStallActorPrefill(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *Config) { c.Engine.PrefillChunk = 2048 }))
+	const longRows = 300
+	h.backend.setBefore(func(rows []llamaRow) {
+		if len(rows) >= longRows {
+			time.Sleep(stallHold) // a slow prefill chunk: the stall's cause
+		}
+	})
+	first, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 40}))
+	<-first
+	long := strings.Repeat("the quick brown fox jumps over a lazy dog ", 60)
+	status, _, b := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{
+		"max_tokens": 1, "messages": []map[string]any{{"role": "user", "content": long}},
+	}), nil)
+	if status != http.StatusOK {
+		t.Fatalf("long prompt: %d %s", status, b)
+	}
+	var r struct {
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		}
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.Usage.PromptTokens < longRows {
+		t.Fatalf("long prompt has %d tokens (%v), want >= %d", r.Usage.PromptTokens, err, longRows)
+	}
+	body := <-result
+	ev := h.stallEvidence(t, body, "actor_prefill")
+	if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric {
+		t.Errorf("actor_prefill stalls: sse %d summary %d window %d metric %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric)
+	}
+}
