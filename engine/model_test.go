@@ -21,17 +21,26 @@ type goldenFile struct {
 	} `json:"cases"`
 }
 
-// runConcurrent submits every prompt at once to an engine over state and
+// runConcurrent submits the requests to an engine over state, either all
+// at once or (stagger) each once the previous one has its first token, so
+// they are admitted at different cycles and join running decodes; it
 // returns the ids of each, checking the timing invariants on the way.
-func runConcurrent(t *testing.T, state engine.Backend, cfg engine.Config, reqs []engine.Request) [][]int {
+func runConcurrent(t *testing.T, state engine.Backend, cfg engine.Config, reqs []engine.Request, stagger bool) [][]int {
 	t.Helper()
 	e := start(t, state, cfg)
 	got := make([][]int, len(reqs))
 	var wg sync.WaitGroup
 	for i, r := range reqs {
 		s := submit(t, e, t.Context(), r)
+		first := make(chan engine.Token, 1)
+		if stagger {
+			first <- <-s.Tokens()
+		}
 		wg.Go(func() {
 			toks, res := drain(s)
+			if stagger {
+				toks = append([]engine.Token{<-first}, toks...)
+			}
 			if res.Finish != engine.FinishLength {
 				t.Errorf("request %d: finish %q err %v", i, res.Finish, res.Err)
 			}
@@ -70,7 +79,7 @@ func TestGoldenStories260K(t *testing.T) {
 	}
 	for _, chunk := range []int{3, 128} {
 		t.Run(fmt.Sprintf("chunk%d", chunk), func(t *testing.T) {
-			got := runConcurrent(t, m.NewState(len(reqs), pool), engine.Config{PrefillChunk: chunk}, reqs)
+			got := runConcurrent(t, m.NewState(len(reqs), pool), engine.Config{PrefillChunk: chunk}, reqs, chunk == 3)
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("generated ids (-want +got):\n%s", d)
 			}
@@ -92,15 +101,17 @@ func TestBatchingInvisibleModel(t *testing.T) {
 		want := make([][]int, len(ps))
 		for i, p := range ps {
 			reqs[i] = engine.Request{Prompt: p, MaxTokens: maxTokens, Sampling: sampling}
-			want[i] = runConcurrent(t, m.NewState(1, pool), engine.Config{}, reqs[i:i+1])[0]
+			want[i] = runConcurrent(t, m.NewState(1, pool), engine.Config{}, reqs[i:i+1], false)[0]
 		}
 		for n := 1; n <= 8; n++ {
-			t.Run(fmt.Sprintf("temp%v/n%d", sampling.Temperature, n), func(t *testing.T) {
-				got := runConcurrent(t, m.NewState(8, pool), engine.Config{PrefillChunk: 4}, reqs[:n])
-				if d := cmp.Diff(want[:n], got); d != "" {
-					t.Errorf("batched outputs differ from alone (-want +got):\n%s", d)
-				}
-			})
+			for _, stagger := range []bool{false, true} {
+				t.Run(fmt.Sprintf("temp%v/n%d/stagger=%v", sampling.Temperature, n, stagger), func(t *testing.T) {
+					got := runConcurrent(t, m.NewState(8, pool), engine.Config{PrefillChunk: 4}, reqs[:n], stagger)
+					if d := cmp.Diff(want[:n], got); d != "" {
+						t.Errorf("batched outputs differ from alone (-want +got):\n%s", d)
+					}
+				})
+			}
 		}
 	}
 }
