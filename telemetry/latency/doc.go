@@ -1,6 +1,35 @@
-// Package latency is the derivation core of SPEC.md sections 4 to 7: the
-// per-request tracker with its bounded gap ring, gap classification into
-// the closed stall reasons, the request summary with its null rules, and
-// the rolling decode window. It is pure (no OpenTelemetry, no I/O) and
-// allocation free per token in steady state.
+// Package latency is the derivation core of SPEC.md sections 3 to 7: gap
+// classification into the closed stall reasons (Classify), the per-request
+// Tracker with its bounded 8192-gap ring, running phase totals and the
+// per-token kiln.token_timing event, the request Summary with its null
+// rules, and the rolling 60 s decode Window. It is pure: no OpenTelemetry,
+// no I/O, no clock reads (every instant is passed in), so the server's
+// span processor and the collector connector run the same code.
+//
+// Decisions the contract leaves to us, kept literal and simple:
+//
+//   - "unexplained" is not a candidate of the classification, only the
+//     fallback when the chosen candidate is shorter than min(250 ms,
+//     gap/2); the token event keeps the chosen candidate's duration.
+//     An unobserved backend slot is not a candidate (null is not zero).
+//   - Instants are clamped so the event invariants always hold: ready
+//     never decreases within a request, and each later instant is at
+//     least the previous one (a difference saturates at 0).
+//   - Phase totals: the actor phases and observed backend slots are the
+//     sums of each token's GapPhases (the first token's interval included:
+//     that is where actor_queue, admission and the prefill appear).
+//     response_delivery, handler_queue and client_delivery totals are the
+//     sums of each token's own hops (delivered-ready, received-delivered,
+//     enqueued-received); GapPhases.ResponseDelivery (the actor delivering
+//     during the gap, which includes this request's previous hop) is a
+//     classification candidate only, so the hop is not counted twice.
+//     client_delivery is null unless a token was streamed (BodyEnqueued
+//     set); unexplained is the sum of the per-gap residuals, observed once
+//     there is a gap; server-measured phases come from AddPhase.
+//
+// Concurrency: a Tracker belongs to one request's goroutine and is not
+// safe for concurrent use; Reset makes it reusable from a pool. A Window
+// is shared: Add and Stats take its mutex for O(1) and O(n) copy work
+// respectively; the sort runs outside the lock. Nothing here starts a
+// goroutine.
 package latency

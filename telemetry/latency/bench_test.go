@@ -1,0 +1,94 @@
+package latency
+
+import (
+	"testing"
+	"time"
+)
+
+// benchTimings is a cyclic stream of realistic token timings: 20 ms gaps
+// with a 300 ms prefill stall every 64th token.
+func benchTimings(n int) []TokenTiming {
+	tts := make([]TokenTiming, n)
+	ready := time.Duration(0)
+	for i := range tts {
+		p := GapPhases{Decode: 18 * msD, CycleIdle: msD}
+		p.Observe(SlotSampling, 200*time.Microsecond)
+		gap := 20 * msD
+		if i%64 == 63 {
+			p.Prefill = 300 * msD
+			gap = 320 * msD
+		}
+		ready += gap
+		tts[i] = TokenTiming{Index: i, ID: i, Ready: at(ready), ProducerDelivered: at(ready + 50*time.Microsecond),
+			HandlerReceived: at(ready + 80*time.Microsecond), BodyEnqueued: at(ready + 120*time.Microsecond), Phases: p}
+	}
+	return tts
+}
+
+// BenchmarkObserve is the per-token derivation in steady state (the ring
+// is full and wraps).
+func BenchmarkObserve(b *testing.B) {
+	tts := benchTimings(1 << 8)
+	tr := NewTracker(t0)
+	for range MaxRetainedGaps / len(tts) {
+		for _, tt := range tts { // ready goes back each lap: clamped, still a full ring
+			tr.Observe(tt)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		tr.Observe(tts[i&(len(tts)-1)])
+		i++
+	}
+}
+
+// BenchmarkObserveWindowAdd is the whole latency-core cost of one token:
+// Observe, the window add, and the event's JSON into a reused buffer.
+func BenchmarkObserveWindowAdd(b *testing.B) {
+	tts := benchTimings(1 << 8)
+	tr := NewTracker(t0)
+	w := NewWindow(0)
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		tt := tts[i&(len(tts)-1)]
+		e := tr.Observe(tt)
+		if e.HasBlocking {
+			w.Add(tt.Ready, e.Gap.Gap, e.Gap.Reason)
+		}
+		buf = e.AppendJSON(buf[:0])
+		i++
+		if i&(len(tts)-1) == 0 {
+			tr.Reset(t0)
+		}
+	}
+}
+
+// BenchmarkSummary builds the summary of a full 8192-gap ring (done once
+// per request, not per token).
+func BenchmarkSummary(b *testing.B) {
+	tr := NewTracker(t0)
+	for _, tt := range benchTimings(MaxRetainedGaps + 1) {
+		tr.Observe(tt)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = tr.Summary()
+	}
+}
+
+// BenchmarkWindowStats is one /v1/stats/decode read over a full window.
+func BenchmarkWindowStats(b *testing.B) {
+	w := NewWindow(0)
+	for i := range DefaultWindowCapacity {
+		w.Add(at(time.Duration(i)*time.Microsecond), 20*msD, ReasonActorDecode)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = w.Stats(at(time.Second))
+	}
+}

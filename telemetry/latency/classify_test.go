@@ -1,0 +1,154 @@
+package latency
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const msD = time.Millisecond
+
+func slots(kv ...any) GapPhases {
+	var p GapPhases
+	for i := 0; i < len(kv); i += 2 {
+		p.Observe(kv[i].(Slot), kv[i+1].(time.Duration))
+	}
+	return p
+}
+
+func TestClassify(t *testing.T) {
+	withSlots := func(p GapPhases, q GapPhases) GapPhases { p.Slots, p.Observed = q.Slots, q.Observed; return p }
+	tests := []struct {
+		name   string
+		gap    time.Duration
+		phases GapPhases
+		want   Attribution
+	}{
+		{
+			name:   "largest actor phase wins; unexplained is the uncovered rest",
+			gap:    1000 * msD,
+			phases: GapPhases{Prefill: 600 * msD, Decode: 300 * msD},
+			want:   Attribution{Gap: 1000 * msD, Reason: ReasonActorPrefill, Chosen: ReasonActorPrefill, Candidate: 600 * msD, Unexplained: 100 * msD},
+		},
+		{
+			name:   "actor_decode candidate is decode minus the largest slot, so the slot wins",
+			gap:    400 * msD,
+			phases: withSlots(GapPhases{Decode: 380 * msD}, slots(SlotSampling, 300*msD)),
+			// candidates: actor_decode 80, sampling 300; covered = max(380, 0, 300)
+			want: Attribution{Gap: 400 * msD, Reason: ReasonSampling, Chosen: ReasonSampling, Candidate: 300 * msD, Unexplained: 20 * msD},
+		},
+		{
+			name:   "actor_decode residual wins over a small slot",
+			gap:    600 * msD,
+			phases: withSlots(GapPhases{Decode: 500 * msD}, slots(SlotReadback, 100*msD)),
+			want:   Attribution{Gap: 600 * msD, Reason: ReasonActorDecode, Chosen: ReasonActorDecode, Candidate: 400 * msD, Unexplained: 100 * msD},
+		},
+		{
+			name:   "tie goes to the later reason (prefill vs decode)",
+			gap:    600 * msD,
+			phases: GapPhases{Prefill: 300 * msD, Decode: 300 * msD},
+			want:   Attribution{Gap: 600 * msD, Reason: ReasonActorDecode, Chosen: ReasonActorDecode, Candidate: 300 * msD},
+		},
+		{
+			name:   "tie goes to the later reason (decode residual vs slot)",
+			gap:    600 * msD,
+			phases: withSlots(GapPhases{Decode: 600 * msD}, slots(SlotReadback, 300*msD)),
+			want:   Attribution{Gap: 600 * msD, Reason: ReasonReadback, Chosen: ReasonReadback, Candidate: 300 * msD},
+		},
+		{
+			name:   "tie between two slots goes to the later slot",
+			gap:    1000 * msD,
+			phases: withSlots(GapPhases{Decode: 1000 * msD}, slots(SlotGPULockWait, 500*msD, SlotTraining, 500*msD)),
+			// actor_decode 500 ties too; training is last
+			want: Attribution{Gap: 1000 * msD, Reason: ReasonTraining, Chosen: ReasonTraining, Candidate: 500 * msD},
+		},
+		{
+			name:   "long gap: a candidate under 250 ms falls back to unexplained, keeping its duration",
+			gap:    2000 * msD,
+			phases: GapPhases{Prefill: 240 * msD},
+			want:   Attribution{Gap: 2000 * msD, Reason: ReasonUnexplained, Chosen: ReasonActorPrefill, Candidate: 240 * msD, Unexplained: 1760 * msD},
+		},
+		{
+			name:   "long gap: exactly 250 ms explains it",
+			gap:    2000 * msD,
+			phases: GapPhases{Prefill: 250 * msD},
+			want:   Attribution{Gap: 2000 * msD, Reason: ReasonActorPrefill, Chosen: ReasonActorPrefill, Candidate: 250 * msD, Unexplained: 1750 * msD},
+		},
+		{
+			name:   "short gap: under half the gap is unexplained",
+			gap:    100 * msD,
+			phases: GapPhases{Decode: 49 * msD},
+			want:   Attribution{Gap: 100 * msD, Reason: ReasonUnexplained, Chosen: ReasonActorDecode, Candidate: 49 * msD, Unexplained: 51 * msD},
+		},
+		{
+			name:   "short gap: exactly half the gap explains it",
+			gap:    100 * msD,
+			phases: GapPhases{Decode: 50 * msD},
+			want:   Attribution{Gap: 100 * msD, Reason: ReasonActorDecode, Chosen: ReasonActorDecode, Candidate: 50 * msD, Unexplained: 50 * msD},
+		},
+		{
+			name:   "an unobserved slot is no candidate and covers nothing",
+			gap:    1000 * msD,
+			phases: GapPhases{Decode: 600 * msD, Slots: [NumSlots]time.Duration{SlotTraining: 900 * msD}},
+			want:   Attribution{Gap: 1000 * msD, Reason: ReasonActorDecode, Chosen: ReasonActorDecode, Candidate: 600 * msD, Unexplained: 400 * msD},
+		},
+		{
+			name:   "response delivery is a candidate and covers alone, not summed with actor phases",
+			gap:    500 * msD,
+			phases: GapPhases{ResponseDelivery: 400 * msD, Decode: 100 * msD},
+			want:   Attribution{Gap: 500 * msD, Reason: ReasonResponseDelivery, Chosen: ReasonResponseDelivery, Candidate: 400 * msD, Unexplained: 100 * msD},
+		},
+		{
+			name:   "actor phases are summed for coverage",
+			gap:    1000 * msD,
+			phases: GapPhases{ActorQueue: 100 * msD, Admission: 100 * msD, Prefill: 300 * msD, Decode: 200 * msD, CycleIdle: 100 * msD},
+			want:   Attribution{Gap: 1000 * msD, Reason: ReasonActorPrefill, Chosen: ReasonActorPrefill, Candidate: 300 * msD, Unexplained: 200 * msD},
+		},
+		{
+			name:   "coverage beyond the gap leaves no negative residual",
+			gap:    100 * msD,
+			phases: GapPhases{Decode: 300 * msD},
+			want:   Attribution{Gap: 100 * msD, Reason: ReasonActorDecode, Chosen: ReasonActorDecode, Candidate: 300 * msD},
+		},
+		{
+			name:   "negative inputs count as zero",
+			gap:    -5 * msD,
+			phases: GapPhases{Prefill: -7 * msD},
+			// everything is 0: the last actor candidate wins the tie, and 0 >= min(250, 0)
+			want: Attribution{Reason: ReasonResponseDelivery, Chosen: ReasonResponseDelivery},
+		},
+		{
+			name: "nothing measured on a real gap is unexplained",
+			gap:  300 * msD,
+			want: Attribution{Gap: 300 * msD, Reason: ReasonUnexplained, Chosen: ReasonResponseDelivery, Unexplained: 300 * msD},
+		},
+		{
+			name:   "cycle idle",
+			gap:    800 * msD,
+			phases: GapPhases{CycleIdle: 700 * msD, Decode: 20 * msD},
+			want:   Attribution{Gap: 800 * msD, Reason: ReasonActorCycleIdle, Chosen: ReasonActorCycleIdle, Candidate: 700 * msD, Unexplained: 80 * msD},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Classify(tc.gap, &tc.phases)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Classify(%v) mismatch (-want +got):\n%s", tc.gap, diff)
+			}
+		})
+	}
+}
+
+func TestClassifyNeverPicksHandlerOrClientDelivery(t *testing.T) {
+	// Every slot observed with the same duration as every actor phase:
+	// the tie goes to training, and the two post-ready reasons never win.
+	p := GapPhases{ActorQueue: msD, Admission: msD, Prefill: msD, Decode: 2 * msD, CycleIdle: msD, ResponseDelivery: msD}
+	for s := range NumSlots {
+		p.Observe(s, msD)
+	}
+	got := Classify(2*msD, &p)
+	if got.Reason == ReasonHandlerQueue || got.Reason == ReasonClientDelivery || got.Reason != ReasonTraining {
+		t.Errorf("Classify chose %v, want training", got.Reason)
+	}
+}
