@@ -84,6 +84,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// KVBytesPerPos is the KV cache memory one position of one slot takes:
+// keys and values of every layer, float32.
+func (c Config) KVBytesPerPos() int64 { return 2 * 4 * int64(c.Layers) * int64(c.KVDim()) }
+
 // Params is the number of weights of a model of this shape with a separate
 // (untied) classifier when untied is true.
 func (c Config) Params(untied bool) int64 {

@@ -203,7 +203,7 @@ func TestOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer b.Close()
+		defer func() { _ = b.Close() }()
 		toks := []int{1, 5, 9, 13}
 		if diff := cmp.Diff(sequenceLogits(a.Model, toks), sequenceLogits(b.Model, toks)); diff != "" {
 			t.Errorf("memory-mapped GGUF logits differ from the checkpoint's (-llama2.c +gguf):\n%s", diff)

@@ -32,7 +32,7 @@ type State struct {
 	k, v     []float32 // this step's keys and values, rows x KVDim
 	att      []float32 // attention output, rows x Dim
 	hb, hb2  []float32 // feed-forward, rows x HiddenDim
-	out      []float32 // classifier output, rows x Vocab (when > 1 row wants logits)
+	out      []float32 // classifier output, rows wanting logits x Vocab (when more than one)
 	scores   []float32 // attention scores, one SeqLen window per attention part
 	attParts int
 
@@ -94,7 +94,7 @@ func (s *State) Release(slot int) {
 func (s *State) KVBytes() int64 {
 	var n int64
 	for i := range s.slots {
-		n += int64(s.slots[i].capPos) * int64(s.m.Config.KVDim()) * 4 * 2 * int64(s.m.Config.Layers)
+		n += int64(s.slots[i].capPos) * s.m.Config.KVBytesPerPos()
 	}
 	return n
 }
@@ -114,9 +114,6 @@ func (s *State) grow(n int) {
 	s.att = make([]float32, n*c.Dim)
 	s.hb = make([]float32, n*c.HiddenDim)
 	s.hb2 = make([]float32, n*c.HiddenDim)
-	if n > 1 {
-		s.out = make([]float32, n*c.Vocab)
-	}
 }
 
 // reserve makes slot hold positions [0, npos).
@@ -224,6 +221,9 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 	if nl == 1 {
 		s.pool.MatMul(logits[0][:vocab], m.Output, xb[:dim], 1)
 		return
+	}
+	if len(s.out) < nl*vocab {
+		s.out = make([]float32, nl*vocab) // grown to the most rows that asked for logits at once
 	}
 	out := s.out[:nl*vocab]
 	s.pool.MatMul(out, m.Output, xb[:nl*dim], nl)
