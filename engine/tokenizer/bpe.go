@@ -10,13 +10,9 @@ type bpeMerge struct {
 }
 
 // before orders the queue: the lowest rank first, then the leftmost.
-//
-//nolint:unused // called through queue's type constraint, which the linter does not follow
 func (a bpeMerge) before(b bpeMerge) bool {
 	return a.rank < b.rank || (a.rank == b.rank && a.left < b.left)
 }
-
-type bpeQueue = queue[bpeMerge]
 
 func mergeKey(left, right int) uint64 { return uint64(uint32(left))<<32 | uint64(uint32(right)) }
 

@@ -97,3 +97,30 @@ func TestGGUFReferences(t *testing.T) {
 		})
 	}
 }
+
+func TestGGUFReferenceMetadata(t *testing.T) {
+	dir := sharedDir(t, "tokenizers/gguf")
+	type meta struct {
+		Vocab, BOS, EOS int
+		AddBOS          bool
+		Stop            []int
+		HasTemplate     bool
+	}
+	tests := []struct {
+		file string
+		want meta
+	}{
+		// Phi-3 ends turns with <|end|> (32007), a control token.
+		{"ggml-vocab-phi-3.gguf", meta{32064, 1, 32000, true, []int{32000, 32007}, true}},
+		{"ggml-vocab-gpt-2.gguf", meta{50257, 50256, 50256, false, []int{50256}, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			tok := openGGUFTokenizer(t, filepath.Join(dir, tt.file))
+			got := meta{tok.VocabSize(), tok.BOS(), tok.EOS(), tok.AddBOS(), tok.StopIDs(), tok.ChatTemplate() != ""}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

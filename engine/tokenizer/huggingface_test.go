@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,5 +53,29 @@ func TestQwen3Golden(t *testing.T) {
 				t.Errorf("Decode(golden ids of %q) = %q", c.Text, back)
 			}
 		})
+	}
+}
+
+func TestQwen3Specials(t *testing.T) {
+	tok := loadQwen3(t)
+	type meta struct {
+		BOS, EOS int
+		AddBOS   bool
+		Stop     []int
+		ImEnd    bool // <|im_end|> is special
+		Think    bool // <think> is not
+	}
+	want := meta{-1, 151643, false, []int{151643, 151645}, true, false}
+	got := meta{tok.BOS(), tok.EOS(), tok.AddBOS(), tok.StopIDs(), tok.IsSpecial(151645), tok.IsSpecial(151667)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+	// Plain Encode does not parse control tokens but does match <think>.
+	if ids := tok.Encode("<|im_end|><think>"); slices.Contains(ids, 151645) || !slices.Contains(ids, 151667) {
+		t.Errorf("Encode(<|im_end|><think>) = %v", ids)
+	}
+	d := tok.NewDecoder()
+	if s := d.Next(151645); s != "" {
+		t.Errorf("streamed <|im_end|> as %q, want no text", s)
 	}
 }

@@ -16,13 +16,9 @@ type spmBigram struct {
 }
 
 // before orders the queue: the highest score first, then the leftmost.
-//
-//nolint:unused // called through queue's type constraint, which the linter does not follow
 func (a spmBigram) before(b spmBigram) bool {
 	return a.score > b.score || (a.score == b.score && a.left < b.left)
 }
-
-type spmQueue = queue[spmBigram]
 
 // spmEncode segments escaped text ("▁" for spaces) as llama.cpp's
 // llm_tokenizer_spm does: start from UTF-8 characters and repeatedly merge
@@ -100,47 +96,4 @@ func utf8SeqLen(b byte) int {
 		return 4
 	}
 	return 1
-}
-
-// queue is a binary min-heap ordered by the elements' before method.
-type queue[T interface{ before(T) bool }] struct{ items []T }
-
-func (q *queue[T]) reset()   { q.items = q.items[:0] }
-func (q *queue[T]) len() int { return len(q.items) }
-
-func (q *queue[T]) push(x T) {
-	q.items = append(q.items, x)
-	i := len(q.items) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !q.items[i].before(q.items[p]) {
-			break
-		}
-		q.items[i], q.items[p] = q.items[p], q.items[i]
-		i = p
-	}
-}
-
-func (q *queue[T]) pop() T {
-	top := q.items[0]
-	last := len(q.items) - 1
-	q.items[0] = q.items[last]
-	q.items = q.items[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= last {
-			break
-		}
-		m := l
-		if r := l + 1; r < last && q.items[r].before(q.items[l]) {
-			m = r
-		}
-		if !q.items[m].before(q.items[i]) {
-			break
-		}
-		q.items[i], q.items[m] = q.items[m], q.items[i]
-		i = m
-	}
-	return top
 }
