@@ -151,3 +151,28 @@ func TestGenerateErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseIDs: whatever --prompt-ids holds, parsing either fails or gives
+// ids that print back to a string that parses to the same ids.
+func FuzzParseIDs(f *testing.F) {
+	for _, s := range []string{"1,2,3", " 1 , 2 ", "1,,2", ",", "-5", "x", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ids, err := parseIDs(s)
+		if err != nil {
+			return
+		}
+		if len(ids) == 0 {
+			t.Fatalf("parseIDs(%q) = no ids and no error", s)
+		}
+		parts := make([]string, len(ids))
+		for i, id := range ids {
+			parts[i] = fmt.Sprint(id)
+		}
+		again, err := parseIDs(strings.Join(parts, ","))
+		if err != nil || !cmp.Equal(ids, again) {
+			t.Fatalf("round trip of %q: %v, %v (first %v)", s, again, err, ids)
+		}
+	})
+}
