@@ -55,6 +55,8 @@ type actor struct {
 	slotBuf [][]float32 // a logits row per slot
 	sampled []*request  // requests that took a token this cycle
 	snap    Snapshot    // published at the end of every cycle
+
+	idleTimer *time.Timer // reused by idle
 }
 
 func (a *actor) init(e *Engine) {
@@ -123,11 +125,15 @@ func (a *actor) run() {
 // idle is the cooperative pause after a cycle that advanced work.
 func (a *actor) idle(d time.Duration) {
 	t0 := a.now()
-	t := time.NewTimer(d)
+	if a.idleTimer == nil {
+		a.idleTimer = time.NewTimer(d)
+	} else {
+		a.idleTimer.Reset(d)
+	}
 	select {
-	case <-t.C:
+	case <-a.idleTimer.C:
 	case <-a.e.stop:
-		t.Stop()
+		a.idleTimer.Stop()
 	}
 	a.c.idle += sub(a.now(), t0)
 }
