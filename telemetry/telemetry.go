@@ -2,54 +2,210 @@ package telemetry
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/exemplar"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
 // Telemetry owns the tracer and meter providers, the Kiln span processor
-// and its instruments, the rolling decode window and the logger.
+// with its instruments and rolling window, the Prometheus registry and the
+// logger. It starts no goroutine of its own; the OTLP batch processor (when
+// enabled) owns one, stopped by Shutdown.
 type Telemetry struct {
-	log zerolog.Logger
-	win *latency.Window
-	now func() time.Time
+	log    zerolog.Logger
+	now    func() time.Time
+	tp     *sdktrace.TracerProvider
+	tracer trace.Tracer
+	mp     *sdkmetric.MeterProvider
+	reg    *prometheus.Registry
+	proc   *Processor
+
+	shutdownOnce sync.Once
+	shutdownErr  error
 }
 
 // Option configures New.
 type Option func(*options)
 
-type options struct{}
+type options struct {
+	exporters  []sdktrace.SpanExporter
+	processors []sdktrace.SpanProcessor
+	now        func() time.Time
+	logOut     io.Writer
+	logConsole bool
+	windowCap  int
+}
 
-// New builds the providers and the Kiln span processor.
+// WithSpanExporter adds an exporter fed synchronously with the sampled
+// spans (tests: tracetest.NewInMemoryExporter).
+func WithSpanExporter(e sdktrace.SpanExporter) Option {
+	return func(o *options) { o.exporters = append(o.exporters, e) }
+}
+
+// WithSpanProcessor adds a span processor after the Kiln processor
+// (tests: tracetest.NewSpanRecorder sees recorded spans too).
+func WithSpanProcessor(p sdktrace.SpanProcessor) Option {
+	return func(o *options) { o.processors = append(o.processors, p) }
+}
+
+// WithClock sets the clock for request ends and the rolling window.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithLogOutput sends the logger's JSON (or console text) to w instead of
+// stderr.
+func WithLogOutput(w io.Writer, console bool) Option {
+	return func(o *options) { o.logOut, o.logConsole = w, console }
+}
+
+// WithWindowCapacity bounds the rolling window (latency.DefaultWindowCapacity
+// by default).
+func WithWindowCapacity(n int) Option { return func(o *options) { o.windowCap = n } }
+
+// New builds the providers, the Kiln span processor and the Prometheus
+// registry; with cfg.OTLPTracesEndpoint set, sampled spans are exported
+// over OTLP (HTTP or gRPC) by a batch processor.
 func New(cfg Config, opts ...Option) (*Telemetry, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Telemetry{win: latency.NewWindow(0), now: time.Now}, nil
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	t := &Telemetry{now: o.now, log: stderrLogger()}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	if o.logOut != nil {
+		t.log = NewLogger(o.logOut, o.logConsole)
+	}
+	name := cfg.ServiceName
+	if name == "" {
+		name = "kiln"
+	}
+	attrs := []attribute.KeyValue{attribute.String("service.name", name)}
+	if cfg.ServiceVersion != "" {
+		attrs = append(attrs, attribute.String("service.version", cfg.ServiceVersion))
+	}
+	res := resource.NewSchemaless(attrs...)
+
+	// Metrics: an own registry, no target_info, no scope labels.
+	t.reg = prometheus.NewRegistry()
+	exp, err := otelprom.New(otelprom.WithRegisterer(t.reg), otelprom.WithoutScopeInfo(), otelprom.WithoutTargetInfo())
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: prometheus exporter: %w", err)
+	}
+	buckets := sdkmetric.NewView(
+		sdkmetric.Instrument{Kind: sdkmetric.InstrumentKindHistogram, Scope: instrumentation.Scope{Name: ScopeName}},
+		sdkmetric.Stream{Aggregation: sdkmetric.AggregationExplicitBucketHistogram{Boundaries: Buckets()}},
+	)
+	t.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res),
+		sdkmetric.WithView(buckets), sdkmetric.WithExemplarFilter(exemplar.TraceBasedFilter))
+	t.proc, err = NewProcessor(t.mp.Meter(ScopeName), o.windowCap)
+	if err != nil {
+		return nil, errors.Join(err, t.mp.Shutdown(context.Background()))
+	}
+
+	// Traces: the Kiln processor first, then export.
+	topts := []sdktrace.TracerProviderOption{
+		sdktrace.WithResource(res),
+		sdktrace.WithSampler(recordAll{export: exportSampler(cfg)}),
+		sdktrace.WithSpanProcessor(t.proc),
+	}
+	for _, p := range o.processors {
+		topts = append(topts, sdktrace.WithSpanProcessor(p))
+	}
+	for _, e := range o.exporters {
+		topts = append(topts, sdktrace.WithSyncer(e))
+	}
+	if cfg.OTLPTracesEndpoint != "" {
+		e, err := otlpExporter(cfg)
+		if err != nil {
+			return nil, errors.Join(err, t.mp.Shutdown(context.Background()))
+		}
+		topts = append(topts, sdktrace.WithBatcher(e))
+	}
+	t.tp = sdktrace.NewTracerProvider(topts...)
+	t.tracer = t.tp.Tracer(ScopeName)
+	return t, nil
 }
 
-// MetricsHandler serves /metrics from Kiln's own registry.
-func (t *Telemetry) MetricsHandler() http.Handler { return http.NotFoundHandler() }
+// otlpExporter creates the OTLP trace exporter; it connects lazily, so
+// New does not block on the collector.
+func otlpExporter(cfg Config) (sdktrace.SpanExporter, error) {
+	ctx := context.Background()
+	var (
+		e   sdktrace.SpanExporter
+		err error
+	)
+	if cfg.OTLPProtocol == ProtocolGRPC {
+		e, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(cfg.OTLPTracesEndpoint))
+	} else {
+		e, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(cfg.OTLPTracesEndpoint))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: OTLP trace exporter %s: %w", cfg.OTLPTracesEndpoint, err)
+	}
+	return e, nil
+}
+
+// MetricsHandler serves /metrics from Kiln's own registry, in OpenMetrics
+// (with exemplars) when the scraper asks for it.
+func (t *Telemetry) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(t.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
+}
 
 // TracerProvider is the provider to pass to otelhttp.
-func (t *Telemetry) TracerProvider() trace.TracerProvider { return nil }
+func (t *Telemetry) TracerProvider() trace.TracerProvider { return t.tp }
+
+// Processor is the Kiln span processor.
+func (t *Telemetry) Processor() *Processor { return t.proc }
 
 // DecodeStats is the rolling decode window now (GET /v1/stats/decode).
-func (t *Telemetry) DecodeStats() latency.DecodeStats { return t.win.Stats(t.now()) }
+func (t *Telemetry) DecodeStats() latency.DecodeStats { return t.proc.window.Stats(t.now()) }
 
-// CountRejected counts a request refused before StartRequest.
-func (t *Telemetry) CountRejected() {}
+// CountRejected counts a request refused before StartRequest (429, 503,
+// a 4xx) as kiln_requests_total{status="rejected"}.
+func (t *Telemetry) CountRejected() { t.proc.CountRejected(context.Background()) }
 
-// SetEngineSource sets the function the engine families read at
-// collection time.
-func (t *Telemetry) SetEngineSource(f func() EngineStats) {}
+// SetEngineSource sets the function the kiln_batching_engine_* families
+// read at collection time; it must be safe to call from any goroutine.
+func (t *Telemetry) SetEngineSource(f func() EngineStats) { t.proc.SetEngineSource(f) }
 
 // Logger returns the process logger.
 func (t *Telemetry) Logger() zerolog.Logger { return t.log }
 
-// Shutdown flushes and stops the providers; idempotent.
-func (t *Telemetry) Shutdown(ctx context.Context) error { return nil }
+// Shutdown flushes and stops the providers. It is idempotent and honours
+// ctx.
+func (t *Telemetry) Shutdown(ctx context.Context) error {
+	t.shutdownOnce.Do(func() {
+		var errs []error
+		if err := t.tp.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("telemetry: tracer provider: %w", err))
+		}
+		if err := t.mp.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("telemetry: meter provider: %w", err))
+		}
+		t.shutdownErr = errors.Join(errs...)
+	})
+	return t.shutdownErr
+}
