@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -39,6 +40,7 @@ func BenchmarkEncode4KB(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(benchPrompt)))
+			runtime.GC() // settle the garbage of loading the vocabularies
 			cpu := processCPU()
 			for b.Loop() {
 				tok.EncodeSpecial(benchPrompt)
@@ -56,6 +58,7 @@ func BenchmarkEncodeLongWord(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(text)))
+			runtime.GC() // settle the garbage of loading the vocabularies
 			cpu := processCPU()
 			for b.Loop() {
 				tok.Encode(text)

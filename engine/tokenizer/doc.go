@@ -1,5 +1,26 @@
-// Package tokenizer turns text into token ids and back: a SentencePiece-style
-// vocabulary with byte fallback, byte-level BPE with merges and a
-// pre-tokenizer split (from GGUF or a Hugging Face tokenizer.json), special
-// tokens, and a streaming decoder that holds back incomplete UTF-8.
+// Package tokenizer turns text into token ids and back, for the tokenizers
+// that GGUF files and Hugging Face tokenizer.json files carry:
+//
+//   - SentencePiece-style vocabularies (GGUF tokenizer.ggml.model "llama":
+//     Llama 2, TinyLlama, Phi-3): spaces become "▁", a "▁" is prefixed,
+//     adjacent pieces merge by score, and what no piece covers falls back to
+//     <0xXX> byte tokens (spm.go).
+//   - Byte-level BPE (GGUF "gpt2", tokenizer.json BPE: GPT-2, Llama 3,
+//     Qwen2/3, SmolLM): a pre-tokenizer split (pretokenize.go, the models'
+//     regular expressions written out by hand because Go's regexp has no
+//     lookahead), then merges by rank over the byte alphabet (bpe.go,
+//     bytelevel.go).
+//   - English, the embedded vocabulary of real English words with byte
+//     fallback that the built-in default model uses (english.go).
+//
+// Segmentation reproduces llama.cpp's for GGUF vocabularies and Hugging
+// Face's for tokenizer.json (testdata and ../shared/tokenizers hold the
+// references). Control tokens (BOS, EOS, chat markers) are recognised in
+// text only by EncodeSpecial; user-defined tokens always are. Decode renders
+// every token; a streaming Decoder holds back incomplete UTF-8 and gives
+// control tokens no text.
+//
+// A Tokenizer is immutable once built and safe for concurrent use; Encode
+// borrows scratch buffers from a sync.Pool. A Decoder belongs to one
+// generation. The package starts no goroutines.
 package tokenizer

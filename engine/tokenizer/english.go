@@ -69,11 +69,21 @@ func buildEnglish() *Tokenizer {
 }
 
 // wordsEncode segments escaped text by longest match over the vocabulary;
-// a character no piece starts with becomes byte tokens.
+// a character no piece starts with becomes byte tokens. A piece is "▁" and
+// lowercase letters, "▁" and one character, or one character, which bounds
+// the lengths worth trying.
 func (t *Tokenizer) wordsEncode(out []int, text []byte) []int {
 	for i := 0; i < len(text); {
+		longest := 1
+		if rest := text[i:]; len(rest) >= len(spaceMarker) && string(rest[:len(spaceMarker)]) == spaceMarker {
+			k := len(spaceMarker)
+			for k < len(rest) && rest[k] >= 'a' && rest[k] <= 'z' {
+				k++
+			}
+			longest = max(k, len(spaceMarker)+1)
+		}
 		found := false
-		for n := min(t.maxPiece, len(text)-i); n > 0; n-- {
+		for n := min(t.maxPiece, longest, len(text)-i); n > 0; n-- {
 			if id, ok := t.ids[string(text[i:i+n])]; ok && t.encodable(id) {
 				out = append(out, id)
 				i += n

@@ -1,11 +1,16 @@
 package tokenizer
 
+import (
+	"strings"
+	"unicode/utf8"
+)
+
 // symbol is one piece of a word during merging: a span of the text (SPM) or
 // a token id (BPE), linked to its live neighbours.
 type symbol struct {
 	start, n   int // SPM: the span text[start:start+n]; n == 0 once merged away
 	prev, next int // neighbours, -1 at the ends
-	id         int // BPE: the token the symbol is now, -1 once merged away
+	id         int // the token the symbol is now; -1 once merged away (BPE) or when none (SPM)
 }
 
 // spmBigram is a candidate merge of two adjacent SPM symbols.
@@ -13,6 +18,7 @@ type spmBigram struct {
 	score       float32
 	left, right int
 	size        int
+	merged      int // the piece the two make
 }
 
 // before orders the queue: the highest score first, then the leftmost.
@@ -33,11 +39,31 @@ func (t *Tokenizer) spmEncode(out []int, text []byte, st *scratch) []int {
 	syms := st.syms[:0]
 	for off := 0; off < len(text); {
 		n := min(utf8SeqLen(text[off]), len(text)-off)
-		syms = append(syms, symbol{start: off, n: n, prev: len(syms) - 1, next: len(syms) + 1})
+		syms = append(syms, symbol{start: off, n: n, id: t.spmCharID(text[off : off+n])})
 		off += n
 	}
+	st.syms = syms
+	start := 0
+	for i := 1; i <= len(syms); i++ {
+		if i == len(syms) || (t.spmSplit && isSpaceMarker(text, syms[i]) && !isSpaceMarker(text, syms[i-1])) {
+			out = t.spmMerge(out, syms[start:i], text, &st.spmQ)
+			start = i
+		}
+	}
+	return out
+}
+
+func isSpaceMarker(text []byte, s symbol) bool {
+	return s.n == len(spaceMarker) && string(text[s.start:s.start+s.n]) == spaceMarker
+}
+
+// spmMerge runs the merge loop over one run of symbols and appends its
+// tokens.
+func (t *Tokenizer) spmMerge(out []int, syms []symbol, text []byte, q *spmQueue) []int {
+	for i := range syms {
+		syms[i].prev, syms[i].next = i-1, i+1
+	}
 	syms[len(syms)-1].next = -1
-	q := &st.spmQ
 	q.reset()
 	for i := 1; i < len(syms); i++ {
 		t.spmPush(q, syms, text, i-1, i)
@@ -49,6 +75,7 @@ func (t *Tokenizer) spmEncode(out []int, text []byte, st *scratch) []int {
 			continue // stale: one side has merged since
 		}
 		l.n += r.n
+		l.id = b.merged
 		r.n = 0
 		l.next = r.next
 		if r.next >= 0 {
@@ -58,14 +85,12 @@ func (t *Tokenizer) spmEncode(out []int, text []byte, st *scratch) []int {
 		t.spmPush(q, syms, text, b.left, l.next)
 	}
 	for i := 0; i != -1; i = syms[i].next {
-		piece := text[syms[i].start : syms[i].start+syms[i].n]
-		if id, ok := t.ids[string(piece)]; ok && t.encodable(id) {
-			out = append(out, id)
+		if syms[i].id >= 0 {
+			out = append(out, syms[i].id)
 			continue
 		}
-		out = t.appendBytes(out, piece)
+		out = t.appendBytes(out, text[syms[i].start:syms[i].start+syms[i].n])
 	}
-	st.syms = syms
 	return out
 }
 
@@ -73,13 +98,62 @@ func (t *Tokenizer) spmPush(q *spmQueue, syms []symbol, text []byte, left, right
 	if left < 0 || right < 0 {
 		return
 	}
-	start := syms[left].start
-	size := syms[left].n + syms[right].n
-	id, ok := t.ids[string(text[start:start+size])]
-	if !ok || !t.encodable(id) {
+	l, r := &syms[left], &syms[right]
+	var id int
+	var ok bool
+	if l.id >= 0 && r.id >= 0 {
+		id, ok = t.spmPairs[mergeKey(l.id, r.id)]
+	} else {
+		// A character outside the vocabulary may still start a piece.
+		id, ok = t.ids[string(text[l.start:l.start+l.n+r.n])]
+		ok = ok && t.encodable(id)
+	}
+	if !ok {
 		return
 	}
-	q.push(spmBigram{score: t.scores[id], left: left, right: right, size: size})
+	q.push(spmBigram{score: t.scores[id], left: left, right: right, size: l.n + r.n, merged: id})
+}
+
+// spmCharID is the piece of one initial character, -1 when it has none.
+func (t *Tokenizer) spmCharID(c []byte) int {
+	if len(c) == 1 && c[0] < utf8.RuneSelf {
+		return t.asciiID[c[0]]
+	}
+	if id, ok := t.ids[string(c)]; ok && t.encodable(id) {
+		return id
+	}
+	return -1
+}
+
+// buildSPMPairs indexes every way to write an encodable piece as two
+// encodable pieces split at a character boundary.
+func (t *Tokenizer) buildSPMPairs() {
+	for c := range t.asciiID {
+		t.asciiID[c] = -1
+		if id, ok := t.ids[string(rune(c))]; ok && t.encodable(id) {
+			t.asciiID[c] = id
+		}
+	}
+	t.spmPairs = make(map[uint64]int, 2*len(t.pieces))
+	t.spmSplit = true
+	for id, p := range t.pieces {
+		if !t.encodable(id) || t.ids[p] != id {
+			continue
+		}
+		if strings.Contains(strings.TrimLeft(p, spaceMarker), spaceMarker) {
+			t.spmSplit = false
+		}
+		for k := 1; k < len(p); k++ {
+			if !utf8.RuneStart(p[k]) {
+				continue
+			}
+			l, ok1 := t.ids[p[:k]]
+			r, ok2 := t.ids[p[k:]]
+			if ok1 && ok2 && t.encodable(l) && t.encodable(r) {
+				t.spmPairs[mergeKey(l, r)] = id
+			}
+		}
+	}
 }
 
 // utf8SeqLen is the length of the UTF-8 sequence a lead byte announces (1

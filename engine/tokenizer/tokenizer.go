@@ -49,8 +49,16 @@ type Tokenizer struct {
 	kind   kind
 	pieces []string
 	types  []TokenType
-	scores []float32      // SPM merge priority, higher first
-	ids    map[string]int // piece to id, for the pieces text may produce
+	scores []float32 // SPM merge priority, higher first
+	// spmPairs maps two adjacent SPM pieces (left<<32|right) to the piece
+	// their concatenation is, sparing a string lookup per candidate merge.
+	spmPairs map[uint64]int
+	asciiID  [utf8.RuneSelf]int // SPM: the piece of each ASCII character, -1 when none
+	// spmSplit is set when no piece holds "▁" after another character, so
+	// no merge can cross the start of a space run and the text can be
+	// merged run by run (exactly, and with small queues).
+	spmSplit bool
+	ids      map[string]int // piece to id, for the pieces text may produce
 
 	decoded []string // what each id contributes to Decode
 	stream  []string // what each id contributes to streaming output
@@ -134,6 +142,9 @@ func (t *Tokenizer) finish() {
 			t.stream[id] = d
 		}
 		t.streamWhole[id] = completePrefix([]byte(t.stream[id])) == len(t.stream[id])
+	}
+	if t.kind == kindSPM {
+		t.buildSPMPairs()
 	}
 	for id, p := range t.pieces {
 		switch t.types[id] {

@@ -94,6 +94,23 @@ func TestSPMScoreOrder(t *testing.T) {
 	}
 }
 
+// TestSPMInnerSpacePiece checks that a vocabulary with a piece holding "▁"
+// after another character disables merging run by run, so the piece still
+// forms across the space.
+func TestSPMInnerSpacePiece(t *testing.T) {
+	entries := []vocabEntry{{"a", -9, TypeNormal}, {"b", -9, TypeNormal}, {"▁", -9, TypeNormal}, {"a▁", -2, TypeNormal}, {"a▁b", -1, TypeNormal}}
+	tok := spmTokenizer(t, entries, false)
+	if tok.spmSplit {
+		t.Fatal("spmSplit set for a vocabulary with an inner ▁")
+	}
+	if diff := cmp.Diff([]string{"a▁b", "▁", "a▁b"}, pieces(tok, tok.Encode("a b a b"))); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+	if plain := spmTokenizer(t, entries[:3], false); !plain.spmSplit {
+		t.Error("spmSplit not set for a vocabulary without inner ▁")
+	}
+}
+
 var testMerges = [][2]string{
 	{"h", "e"}, {"l", "l"}, {"he", "ll"}, {"hell", "o"}, {"Ġ", "w"}, {"o", "r"}, {"Ġw", "or"}, {"Ġwor", "ld"}, {"l", "d"},
 }
