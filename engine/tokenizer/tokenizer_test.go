@@ -288,3 +288,37 @@ func TestSpecialIDs(t *testing.T) {
 		t.Error("out-of-range ids must be harmless")
 	}
 }
+
+// TestConcurrentEncode shares tokenizers between goroutines (run with
+// -race): results must equal the sequential ones.
+func TestConcurrentEncode(t *testing.T) {
+	toks := []*Tokenizer{English(), bpeTokenizer(t, "gpt-2", testMerges), spmTokenizer(t, []vocabEntry{{"▁a", -1, TypeNormal}}, true)}
+	texts := []string{"hello world", "a a a", "naïve café 😀", "The quick brown fox."}
+	want := make([][][]int, len(toks))
+	for i, tok := range toks {
+		for _, s := range texts {
+			want[i] = append(want[i], tok.Encode(s))
+		}
+	}
+	errs := make(chan string, 64)
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for n := range 50 {
+				i, j := (g+n)%len(toks), n%len(texts)
+				if got := toks[i].Encode(texts[j]); !cmp.Equal(want[i][j], got) {
+					errs <- cmp.Diff(want[i][j], got)
+					return
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Errorf("concurrent Encode differs (-want +got):\n%s", e)
+	}
+}
