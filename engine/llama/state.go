@@ -23,6 +23,7 @@ type State struct {
 	pool *kernels.Pool
 
 	slots []kvSlot
+	rope  *kernels.RopeTable // rotary angles of positions [0, SeqLen)
 
 	// Scratch, sized for cap rows and grown on demand; never shrunk.
 	cap      int
@@ -63,6 +64,8 @@ func (m *Model) NewState(slots int, pool *kernels.Pool) *State {
 		pool = kernels.NewPool(1)
 	}
 	s := &State{m: m, pool: pool, slots: make([]kvSlot, max(slots, 0))}
+	// Config.Validate guarantees an even head size, so the table builds.
+	s.rope, _ = kernels.NewRopeTable(m.Config.HeadDim(), m.Config.SeqLen, m.Config.RopeTheta)
 	s.attParts = max(pool.Workers(), 1)
 	s.scores = make([]float32, s.attParts*m.Config.SeqLen)
 	s.attnFn = s.attnPart
@@ -156,7 +159,7 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 	}
 	m := s.m
 	c := m.Config
-	dim, kvDim, hidden, hs := c.Dim, c.KVDim(), c.HiddenDim, c.HeadDim()
+	dim, kvDim, hidden := c.Dim, c.KVDim(), c.HiddenDim
 	s.grow(n)
 	nl := 0
 	for _, r := range rows {
@@ -186,9 +189,9 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		s.pool.MatMul(k, &L.WK, xb, n)
 		s.pool.MatMul(v, &L.WV, xb, n)
 		for i, r := range rows {
-			kernels.RoPE(q[i*dim:(i+1)*dim], hs, r.Pos, c.RopeTheta)
+			s.rope.Apply(q[i*dim:(i+1)*dim], r.Pos)
 			ki := k[i*kvDim : (i+1)*kvDim]
-			kernels.RoPE(ki, hs, r.Pos, c.RopeTheta)
+			s.rope.Apply(ki, r.Pos)
 			kv := &s.slots[r.Slot]
 			copy(kv.key[l][r.Pos*kvDim:(r.Pos+1)*kvDim], ki)
 			copy(kv.val[l][r.Pos*kvDim:(r.Pos+1)*kvDim], v[i*kvDim:(i+1)*kvDim])
