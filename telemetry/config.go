@@ -59,7 +59,7 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("%w: OTEL_TRACES_SAMPLER %q is not supported", ErrInvalidConfig, c.Sampler)
 	}
-	if c.SamplerArg < 0 || c.SamplerArg > 1 {
+	if !(c.SamplerArg >= 0 && c.SamplerArg <= 1) { // NaN too
 		return fmt.Errorf("%w: OTEL_TRACES_SAMPLER_ARG %v: want a ratio in [0, 1]", ErrInvalidConfig, c.SamplerArg)
 	}
 	return nil

@@ -1,7 +1,44 @@
 // Package telemetry turns the timing records of requests into
-// OpenTelemetry traces and metrics: the tracer and meter providers, the Kiln
-// span processor that derives latency metrics from 100% of requests, views
-// with fixed buckets, the Prometheus and OTLP exporters, the trace
-// contract names and the logger. The derivation rules live in the pure
-// subpackage latency.
+// OpenTelemetry traces and metrics, following DESIGN.md "The trace
+// contract". The derivation rules live in the pure subpackage latency;
+// this package wires them to OpenTelemetry.
+//
+// Data flow of one request:
+//
+//   - StartRequest starts the `chat {model}` span under the incoming
+//     context (the otelhttp server span). The tracer provider's sampler
+//     wraps OTEL_TRACES_SAMPLER so that a span it would drop is still
+//     recorded (RecordOnly): every request reaches the span processor,
+//     only sampled ones reach the exporters.
+//   - Request.Token runs the latency core (Tracker.Observe) and hands the
+//     token to the Kiln Processor at once (Processor.ObserveToken): token
+//     counter, ITL histogram, the fixed 250 ms stall counter, the rolling
+//     window. This direct call is the in-process equivalent of a span per
+//     gap, which would cost more than the per-token budget; a gap of at
+//     least 250 ms also becomes a `kiln.stall` span (reason, gap and
+//     candidate durations as attributes), which is what gets exported.
+//   - Request.Phase and Request.End emit the phase spans with their real
+//     instants (kiln.tokenization, kiln.actor_queue, kiln.actor_prefill)
+//     and end the chat span with the summary and the retained gaps as
+//     attributes (names.go lists every name). Processor.OnEnd reads those
+//     attributes and records the request families (TTFT, duration,
+//     phases, outcomes, GenAI histograms); OnStart/OnEnd keep the active
+//     gauge. A Collector connector can derive the same numbers from the
+//     exported chat spans with the same latency core.
+//
+// Metrics go to an own prometheus.Registry (never the global one) through
+// the OTel Prometheus exporter; MetricsHandler serves it, OpenMetrics with
+// exemplars (trace ids of sampled requests) when asked. Labels come only
+// from closed sets (reason, phase, status, gen_ai_operation_name="chat").
+//
+// Goroutines and lifecycle: New starts nothing of ours. With OTLP export
+// configured the SDK's batch span processor owns one goroutine; Shutdown
+// (idempotent, honours its context) flushes and stops both providers.
+// A Request belongs to its handler goroutine; the Processor and the
+// rolling window are safe for concurrent use, and the engine source
+// passed to SetEngineSource is called from the scrape goroutine.
+//
+// Logger returns zerolog JSON on stderr (a console writer when stderr is
+// a terminal); an event given a context (Event.Ctx) carries trace_id and
+// span_id, and WithTrace binds them to a logger.
 package telemetry
