@@ -169,16 +169,19 @@ func (s *Server) handle(h handlerFunc) http.Handler {
 
 func (s *Server) logError(r *http.Request, e *Error) {
 	var ev *zerolog.Event
-	if e.Status >= 500 {
+	switch {
+	case e.Status == http.StatusServiceUnavailable || e.Status == http.StatusTooManyRequests:
+		ev = s.log.Info() // expected under load or shutdown
+	case e.Status >= 500:
 		ev = s.log.Error()
-	} else {
+	default:
 		ev = s.log.Debug()
 	}
 	if sc := trace.SpanContextFromContext(r.Context()); sc.HasTraceID() {
 		ev = ev.Str("trace_id", sc.TraceID().String())
 	}
 	ev.Int("status", e.Status).Str("method", r.Method).Str("path", r.URL.Path).
-		Str("type", e.Type).Str("message", e.Message).AnErr("cause", e.Err).Msg("request failed")
+		Str("type", e.Type).Str("error_message", e.Message).AnErr("cause", e.Err).Msg("request failed")
 }
 
 // notFound answers any path the server does not serve.

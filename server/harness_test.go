@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/kernels"
@@ -49,7 +51,7 @@ func (h *hookBackend) setBefore(f func(rows []llama.Row)) {
 // harness is a real server (real model, real engine, real telemetry)
 // behind a real HTTP listener.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	cfg     Config
 	model   *llama.Loaded
 	backend *hookBackend
@@ -61,7 +63,7 @@ type harness struct {
 
 type harnessOption func(*Config, *[]telemetry.Option)
 
-func newHarness(t *testing.T, opts ...harnessOption) *harness {
+func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Engine.EvictGrace = 5 * time.Second
@@ -98,7 +100,8 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 			t.Errorf("engine shutdown: %v", err)
 		}
 	})
-	h.srv, err = New(cfg, Deps{Model: model, Engine: h.eng, Telemetry: h.tel})
+	nop := zerolog.Nop()
+	h.srv, err = New(cfg, Deps{Model: model, Engine: h.eng, Telemetry: h.tel, Logger: &nop})
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}

@@ -18,7 +18,7 @@ func TestStartShutdown(t *testing.T) {
 	h := newHarness(t)
 	cfg := h.cfg
 	cfg.Addr = "127.0.0.1:0"
-	srv, err := New(cfg, Deps{Model: h.model, Engine: h.eng, Telemetry: h.tel})
+	srv, err := New(cfg, Deps{Model: h.model, Engine: h.eng, Telemetry: h.tel, Logger: h.srv.logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestStartShutdown(t *testing.T) {
 		t.Fatalf("Start after Shutdown: %v, want errStopping", err)
 	}
 
-	srv, err = New(cfg, Deps{Model: h.model, Engine: h.eng, Telemetry: h.tel})
+	srv, err = New(cfg, Deps{Model: h.model, Engine: h.eng, Telemetry: h.tel, Logger: h.srv.logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"math"
 	"net/http"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestMetricsExposition(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parse /metrics: %v", err)
 	}
-	wantBuckets := []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+	wantBuckets := []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, math.Inf(1)}
 	for _, name := range []string{"kiln_token_itl_seconds", "kiln_request_ttft_seconds", "kiln_request_latency_phase_seconds", "kiln_request_duration_seconds"} {
 		mf, ok := fams[name]
 		if !ok || mf.GetType() != dto.MetricType_HISTOGRAM || len(mf.GetMetric()) == 0 {

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/telemetry"
+)
+
+// discardWriter is a ResponseWriter that flushes to nowhere.
+type discardWriter struct{ h http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discardWriter) WriteHeader(int)             {}
+func (d *discardWriter) Flush()                      {}
+
+// BenchmarkTokenPath measures the server's own per-token work: decode the
+// text, write and flush the content chunk, record the token with
+// telemetry, and (events) write the timing event. Compare events=false
+// with events=true for the cost of the opt-in.
+func BenchmarkTokenPath(b *testing.B) {
+	model, err := llama.Open("kiln-tiny")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer model.Close()
+	tel, err := telemetry.New(telemetry.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tel.Shutdown(context.Background()) //nolint:errcheck // benchmark teardown
+	s := &Server{tok: model.Tokenizer, modelID: model.ID, clock: realClock{}}
+	for _, events := range []bool{false, true} {
+		name := "events=false"
+		if events {
+			name = "events=true"
+		}
+		b.Run(name, func(b *testing.B) {
+			now := time.Now()
+			_, treq := tel.StartRequest(context.Background(), telemetry.RequestInfo{Model: model.ID, Received: now, Stream: true})
+			x := &exchange{
+				s: s, req: &chatRequest{Stream: true}, treq: treq, cancel: func() {},
+				id: "chatcmpl-bench", created: now.Unix(), events: events, dec: s.tok.NewDecoder(),
+				sse: newSSEWriter(&discardWriter{h: http.Header{}}),
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				ready := now.Add(time.Duration(i) * time.Millisecond)
+				x.token(engine.Token{Index: i, ID: 100 + i%1000, Ready: ready, Delivered: ready})
+				if i%4096 == 4095 {
+					x.text.Reset() // the completion buffer is per request; keep it bounded
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParseChatRequest measures the strict decoder on a typical body.
+func BenchmarkParseChatRequest(b *testing.B) {
+	body := []byte(`{"model":"kiln-tiny","messages":[{"role":"system","content":"You are brief."},{"role":"user","content":"Explain the pause in two sentences."}],"max_tokens":64,"temperature":0.7,"top_p":0.9,"stream":true,"stream_options":{"include_usage":true},"include_performance":true}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseChatRequest(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
