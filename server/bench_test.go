@@ -28,12 +28,12 @@ func BenchmarkTokenPath(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer model.Close()
+	defer func() { _ = model.Close() }()
 	tel, err := telemetry.New(telemetry.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer tel.Shutdown(context.Background()) //nolint:errcheck // benchmark teardown
+	defer func() { _ = tel.Shutdown(context.Background()) }()
 	s := &Server{tok: model.Tokenizer, modelID: model.ID, clock: realClock{}}
 	for _, events := range []bool{false, true} {
 		name := "events=false"
