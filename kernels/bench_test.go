@@ -2,7 +2,9 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -117,8 +119,12 @@ func BenchmarkElementwise(b *testing.B) {
 		// part of the measured time): repeated SiLU would drift into
 		// subnormals and measure those instead.
 		{"Softmax/32000", 4 * 32000, func() { copy(logits, logits0); Softmax(logits) }},
+		{"Softmax/32000/exp-ref", 4 * 32000, func() { copy(logits, logits0); expSubSumGeneric(logits, 10) }},
+		{"Softmax/32000/mathexp-ref", 4 * 32000, func() { copy(logits, logits0); softmaxMathExp(logits) }},
 		{"SiLU/11008", 4 * 11008, func() { copy(h, h0); SiLU(h) }},
+		{"SiLU/11008/ref", 4 * 11008, func() { copy(h, h0); siluGeneric(h) }},
 		{"SwiGLU/11008", 2 * 4 * 11008, func() { copy(h, h0); SwiGLU(h, g) }},
+		{"SwiGLU/11008/ref", 2 * 4 * 11008, func() { copy(h, h0); swigluGeneric(h, g) }},
 		{"RoPE/4096/hd128", 4 * 4096, func() { RoPE(out, 128, 1000, 10000) }},
 		{"RoPE/4096/hd128/ref", 4 * 4096, func() { ropeSlow(out, 128, 1000, 10000) }},
 		{"RopeTable/4096/hd128", 4 * 4096, func() { table.Apply(out, 1000) }},
@@ -140,4 +146,19 @@ func scaled(v []float32, k float32) []float32 {
 		v[i] *= k
 	}
 	return v
+}
+
+// softmaxMathExp is the original float64-exp Softmax, kept as a baseline.
+func softmaxMathExp(x []float32) {
+	maxv := slices.Max(x)
+	var sum float32
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - maxv)))
+		x[i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range x {
+		x[i] *= inv
+	}
 }

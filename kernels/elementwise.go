@@ -29,11 +29,9 @@ func Softmax(x []float32) {
 			maxv = v
 		}
 	}
-	var sum float32
-	for i, v := range x {
-		e := expf(v - maxv)
-		x[i] = e
-		sum += e
+	sum, ok := expSubSumArch(x, maxv)
+	if !ok {
+		sum = expSubSumGeneric(x, maxv)
 	}
 	inv := 1 / sum
 	for i := range x {
@@ -43,6 +41,22 @@ func Softmax(x []float32) {
 
 // SiLU replaces x by x*sigmoid(x).
 func SiLU(x []float32) {
+	if !siluArch(x) {
+		siluGeneric(x)
+	}
+}
+
+func expSubSumGeneric(x []float32, sub float32) float32 {
+	var sum float32
+	for i, v := range x {
+		e := expf(v - sub)
+		x[i] = e
+		sum += e
+	}
+	return sum
+}
+
+func siluGeneric(x []float32) {
 	for i, v := range x {
 		x[i] = v / (1 + expf(-v))
 	}
@@ -50,6 +64,12 @@ func SiLU(x []float32) {
 
 // SwiGLU sets h[i] = silu(h[i]) * g[i], the gated feed-forward activation.
 func SwiGLU(h, g []float32) {
+	if !swigluArch(h, g) {
+		swigluGeneric(h, g)
+	}
+}
+
+func swigluGeneric(h, g []float32) {
 	g = g[:len(h)]
 	for i, v := range h {
 		h[i] = v / (1 + expf(-v)) * g[i]

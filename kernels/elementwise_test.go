@@ -127,3 +127,46 @@ func TestRoPE(t *testing.T) {
 		t.Error("NewRopeTable accepted an odd head size")
 	}
 }
+
+// TestExpOpsMatchFloat64 checks Softmax, SiLU and SwiGLU (vector exp on
+// AVX2 plus the scalar tail) against float64 maths over lengths around the
+// 8-wide step and inputs up to +-100, past the vector exp's clamps.
+func TestExpOpsMatchFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	silu := func(v float64) float64 { return v / (1 + math.Exp(-v)) }
+	for _, n := range []int{1, 7, 8, 9, 16, 33, 1000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			x := scaled(randVec(rng, n), 100)
+			x[0] = -100 // far below the clamp
+			g := randVec(rng, n)
+
+			sm := slices.Clone(x)
+			Softmax(sm)
+			maxv := slices.Max(x)
+			var sum float64
+			for _, v := range x {
+				sum += math.Exp(float64(v - maxv))
+			}
+			for i, v := range x {
+				want := math.Exp(float64(v-maxv)) / sum
+				if d := math.Abs(float64(sm[i]) - want); d > 1e-6*want+1e-30 {
+					t.Errorf("Softmax[%d] of %v = %v, want %v", i, v, sm[i], want)
+				}
+			}
+
+			s, h := slices.Clone(x), slices.Clone(x)
+			SiLU(s)
+			SwiGLU(h, g)
+			for i, v := range x {
+				want := silu(float64(v))
+				if d := math.Abs(float64(s[i]) - want); d > 1e-6*math.Abs(want)+1e-30 {
+					t.Errorf("SiLU(%v) = %v, want %v", v, s[i], want)
+				}
+				want *= float64(g[i])
+				if d := math.Abs(float64(h[i]) - want); d > 2e-6*math.Abs(want)+1e-30 {
+					t.Errorf("SwiGLU(%v, %v) = %v, want %v", v, g[i], h[i], want)
+				}
+			}
+		})
+	}
+}

@@ -226,3 +226,53 @@ func q8Rows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
 		}
 	}
 }
+
+// expSubSumAVX sets x[i] = e^(x[i]-sub) for n (a multiple of 8) values and
+// returns their sum; siluAVX and swigluAVX are SiLU and SwiGLU over n values.
+//
+//go:noescape
+func expSubSumAVX(x *float32, n int, sub float32) float32
+
+//go:noescape
+func siluAVX(x *float32, n int)
+
+//go:noescape
+func swigluAVX(h, gate *float32, n int)
+
+func expSubSumArch(x []float32, sub float32) (float32, bool) {
+	n := len(x) &^ 7
+	if !haveAVX2 || n == 0 {
+		return 0, false
+	}
+	s := expSubSumAVX(&x[0], n, sub)
+	for i := n; i < len(x); i++ {
+		x[i] = expf(x[i] - sub)
+		s += x[i]
+	}
+	return s, true
+}
+
+func siluArch(x []float32) bool {
+	n := len(x) &^ 7
+	if !haveAVX2 || n == 0 {
+		return false
+	}
+	siluAVX(&x[0], n)
+	for i := n; i < len(x); i++ {
+		x[i] /= 1 + expf(-x[i])
+	}
+	return true
+}
+
+func swigluArch(h, g []float32) bool {
+	n := len(h) &^ 7
+	if !haveAVX2 || n == 0 {
+		return false
+	}
+	g = g[:len(h)]
+	swigluAVX(&h[0], &g[0], n)
+	for i := n; i < len(h); i++ {
+		h[i] = h[i] / (1 + expf(-h[i])) * g[i]
+	}
+	return true
+}

@@ -415,3 +415,224 @@ q8q8loop:
 	HSUM4(Y0, Y1, Y2, Y3, X0, X1, X2, X3, X8, (DI))
 	VZEROUPPER
 	RET
+
+// Vector exp: the float32 Cephes scheme of exp.go, eight lanes at a time.
+// Each constant is eight copies (32 bytes) so it can be a memory operand.
+// lo
+DATA expc<>+0(SB)/4, $0xc2aeac50
+DATA expc<>+4(SB)/4, $0xc2aeac50
+DATA expc<>+8(SB)/4, $0xc2aeac50
+DATA expc<>+12(SB)/4, $0xc2aeac50
+DATA expc<>+16(SB)/4, $0xc2aeac50
+DATA expc<>+20(SB)/4, $0xc2aeac50
+DATA expc<>+24(SB)/4, $0xc2aeac50
+DATA expc<>+28(SB)/4, $0xc2aeac50
+// hi
+DATA expc<>+32(SB)/4, $0x42b00000
+DATA expc<>+36(SB)/4, $0x42b00000
+DATA expc<>+40(SB)/4, $0x42b00000
+DATA expc<>+44(SB)/4, $0x42b00000
+DATA expc<>+48(SB)/4, $0x42b00000
+DATA expc<>+52(SB)/4, $0x42b00000
+DATA expc<>+56(SB)/4, $0x42b00000
+DATA expc<>+60(SB)/4, $0x42b00000
+// log2e
+DATA expc<>+64(SB)/4, $0x3fb8aa3b
+DATA expc<>+68(SB)/4, $0x3fb8aa3b
+DATA expc<>+72(SB)/4, $0x3fb8aa3b
+DATA expc<>+76(SB)/4, $0x3fb8aa3b
+DATA expc<>+80(SB)/4, $0x3fb8aa3b
+DATA expc<>+84(SB)/4, $0x3fb8aa3b
+DATA expc<>+88(SB)/4, $0x3fb8aa3b
+DATA expc<>+92(SB)/4, $0x3fb8aa3b
+// ln2hi
+DATA expc<>+96(SB)/4, $0x3f318000
+DATA expc<>+100(SB)/4, $0x3f318000
+DATA expc<>+104(SB)/4, $0x3f318000
+DATA expc<>+108(SB)/4, $0x3f318000
+DATA expc<>+112(SB)/4, $0x3f318000
+DATA expc<>+116(SB)/4, $0x3f318000
+DATA expc<>+120(SB)/4, $0x3f318000
+DATA expc<>+124(SB)/4, $0x3f318000
+// ln2lo
+DATA expc<>+128(SB)/4, $0xb95e8083
+DATA expc<>+132(SB)/4, $0xb95e8083
+DATA expc<>+136(SB)/4, $0xb95e8083
+DATA expc<>+140(SB)/4, $0xb95e8083
+DATA expc<>+144(SB)/4, $0xb95e8083
+DATA expc<>+148(SB)/4, $0xb95e8083
+DATA expc<>+152(SB)/4, $0xb95e8083
+DATA expc<>+156(SB)/4, $0xb95e8083
+// p0
+DATA expc<>+160(SB)/4, $0x39506967
+DATA expc<>+164(SB)/4, $0x39506967
+DATA expc<>+168(SB)/4, $0x39506967
+DATA expc<>+172(SB)/4, $0x39506967
+DATA expc<>+176(SB)/4, $0x39506967
+DATA expc<>+180(SB)/4, $0x39506967
+DATA expc<>+184(SB)/4, $0x39506967
+DATA expc<>+188(SB)/4, $0x39506967
+// p1
+DATA expc<>+192(SB)/4, $0x3ab743ce
+DATA expc<>+196(SB)/4, $0x3ab743ce
+DATA expc<>+200(SB)/4, $0x3ab743ce
+DATA expc<>+204(SB)/4, $0x3ab743ce
+DATA expc<>+208(SB)/4, $0x3ab743ce
+DATA expc<>+212(SB)/4, $0x3ab743ce
+DATA expc<>+216(SB)/4, $0x3ab743ce
+DATA expc<>+220(SB)/4, $0x3ab743ce
+// p2
+DATA expc<>+224(SB)/4, $0x3c088908
+DATA expc<>+228(SB)/4, $0x3c088908
+DATA expc<>+232(SB)/4, $0x3c088908
+DATA expc<>+236(SB)/4, $0x3c088908
+DATA expc<>+240(SB)/4, $0x3c088908
+DATA expc<>+244(SB)/4, $0x3c088908
+DATA expc<>+248(SB)/4, $0x3c088908
+DATA expc<>+252(SB)/4, $0x3c088908
+// p3
+DATA expc<>+256(SB)/4, $0x3d2aa9c1
+DATA expc<>+260(SB)/4, $0x3d2aa9c1
+DATA expc<>+264(SB)/4, $0x3d2aa9c1
+DATA expc<>+268(SB)/4, $0x3d2aa9c1
+DATA expc<>+272(SB)/4, $0x3d2aa9c1
+DATA expc<>+276(SB)/4, $0x3d2aa9c1
+DATA expc<>+280(SB)/4, $0x3d2aa9c1
+DATA expc<>+284(SB)/4, $0x3d2aa9c1
+// p4
+DATA expc<>+288(SB)/4, $0x3e2aaaaa
+DATA expc<>+292(SB)/4, $0x3e2aaaaa
+DATA expc<>+296(SB)/4, $0x3e2aaaaa
+DATA expc<>+300(SB)/4, $0x3e2aaaaa
+DATA expc<>+304(SB)/4, $0x3e2aaaaa
+DATA expc<>+308(SB)/4, $0x3e2aaaaa
+DATA expc<>+312(SB)/4, $0x3e2aaaaa
+DATA expc<>+316(SB)/4, $0x3e2aaaaa
+// p5
+DATA expc<>+320(SB)/4, $0x3f000000
+DATA expc<>+324(SB)/4, $0x3f000000
+DATA expc<>+328(SB)/4, $0x3f000000
+DATA expc<>+332(SB)/4, $0x3f000000
+DATA expc<>+336(SB)/4, $0x3f000000
+DATA expc<>+340(SB)/4, $0x3f000000
+DATA expc<>+344(SB)/4, $0x3f000000
+DATA expc<>+348(SB)/4, $0x3f000000
+// one
+DATA expc<>+352(SB)/4, $0x3f800000
+DATA expc<>+356(SB)/4, $0x3f800000
+DATA expc<>+360(SB)/4, $0x3f800000
+DATA expc<>+364(SB)/4, $0x3f800000
+DATA expc<>+368(SB)/4, $0x3f800000
+DATA expc<>+372(SB)/4, $0x3f800000
+DATA expc<>+376(SB)/4, $0x3f800000
+DATA expc<>+380(SB)/4, $0x3f800000
+// bias
+DATA expc<>+384(SB)/4, $0x0000007f
+DATA expc<>+388(SB)/4, $0x0000007f
+DATA expc<>+392(SB)/4, $0x0000007f
+DATA expc<>+396(SB)/4, $0x0000007f
+DATA expc<>+400(SB)/4, $0x0000007f
+DATA expc<>+404(SB)/4, $0x0000007f
+DATA expc<>+408(SB)/4, $0x0000007f
+DATA expc<>+412(SB)/4, $0x0000007f
+GLOBL expc<>(SB), RODATA|NOPTR, $416
+
+// EXP8 replaces Y0 by e^Y0, using Y1-Y3. Inputs are clamped to
+// [-87.34, 88]: below, the result is the smallest normal float (a softmax
+// weight or a SiLU gate of about zero either way); above, e^88. NaN
+// propagates (the clamps keep the input operand in the NaN-winning slot).
+#define EXP8 \
+	VMOVUPS      expc<>+0(SB), Y1; \
+	VMAXPS       Y0, Y1, Y0; \
+	VMOVUPS      expc<>+32(SB), Y1; \
+	VMINPS       Y0, Y1, Y0; \
+	VMULPS       expc<>+64(SB), Y0, Y1; \
+	VROUNDPS     $0, Y1, Y1; \
+	VFNMADD231PS expc<>+96(SB), Y1, Y0; \
+	VFNMADD231PS expc<>+128(SB), Y1, Y0; \
+	VMOVUPS      expc<>+160(SB), Y2; \
+	VFMADD213PS  expc<>+192(SB), Y0, Y2; \
+	VFMADD213PS  expc<>+224(SB), Y0, Y2; \
+	VFMADD213PS  expc<>+256(SB), Y0, Y2; \
+	VFMADD213PS  expc<>+288(SB), Y0, Y2; \
+	VFMADD213PS  expc<>+320(SB), Y0, Y2; \
+	VMULPS       Y0, Y0, Y3; \
+	VFMADD213PS  Y0, Y3, Y2; \
+	VADDPS       expc<>+352(SB), Y2, Y2; \
+	VCVTPS2DQ    Y1, Y1; \
+	VPADDD       expc<>+384(SB), Y1, Y1; \
+	VPSLLD       $23, Y1, Y1; \
+	VMULPS       Y1, Y2, Y0
+
+// func expSubSumAVX(x *float32, n int, sub float32) float32
+// x[i] = e^(x[i]-sub) for n (a multiple of 8) values; returns their sum.
+TEXT ·expSubSumAVX(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS sub+16(FP), Y4
+	VXORPS       Y5, Y5, Y5
+	XORQ         AX, AX
+
+expsubloop:
+	VMOVUPS (SI)(AX*4), Y0
+	VSUBPS  Y4, Y0, Y0
+	EXP8
+	VMOVUPS Y0, (SI)(AX*4)
+	VADDPS  Y0, Y5, Y5
+	ADDQ    $8, AX
+	CMPQ    AX, CX
+	JLT     expsubloop
+
+	VEXTRACTF128 $1, Y5, X1
+	VADDPS       X1, X5, X5
+	VHADDPS      X5, X5, X5
+	VHADDPS      X5, X5, X5
+	VMOVSS       X5, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func siluAVX(x *float32, n int)
+// x[i] = x[i] / (1 + e^-x[i]) for n (a multiple of 8) values.
+TEXT ·siluAVX(SB), NOSPLIT, $0-16
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VXORPS  Y6, Y6, Y6
+	VMOVUPS expc<>+352(SB), Y7
+	XORQ    AX, AX
+
+siluloop:
+	VMOVUPS (SI)(AX*4), Y4
+	VSUBPS  Y4, Y6, Y0
+	EXP8
+	VADDPS  Y7, Y0, Y0
+	VDIVPS  Y0, Y4, Y4
+	VMOVUPS Y4, (SI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, CX
+	JLT     siluloop
+	VZEROUPPER
+	RET
+
+// func swigluAVX(h, gate *float32, n int)
+// h[i] = h[i] / (1 + e^-h[i]) * gate[i] for n (a multiple of 8) values.
+TEXT ·swigluAVX(SB), NOSPLIT, $0-24
+	MOVQ    h+0(FP), SI
+	MOVQ    gate+8(FP), DI
+	MOVQ    n+16(FP), CX
+	VXORPS  Y6, Y6, Y6
+	VMOVUPS expc<>+352(SB), Y7
+	XORQ    AX, AX
+
+swigluloop:
+	VMOVUPS (SI)(AX*4), Y4
+	VSUBPS  Y4, Y6, Y0
+	EXP8
+	VADDPS  Y7, Y0, Y0
+	VDIVPS  Y0, Y4, Y4
+	VMULPS  (DI)(AX*4), Y4, Y4
+	VMOVUPS Y4, (SI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, CX
+	JLT     swigluloop
+	VZEROUPPER
+	RET

@@ -13,3 +13,9 @@ func axpyArch(alpha float32, x, y []float32) bool { return false }
 
 // haveAVX2 is false: there are no assembly kernels in this build.
 const haveAVX2 = false
+
+func expSubSumArch(x []float32, sub float32) (float32, bool) { return 0, false }
+
+func siluArch(x []float32) bool { return false }
+
+func swigluArch(h, g []float32) bool { return false }
