@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/kiln-ai/kiln/telemetry"
 )
 
 const tol = 1e-6 // ms: float rounding of differences of the same instants
@@ -152,7 +150,7 @@ func TestStreamWithPerformance(t *testing.T) {
 }
 
 func withConfig(f func(*Config)) harnessOption {
-	return func(c *Config, _ *[]telemetry.Option) { f(c) }
+	return func(s *harnessSetup) { f(&s.cfg) }
 }
 
 // TestOptIn: SPEC section 2's rules for the request field and the server

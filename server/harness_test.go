@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/llama"
@@ -59,18 +60,26 @@ type harness struct {
 	tel     *telemetry.Telemetry
 	srv     *Server
 	ts      *httptest.Server
+	spans   *tracetest.InMemoryExporter // set by withSpans
 }
 
-type harnessOption func(*Config, *[]telemetry.Option)
+// harnessSetup is what options change before the harness is built.
+type harnessSetup struct {
+	cfg   Config
+	topts []telemetry.Option
+	spans *tracetest.InMemoryExporter
+}
+
+type harnessOption func(*harnessSetup)
 
 func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
-	cfg := DefaultConfig()
-	cfg.Engine.EvictGrace = 5 * time.Second
-	var topts []telemetry.Option
+	setup := harnessSetup{cfg: DefaultConfig()}
+	setup.cfg.Engine.EvictGrace = 5 * time.Second
 	for _, o := range opts {
-		o(&cfg, &topts)
+		o(&setup)
 	}
+	cfg, topts := setup.cfg, setup.topts
 	model, err := llama.Open("kiln-tiny")
 	if err != nil {
 		t.Fatalf("open kiln-tiny: %v", err)
@@ -78,7 +87,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Cleanup(func() { _ = model.Close() })
 	pool := kernels.NewPool(2)
 	t.Cleanup(pool.Close)
-	h := &harness{t: t, cfg: cfg, model: model, backend: &hookBackend{Backend: model.Model.NewState(4, pool)}}
+	h := &harness{t: t, cfg: cfg, model: model, spans: setup.spans, backend: &hookBackend{Backend: model.Model.NewState(4, pool)}}
 	h.tel, err = telemetry.New(telemetry.Config{}, topts...)
 	if err != nil {
 		t.Fatalf("telemetry: %v", err)

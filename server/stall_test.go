@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // stallHold is the pause each stall test injects: above the fixed 250 ms
@@ -59,7 +60,7 @@ func (h *harness) streamAsync(body map[string]any) (first <-chan struct{}, resul
 
 // stallEvidence gathers, for one reason, the stalls every surface saw.
 type stallEvidence struct {
-	sse, summary, window, metric int
+	sse, summary, window, metric, span int
 }
 
 func (h *harness) stallEvidence(t *testing.T, body []byte, reason string) stallEvidence {
@@ -85,6 +86,10 @@ func (h *harness) stallEvidence(t *testing.T, body []byte, reason string) stallE
 	h.getJSON("/v1/stats/decode", &stats)
 	ev.window = stats.StallReasons[reason]
 	ev.metric = int(h.metricValue(t, "kiln_token_stalls_total", map[string]string{"reason": reason}))
+	if h.spans != nil {
+		waitSpans(t, h.spans, "POST "+chatPath)
+		ev.span = stallSpans(t, h.spans)[reason]
+	}
 	return ev
 }
 
@@ -125,7 +130,7 @@ func (h *harness) metricValue(t *testing.T, family string, labels map[string]str
 // request; the gap is attributed to gpu_lock_wait identically in the SSE
 // event, the summary, /v1/stats/decode and kiln_token_stalls_total.
 func TestStallGPULockWait(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()))
 	own := h.eng.Ownership()
 	entered := make(chan struct{})
 	gate := make(chan struct{})
@@ -165,8 +170,8 @@ func TestStallGPULockWait(t *testing.T) {
 	body := <-result
 
 	ev := h.stallEvidence(t, body, "gpu_lock_wait")
-	if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric {
-		t.Errorf("gpu_lock_wait stalls: sse %d summary %d window %d metric %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric)
+	if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
+		t.Errorf("gpu_lock_wait stalls: sse %d summary %d window %d metric %d span %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
 	}
 }
 
@@ -174,7 +179,7 @@ func TestStallGPULockWait(t *testing.T) {
 // decodes, prefilled in one chunk that takes long, stalls the decoding
 // request; the gap is attributed to actor_prefill everywhere.
 func TestStallActorPrefill(t *testing.T) {
-	h := newHarness(t, withConfig(func(c *Config) { c.Engine.PrefillChunk = 2048 }))
+	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withConfig(func(c *Config) { c.Engine.PrefillChunk = 2048 }))
 	const longRows = 300
 	h.backend.setBefore(func(rows []llamaRow) {
 		if len(rows) >= longRows {
@@ -200,7 +205,7 @@ func TestStallActorPrefill(t *testing.T) {
 	}
 	body := <-result
 	ev := h.stallEvidence(t, body, "actor_prefill")
-	if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric {
-		t.Errorf("actor_prefill stalls: sse %d summary %d window %d metric %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric)
+	if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
+		t.Errorf("actor_prefill stalls: sse %d summary %d window %d metric %d span %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
 	}
 }
