@@ -302,3 +302,43 @@ func TestPanicRecovered(t *testing.T) {
 		t.Errorf("panic value leaked: %s", rec.Body.Bytes())
 	}
 }
+
+// TestEngineQueueFull: when the engine's admission queue is full the
+// client gets 429 with Retry-After, and the queued request still completes.
+func TestEngineQueueFull(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *Config) {
+		c.MaxStreams = 0
+		c.Engine.MaxBatch, c.Engine.QueueDepth = 1, 1
+	}))
+	entered, gate := make(chan struct{}), make(chan struct{})
+	var once bool
+	h.backend.setBefore(func([]llamaRow) {
+		if !once {
+			once = true
+			close(entered)
+			<-gate
+		}
+	})
+	results := make(chan int, 2)
+	post := func() {
+		status, _, _ := h.do(http.MethodPost, chatPath, h.chatBody(nil), nil)
+		results <- status
+	}
+	go post() // admitted, held inside its first step
+	<-entered
+	go post() // waits in the queue
+	for h.eng.Snapshot().QueueDepth != 1 {
+		time.Sleep(100 * time.Microsecond) // polling the engine's state
+	}
+	status, hdr, body := h.do(http.MethodPost, chatPath, h.chatBody(nil), nil)
+	if status != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" {
+		t.Errorf("third request: %d Retry-After %q: %s", status, hdr.Get("Retry-After"), body)
+	}
+	checkErrorBody(t, body)
+	close(gate)
+	for range 2 {
+		if s := <-results; s != http.StatusOK {
+			t.Errorf("held request: %d", s)
+		}
+	}
+}
