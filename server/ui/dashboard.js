@@ -374,16 +374,23 @@ function recentRow(r) {
     data: { requestId: r.id, stalled: String(stalls > 0) },
     "aria-current": r.id === state.selectedId ? "true" : null,
   },
-  h("td", null, h("a", { href: "#request=" + encodeURIComponent(r.id) }, h("code", null, r.id))),
+  h("td", null, h("a", { href: "#request=" + encodeURIComponent(r.id), title: r.id, "aria-label": "Request " + r.id },
+    h("code", null, shortId(r.id)))),
+  h("td", null, stallCell),
   h("td", { title: iso }, time),
   h("td", null, r.streamed === true ? "stream" : r.streamed === false ? "non-stream" : "?"),
-  h("td", { class: "num" }, fmtCount(r.prompt_tokens)),
-  h("td", { class: "num" }, fmtCount(r.completion_tokens)),
+  h("td", { class: "num" }, `${fmtCount(r.prompt_tokens)} → ${fmtCount(r.completion_tokens)}`),
   h("td", { class: "num" }, fmtMs(r.duration_ms)),
   h("td", null, h("span", { class: "badge finish-" + finish.replace(/[^a-z_]/g, "") }, finish)),
   h("td", { class: "num" }, fmtMs(lat ? lat.ttft_ms : null)),
-  h("td", { class: "num" }, fmtMs(lat ? lat.itl_ms_p99 : null)),
-  h("td", null, stallCell));
+  h("td", { class: "num" }, fmtMs(lat ? lat.itl_ms_p99 : null)));
+}
+
+// shortId keeps the table narrow: the id's tail, which is what differs
+// (the full id is the link's title and the diagnosis heading).
+function shortId(id) {
+  const tail = id.replace(/^chatcmpl-/, "");
+  return tail.length > 12 ? "…" + tail.slice(-12) : tail;
 }
 
 function onRowClick(ev) {
@@ -527,7 +534,7 @@ function onHashChange() {
   }
   if (state.lastList) renderRecent(state.lastList);
   renderDiagnosis();
-  if (state.selectedId) $("diagnosis").focus({ preventScroll: window.matchMedia("(min-width: 1101px)").matches });
+  if (state.selectedId) $("diagnosis").focus({ preventScroll: window.matchMedia("(min-width: 1450px)").matches });
 }
 
 function start() {
