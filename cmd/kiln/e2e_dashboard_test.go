@@ -17,9 +17,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The dashboard tests drive Debian's headless Chromium through
@@ -125,6 +128,14 @@ func TestDashboard(t *testing.T) {
 	if wd.attr(wd.find(`#recent-rows tr[aria-current="true"]`), "data-request-id") != id {
 		t.Errorf("the opened request's row is not marked current")
 	}
+
+	// The link works on a fresh load, also from /ui/ (trailing slash).
+	wd.navigate("about:blank")
+	wd.navigate(srv.URL + "/ui/#request=" + url.QueryEscape(id))
+	wd.waitFor(20*time.Second, "the Latency diagnosis on a fresh load of /ui/", func() bool {
+		el, ok := wd.tryFind("#diagnosis-id")
+		return ok && wd.text(el) == id
+	})
 }
 
 // TestDashboardAccessToken runs kiln serve with --access-token: the page
@@ -563,4 +574,223 @@ func (wd *webDriver) screenshot(path string) {
 		return
 	}
 	wd.t.Logf("dashboard screenshot: %s", path)
+}
+
+// TestDashboardOddData serves the page's files beside a fake API that
+// answers what a real server rarely does on demand: a truncated summary, a
+// request without a summary, one without any token, text that looks like
+// HTML, an API error, a disabled ring. The page must say so plainly and
+// never interpret server text as markup.
+func TestDashboardOddData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test; -short skips it")
+	}
+	wd := startWebDriver(t)
+	const hostile = `<img src=x onerror="window.__xss=1">`
+	truncated := fakeLatency(func(l map[string]any) {
+		l["gap_samples"], l["retained_gap_samples"], l["gap_samples_truncated"] = 20000, 8192, true
+		l["stall_count"], l["unexplained_stall_count"] = 5, 2
+		reasons := l["stall_reasons"].(map[string]any)
+		reasons["actor_decode"], reasons["unexplained"] = 3, 2
+	})
+	noToken := fakeLatency(func(l map[string]any) {
+		l["emitted_tokens"], l["gap_samples"], l["retained_gap_samples"] = 0, 0, 0
+		for _, k := range []string{"ttft_ms", "itl_ms_p50", "itl_ms_p99", "itl_ms_p999", "max_itl_ms", "stall_threshold_ms"} {
+			l[k] = nil
+		}
+	})
+	api := &fakeAPI{
+		decode: map[string]any{"sample_count": 0, "tok_per_sec": 0, "p50_itl_ms": 0, "p99_itl_ms": 0, "p999_itl_ms": 0,
+			"mean_itl_ms": 0, "max_itl_ms": 0, "stall_threshold_ms": 250, "stall_count": 0, "unexplained_stall_count": 0,
+			"stall_reasons": fakeLatency(nil)["stall_reasons"], "window_secs": 60},
+		recent: map[string]any{"object": "list", "capacity": 100, "text_capture": false, "data": []any{
+			fakeRecord("chatcmpl-truncated", "length", truncated),
+			fakeRecord("chatcmpl-nosummary", "error", nil),
+			fakeRecord("chatcmpl-notoken", "timeout", noToken),
+			fakeRecord(hostile, hostile, fakeLatency(nil)),
+		}},
+	}
+	base := api.start(t)
+	wd.navigate(base + "/ui")
+	wd.waitFor(20*time.Second, "four request rows", func() bool { return len(wd.findAll("#recent-rows tr")) == 4 })
+	if got, want := wd.textOf("#decode-idle"), "No decode gaps in the last 60 s."; got != want {
+		t.Errorf("decode idle state = %q, want %q", got, want)
+	}
+	rows := wd.findAll("#recent-rows tr")
+	var stalled []string
+	for _, r := range rows {
+		stalled = append(stalled, wd.attr(r, "data-stalled"))
+	}
+	if diff := cmp.Diff([]string{"true", "false", "false", "false"}, stalled); diff != "" {
+		t.Errorf("data-stalled per row (-want +got):\n%s", diff)
+	}
+	if got := wd.text(wd.findIn(rows[0], ".badge.stall")); !strings.Contains(got, "5 stalls · actor_decode") {
+		t.Errorf("stall badge = %q, want 5 stalls with the dominant reason actor_decode", got)
+	}
+
+	for _, tc := range []struct {
+		name string
+		id   string
+		want map[string]string // selector -> substring of its text
+	}{
+		{"truncated", "chatcmpl-truncated", map[string]string{
+			"#diagnosis-coverage": "8,192 of 20,000 gaps retained — truncated: newest 8,192 kept",
+			"#diagnosis-reasons":  "actor_decode × 3",
+			"#diagnosis-summary":  "Unexplained stalls\n2",
+		}},
+		{"no summary", "chatcmpl-nosummary", map[string]string{
+			"#diagnosis-body": "No latency summary was recorded for this request.",
+		}},
+		{"no token", "chatcmpl-notoken", map[string]string{
+			"#diagnosis-body":     "No token was emitted, so TTFT and ITL are null",
+			"#diagnosis-summary":  "TTFT\n—",
+			"#diagnosis-coverage": "0 of 0 gaps retained",
+		}},
+		{"markup in server text", hostile, map[string]string{
+			"#diagnosis-id":   hostile,
+			"#diagnosis-body": "finish " + hostile,
+		}},
+		{"evicted or unknown", "chatcmpl-gone", map[string]string{
+			"#diagnosis-hint": "Request chatcmpl-gone is not in the recent-requests list",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wd.navigate(base + "/ui#request=" + url.QueryEscape(tc.id))
+			for sel, want := range tc.want {
+				var got string
+				wd.waitFor(10*time.Second, fmt.Sprintf("%s to show %q", sel, want), func() bool {
+					el, ok := wd.tryFindVisible(sel)
+					if ok {
+						got = wd.text(el)
+					}
+					return ok && strings.Contains(got, want)
+				})
+			}
+		})
+	}
+	if got := wd.script(`return String(window.__xss) + " " + document.querySelectorAll("main img").length`); got != "undefined 0" {
+		t.Errorf("server text was interpreted as markup: window.__xss, <img> count = %q", got)
+	}
+
+	// An API error is shown, and cleared once the API answers again.
+	api.setDecodeStatus(http.StatusInternalServerError)
+	wd.waitVisible("#error")
+	if got := wd.textOf("#error"); !strings.Contains(got, "/v1/stats/decode: HTTP 500 — fake failure") {
+		t.Errorf("error display = %q", got)
+	}
+	if got := wd.textOf("#refresh-status"); !strings.HasPrefix(got, "Refresh failed") {
+		t.Errorf("refresh status during the failure = %q", got)
+	}
+	api.setDecodeStatus(http.StatusOK)
+	wd.waitFor(10*time.Second, "the error display to clear", func() bool {
+		_, shown := wd.tryFindVisible("#error")
+		return !shown
+	})
+
+	// A server with the ring disabled says so.
+	api.setRecent(map[string]any{"object": "list", "capacity": 0, "text_capture": false, "data": []any{}})
+	wd.waitVisible("#recent-empty")
+	if got := wd.textOf("#recent-empty"); !strings.Contains(got, "--recent-requests 0") {
+		t.Errorf("disabled ring message = %q", got)
+	}
+}
+
+// fakeAPI answers /v1/stats/decode and /v1/stats/recent-requests with
+// canned JSON and serves /ui from the repository's server/ui.
+type fakeAPI struct {
+	mu           sync.Mutex
+	decode       any
+	recent       any
+	decodeStatus int
+}
+
+func (f *fakeAPI) setDecodeStatus(code int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.decodeStatus = code
+}
+
+func (f *fakeAPI) setRecent(v any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.recent = v
+}
+
+func (f *fakeAPI) start(t *testing.T) string {
+	t.Helper()
+	files := os.DirFS(filepath.Join(repoRoot(t), "server", "ui"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		decode, recent, status := f.decode, f.recent, f.decodeStatus
+		f.mu.Unlock()
+		var body any
+		switch {
+		case r.URL.Path == "/v1/stats/decode" && status != 0 && status != http.StatusOK:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+				"message": "fake failure", "type": "server_error", "param": nil, "code": nil}})
+			return
+		case r.URL.Path == "/v1/stats/decode":
+			body = decode
+		case r.URL.Path == "/v1/stats/recent-requests":
+			body = recent
+		case r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/"):
+			name := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/ui"), "/")
+			if name == "" {
+				name = "index.html"
+			}
+			http.ServeFileFS(w, r, files, name)
+			return
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// fakeLatency is a SPEC section 4 summary of a 10-token request without a
+// stall; mod (if not nil) changes it.
+func fakeLatency(mod func(map[string]any)) map[string]any {
+	reasons := map[string]any{}
+	for _, r := range []string{"actor_queue", "actor_admission", "actor_prefill", "actor_decode", "actor_cycle_idle",
+		"response_delivery", "handler_queue", "client_delivery", "sampling", "readback", "gpu_lock_wait",
+		"graph_capture", "graph_replay", "synchronization", "resize", "trim", "adapter", "training", "unexplained"} {
+		reasons[r] = 0
+	}
+	phases := map[string]any{}
+	for _, p := range []string{"actor_queue_ms", "actor_admission_ms", "tokenization_ms", "prefill_ms", "decode_ms",
+		"actor_cycle_idle_ms", "sampling_ms", "readback_ms", "response_delivery_ms", "handler_queue_ms",
+		"client_delivery_ms", "gpu_lock_wait_ms", "graph_capture_ms", "graph_replay_ms", "synchronization_ms",
+		"resize_ms", "trim_ms", "adapter_ms", "training_ms", "unexplained_ms"} {
+		phases[p] = nil
+	}
+	phases["prefill_ms"], phases["decode_ms"], phases["actor_cycle_idle_ms"] = 12.5, 40.25, 0
+	l := map[string]any{
+		"emitted_tokens": 10, "gap_samples": 9, "retained_gap_samples": 9, "gap_samples_truncated": false,
+		"ttft_ms": 13.0, "itl_ms_p50": 4.0, "itl_ms_p99": 6.5, "itl_ms_p999": 6.9, "max_itl_ms": 7.0,
+		"stall_threshold_ms": 250.0, "stall_count": 0, "unexplained_stall_count": 0,
+		"stall_reasons": reasons, "phases": phases,
+	}
+	if mod != nil {
+		mod(l)
+	}
+	return l
+}
+
+// fakeRecord is a SPEC section 9 recent-requests entry; latency may be nil.
+func fakeRecord(id, finish string, latency map[string]any) map[string]any {
+	r := map[string]any{
+		"id": id, "time": "2026-01-02T03:04:05.123Z", "model": "kiln-tiny",
+		"prompt_tokens": 12, "completion_tokens": 10, "duration_ms": 60.5, "streamed": true,
+		"finish_reason": finish, "latency": nil, "prompt": nil, "completion": nil,
+	}
+	if latency != nil {
+		r["latency"] = latency
+	}
+	return r
 }

@@ -50,7 +50,7 @@ func kilnBinary(t *testing.T) string {
 
 func cleanupBinary() {
 	if binDir != "" {
-		os.RemoveAll(binDir)
+		_ = os.RemoveAll(binDir)
 	}
 }
 
@@ -123,10 +123,13 @@ func startServe(t *testing.T, args ...string) *serveProcess {
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				t.Errorf("kiln serve exited with %v after SIGTERM", err)
+			}
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
-			<-done
+			t.Logf("killed after 30s: %v", <-done)
 			t.Errorf("kiln serve did not stop within 30s of SIGTERM")
 		}
 		if t.Failed() {

@@ -72,10 +72,13 @@ scrape_configs:
 	t.Cleanup(func() {
 		_ = prom.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil && !t.Failed() {
+				t.Logf("prometheus exit: %v", err)
+			}
 		case <-time.After(20 * time.Second):
 			_ = prom.Process.Kill()
-			<-done
+			t.Logf("prometheus killed: %v", <-done)
 		}
 		if t.Failed() {
 			t.Logf("prometheus output:\n%s", logs.String())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -12,7 +13,7 @@ func TestMain(m *testing.M) {
 	cleanupBinary()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
+			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}
 	}
