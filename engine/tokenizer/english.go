@@ -14,12 +14,17 @@ var englishWords string
 // English is the vocabulary of the embedded default model: <unk>=0, <s>=1,
 // </s>=2, the 256 byte-fallback pieces <0x00>..<0xFF>, "▁", every printable
 // ASCII character alone and after "▁", then "▁word" for about 25,000 common
-// lowercase English words (see english/README.md). Text is escaped
+// lowercase English words (see english/README.md), then the ChatML markers
+// <|im_start|> and <|im_end|> as control tokens. Text is escaped
 // SentencePiece-style ("▁" for spaces, one in front) and segmented by
 // longest match, falling back to bytes, so any text round-trips through
 // Decode and an untrained model's samples read as words. English is
 // deterministic; every call returns the same immutable Tokenizer.
 func English() *Tokenizer { return englishOnce() }
+
+// chatMLMarkers are the ChatML role markers English carries as control
+// tokens.
+var chatMLMarkers = []string{"<|im_start|>", "<|im_end|>"}
 
 var englishOnce = sync.OnceValue(buildEnglish)
 
@@ -49,6 +54,13 @@ func buildEnglish() *Tokenizer {
 		if w = strings.TrimSpace(w); w != "" {
 			add(spaceMarker + w)
 		}
+	}
+	// The chat markers of the ChatML template that kiln-tiny serves with, as
+	// control tokens at the end so the word ids stay put: a rendered chat
+	// costs one token per marker, and <|im_end|> ends generation.
+	for _, p := range chatMLMarkers {
+		pieces = append(pieces, p)
+		types = append(types, TypeControl)
 	}
 	t := &Tokenizer{
 		kind:           kindWords,

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestEnglishLayout(t *testing.T) {
 		Stop                 []int
 		Byte0, ByteFF, Space string
 	}
-	want := layout{"<unk>", "<s>", "</s>", 1, 2, true, []int{2}, "<0x00>", "<0xFF>", "▁"}
+	want := layout{"<unk>", "<s>", "</s>", 1, 2, true, []int{2, tok.VocabSize() - 1}, "<0x00>", "<0xFF>", "▁"}
 	got := layout{tok.Token(0), tok.Token(1), tok.Token(2), tok.BOS(), tok.EOS(), tok.AddBOS(), tok.StopIDs(), tok.Token(3), tok.Token(258), tok.Token(259)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
@@ -64,5 +65,31 @@ func TestEnglishSegmentation(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"<s>", "▁hi", "</s>"}, pieces(tok, tok.EncodeSpecial("<s>hi</s>"))); diff != "" {
 		t.Errorf("EncodeSpecial mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestEnglishChatMLMarkers(t *testing.T) {
+	tok := English()
+	start, ok1 := tok.ID("<|im_start|>")
+	end, ok2 := tok.ID("<|im_end|>")
+	if !ok1 || !ok2 {
+		t.Fatal("English lacks the ChatML markers")
+	}
+	if tok.Type(start) != TypeControl || tok.Type(end) != TypeControl {
+		t.Errorf("marker types %v %v, want control", tok.Type(start), tok.Type(end))
+	}
+	got := tok.EncodeSpecial("<|im_start|>user\nhello<|im_end|>\n")
+	if got[0] != start || !slices.Contains(got, end) {
+		t.Errorf("EncodeSpecial = %v, want the markers as single tokens %d and %d", got, start, end)
+	}
+	if slices.Contains(tok.Encode("<|im_start|>"), start) {
+		t.Error("plain Encode produced a control token from text")
+	}
+	if !slices.Contains(tok.StopIDs(), end) {
+		t.Errorf("StopIDs %v lacks <|im_end|> (%d)", tok.StopIDs(), end)
+	}
+	d := tok.NewDecoder()
+	if s := d.Next(end); s != "" {
+		t.Errorf("streaming decode of <|im_end|> = %q, want empty", s)
 	}
 }
