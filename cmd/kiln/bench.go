@@ -45,6 +45,13 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: kiln bench (--url URL | --arm NAME:FLAG=VALUE ...) [--concurrency N] (--requests N | --duration D) [flags]")
+		fmt.Fprintln(stderr, "\nDrives an OpenAI-compatible /v1/chat/completions endpoint with a seeded workload and")
+		fmt.Fprintln(stderr, "writes a JSON evidence file; with --server-timing it keeps Kiln's own timing beside the client's.")
+		fmt.Fprintln(stderr, "\nFlags:")
+		fs.PrintDefaults()
+	}
 	var (
 		w         bench.Workload
 		url       = fs.String("url", "", "base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8420)")
@@ -53,7 +60,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		workfile  = fs.String("workload", "", "workload JSON file (flags given explicitly override it)")
 		mix       = fs.String("prompt-mix", "", "comma-separated synthetic prompt lengths, cycled per request (e.g. 8,400)")
 		serveBin  = fs.String("serve-bin", "", "kiln binary for --arm runs (default: this executable)")
-		serveArgs = fs.String("serve-args", "", "base `kiln serve` arguments for --arm runs, space separated")
+		serveArgs = fs.String("serve-args", "", "base kiln serve arguments for --arm runs, space separated")
 		timeout   = fs.Duration("request-timeout", 5*time.Minute, "per-request timeout")
 		arms      listFlag
 	)
@@ -68,7 +75,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&w.ServerTiming, "server-timing", false, "ask a Kiln server for kiln.token_timing events and summaries (include_performance)")
 	fs.Float64Var(&w.Temperature, "temperature", 0, "sampling temperature")
 	fs.Uint64Var(&w.Seed, "seed", 1, "seed for prompts and per-request sampling seeds")
-	fs.Var(&arms, "arm", "comparison arm NAME:FLAG=VALUE (repeatable): starts `kiln serve` per arm with that one flag changed")
+	fs.Var(&arms, "arm", "comparison arm NAME:FLAG=VALUE (repeatable): starts kiln serve once per arm with that one flag changed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
