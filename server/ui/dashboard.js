@@ -247,6 +247,7 @@ async function refresh() {
   }
   state.needToken = false;
   $("token-form").hidden = true;
+  $("main").hidden = false;
   if (decode.status === "fulfilled") renderDecode(decode.value);
   if (recent.status === "fulfilled") renderRecent(recent.value);
   renderDiagnosis();
@@ -278,6 +279,7 @@ function askForToken(message) {
   if (message) $("token-message").textContent = message;
   const wasHidden = form.hidden;
   form.hidden = false;
+  $("main").hidden = true; // nothing to show without the token
   showError([]);
   setStatus("Access token required", true);
   if (wasHidden) $("token-input").focus();
@@ -490,7 +492,7 @@ function diagnosisContent(rec, kept) {
       h("thead", null, h("tr", null, h("th", { scope: "col" }, "Phase"), h("th", { scope: "col", class: "num" }, "Wall time"))),
       h("tbody", null, measured.map(([k, label]) =>
         h("tr", { data: { phase: k } },
-          h("th", { scope: "row" }, label, h("code", { class: "raw" }, k)),
+          h("th", { scope: "row" }, label, " ", h("code", { class: "raw" }, k)),
           h("td", { class: phases[k] === 0 ? "num zero" : "num", title: phases[k] === 0 ? "measured as zero" : null }, fmtMs(phases[k])))))));
   } else {
     out.push(h("p", { class: "idle" }, "No phase was measured for this request."));
@@ -502,7 +504,7 @@ function diagnosisContent(rec, kept) {
   out.push(h("h3", { id: "not-measured-title" }, "Not measured on this path"));
   if (missing.length) {
     out.push(h("ul", { class: "not-measured", id: "diagnosis-not-measured", "aria-labelledby": "not-measured-title" },
-      missing.map(([k, label]) => h("li", { data: { phase: k } }, label, h("code", { class: "raw" }, k)))));
+      missing.map(([k, label]) => h("li", { data: { phase: k } }, label, " ", h("code", { class: "raw" }, k)))));
   } else {
     out.push(h("p", { class: "idle" }, "Every phase was measured on this path."));
   }
