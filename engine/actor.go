@@ -22,6 +22,7 @@ type request struct {
 	maxGen    int // MaxTokens capped by the context
 	reserve   int // KV positions reserved: len(prompt) + maxGen
 	submitted time.Time
+	id        uint64 // Request.ID, reported in other tokens' blockers
 	sampler   *Sampler
 	stream    *Stream
 	cancelled atomic.Bool
@@ -34,6 +35,7 @@ type request struct {
 	hasLogits  bool // the slot's logits row is fresh and waits for sampling
 	mark       counters
 	queueWait  time.Duration // actor queue, charged to the first token
+	lastReady  time.Time     // the previous token's Ready (zero before the first)
 	pending    Token         // a token the channel had no room for
 	hasPending bool
 	blocked    time.Time // when pending was set
@@ -55,6 +57,9 @@ type actor struct {
 	slotBuf [][]float32 // a logits row per slot
 	sampled []*request  // requests that took a token this cycle
 	snap    Snapshot    // published at the end of every cycle
+
+	segs      segments   // recent prefill passes and ownership waits, for Token.Blockers
+	prefilled []*request // requests with rows in this cycle's prefill pass
 
 	idleTimer *time.Timer // reused by idle
 }
@@ -223,7 +228,11 @@ func (a *actor) admit() {
 	if n == 0 {
 		return
 	}
-	d := sub(a.now(), t0)
+	t1 := a.now()
+	for _, r := range a.active[len(a.active)-n:] {
+		r.stream.res.AdmissionDone = t1
+	}
+	d := sub(t1, t0)
 	a.c.admission += d
 	a.snap.Admitted += uint64(n)
 	a.snap.Admissions++
@@ -260,9 +269,11 @@ func (a *actor) compute() bool {
 	}
 
 	// Ownership wait counts as decode time (the actor's compute phase) and
-	// as the gpu_lock_wait slot.
+	// as the gpu_lock_wait slot; a real wait (behind a writer) is also a
+	// blocker segment.
 	l0 := a.now()
-	if err := e.own.rlock(e.stop); err != nil {
+	waited, err := e.own.rlock(e.stop)
+	if err != nil {
 		d := sub(a.now(), l0)
 		a.c.lockWait += d
 		a.c.decode += d
@@ -275,11 +286,15 @@ func (a *actor) compute() bool {
 	a.c.lockWait += d
 	a.c.decode += d
 	a.snap.LockWaitTotal += d
+	if waited && d > 0 {
+		a.segs.add(BlockerLockWait, 0, l0, t)
+	}
 
 	// Prefill: up to PrefillChunk prompt tokens, oldest request first.
 	a.rows, a.logits = a.rows[:0], a.logits[:0]
 	budget := e.cfg.PrefillChunk
 	var completing []*request
+	a.prefilled = a.prefilled[:0]
 	for _, r := range a.active {
 		if budget == 0 {
 			break
@@ -298,6 +313,7 @@ func (a *actor) compute() bool {
 		}
 		r.fed += n
 		budget -= n
+		a.prefilled = append(a.prefilled, r)
 		if !r.prefilling() {
 			completing = append(completing, r)
 		}
@@ -306,6 +322,10 @@ func (a *actor) compute() bool {
 		a.snap.PrefillLast = len(a.rows)
 		end := a.forward(t)
 		a.c.prefill += sub(end, t)
+		for _, r := range a.prefilled {
+			a.segs.add(BlockerPrefill, r.id, t, end)
+		}
+		clear(a.prefilled) // drop references to requests that may end
 		for _, r := range completing {
 			r.hasLogits = true
 			r.stream.res.PrefillDone = end
@@ -356,7 +376,13 @@ func (a *actor) compute() bool {
 			p.ActorQueue = r.queueWait
 		}
 		r.mark = a.c
+		from := r.lastReady
+		if r.generated == 1 {
+			from = r.submitted
+		}
 		r.pending = Token{Index: r.generated - 1, ID: r.last, Ready: ready, Phases: p}
+		a.segs.fill(&r.pending, from, ready)
+		r.lastReady = ready
 		r.hasPending = true
 		r.blocked = time.Time{}
 	}

@@ -30,6 +30,15 @@
 // exceeds the interval it describes. The ownership wait and sampling sit
 // inside decode.
 //
+// A token also names what delayed it (Token.Blockers, at most MaxBlockers,
+// largest first): the actor keeps a fixed ring of its recent identified
+// work segments, one per request with rows in each prefill pass (tagged
+// with Request.ID, the caller's opaque identity) and one per ownership wait
+// behind a writer, and when a token is ready it copies the largest
+// segments lying inside the token's interval, the request's own prefill
+// included. This costs no allocation per token. Callers turn the IDs into
+// trace links; the engine never interprets them.
+//
 // # Goroutines
 //
 // Engine.Start starts the actor goroutine; Engine.Shutdown stops admission,

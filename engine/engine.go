@@ -149,6 +149,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) (*Stream, error) {
 		prompt:  slices.Clone(r.Prompt),
 		stopIDs: slices.Clone(r.StopIDs),
 		maxGen:  min(r.MaxTokens, e.seqLen-len(r.Prompt)),
+		id:      r.ID,
 		sampler: NewSampler(r.Sampling),
 		slot:    -1,
 		stream:  &Stream{ch: make(chan Token, e.cfg.DeliveryBuffer)},

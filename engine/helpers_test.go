@@ -123,7 +123,38 @@ func checkPhases(t *testing.T, toks []engine.Token, submitted time.Time) {
 				t.Errorf("token %d: %v observed on the CPU path", i, s)
 			}
 		}
+		checkBlockers(t, i, tok, prev)
 		prev = tok.Ready
+	}
+}
+
+// checkBlockers asserts that a token's blockers lie inside its interval
+// [from, Ready], are known kinds, come largest first, and that the unused
+// entries are zero.
+func checkBlockers(t *testing.T, i int, tok engine.Token, from time.Time) {
+	t.Helper()
+	if tok.NumBlockers < 0 || tok.NumBlockers > engine.MaxBlockers {
+		t.Errorf("token %d: NumBlockers %d", i, tok.NumBlockers)
+		return
+	}
+	for j, b := range tok.Blockers[:tok.NumBlockers] {
+		if b.Start.Before(from) || b.End.After(tok.Ready) || b.End.Before(b.Start) {
+			t.Errorf("token %d blocker %d: [%v, %v] outside its interval [%v, %v]", i, j, b.Start, b.End, from, tok.Ready)
+		}
+		if b.Kind != engine.BlockerPrefill && b.Kind != engine.BlockerLockWait {
+			t.Errorf("token %d blocker %d: kind %v", i, j, b.Kind)
+		}
+		if b.Kind == engine.BlockerLockWait && b.Request != 0 {
+			t.Errorf("token %d blocker %d: a lock wait names request %d", i, j, b.Request)
+		}
+		if j > 0 && b.Duration() > tok.Blockers[j-1].Duration() {
+			t.Errorf("token %d blocker %d: %v after a shorter %v", i, j, b.Duration(), tok.Blockers[j-1].Duration())
+		}
+	}
+	for j, b := range tok.Blockers[tok.NumBlockers:] {
+		if b != (engine.Blocker{}) {
+			t.Errorf("token %d: unused blocker %d is %+v", i, tok.NumBlockers+j, b)
+		}
 	}
 }
 

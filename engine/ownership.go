@@ -76,7 +76,7 @@ func (o *Ownership) Unlock() {
 // RLock takes shared ownership, waiting while a writer holds or waits for
 // the lock. It returns ctx's error if ctx ends first, holding nothing.
 func (o *Ownership) RLock(ctx context.Context) error {
-	if err := o.rlock(ctx.Done()); err != nil {
+	if _, err := o.rlock(ctx.Done()); err != nil {
 		return ctx.Err()
 	}
 	return nil
@@ -85,13 +85,14 @@ func (o *Ownership) RLock(ctx context.Context) error {
 // errAbandoned reports a shared acquisition given up because done closed.
 var errAbandoned = errors.New("engine: ownership wait abandoned")
 
-// rlock is RLock over a bare channel (the actor's stop channel).
-func (o *Ownership) rlock(done <-chan struct{}) error {
+// rlock is RLock over a bare channel (the actor's stop channel). waited
+// reports whether it had to wait behind a writer.
+func (o *Ownership) rlock(done <-chan struct{}) (waited bool, err error) {
 	o.mu.Lock()
 	if !o.writer && o.writersWaiting == 0 {
 		o.readers++
 		o.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	o.readersWaiting++
 	for o.writer || o.writersWaiting > 0 {
@@ -103,14 +104,14 @@ func (o *Ownership) rlock(done <-chan struct{}) error {
 			o.mu.Lock()
 			o.readersWaiting--
 			o.mu.Unlock()
-			return errAbandoned
+			return true, errAbandoned
 		}
 		o.mu.Lock()
 	}
 	o.readersWaiting--
 	o.readers++
 	o.mu.Unlock()
-	return nil
+	return true, nil
 }
 
 // RUnlock releases shared ownership.

@@ -33,6 +33,10 @@ type Request struct {
 	Sampling  Sampling  // decoding parameters
 	StopIDs   []int     // token ids that end generation (end-of-sequence); the stop token is emitted
 	Submitted time.Time // instant the caller counts from; zero means now
+	// ID is an opaque identity the caller chooses (0 means none). The
+	// engine only reports it back: in the Blockers of the tokens of other
+	// requests that this request's prefill delayed, and of its own.
+	ID uint64
 }
 
 // FinishReason says why a request ended.

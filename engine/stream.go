@@ -18,11 +18,12 @@ func (s *Stream) Result() Result { return s.res }
 
 // Result is how a request ended and the instants of its life in the engine.
 type Result struct {
-	Finish       FinishReason
-	Err          error // set with FinishError (ErrStopped on shutdown)
-	PromptTokens int
-	Generated    int       // tokens sampled, delivered or not
-	Submitted    time.Time // Request.Submitted, or the Submit instant
-	Admitted     time.Time // admission began; zero if never admitted
-	PrefillDone  time.Time // the prompt's last chunk ran; zero if never
+	Finish        FinishReason
+	Err           error // set with FinishError (ErrStopped on shutdown)
+	PromptTokens  int
+	Generated     int       // tokens sampled, delivered or not
+	Submitted     time.Time // Request.Submitted, or the Submit instant
+	Admitted      time.Time // admission began; zero if never admitted
+	AdmissionDone time.Time // the admission pass that admitted it ended; zero if never admitted
+	PrefillDone   time.Time // the prompt's last chunk ran; zero if never
 }

@@ -65,6 +65,49 @@ func (p *Phases) Observe(s Slot, d time.Duration) {
 // Has reports whether slot s was observed.
 func (p *Phases) Has(s Slot) bool { return p.Observed&(1<<s) != 0 }
 
+// BlockerKind says what kind of work a Blocker was.
+type BlockerKind uint8
+
+// Blocker kinds.
+const (
+	// BlockerPrefill is a prefill forward pass that had prompt rows of
+	// Blocker.Request (possibly the token's own request: its prefill is
+	// what delayed its first token).
+	BlockerPrefill BlockerKind = iota + 1
+	// BlockerLockWait is the actor waiting for device ownership held or
+	// awaited exclusively by someone else (maintenance); Request is 0.
+	BlockerLockWait
+)
+
+func (k BlockerKind) String() string {
+	switch k {
+	case BlockerPrefill:
+		return "actor_prefill"
+	case BlockerLockWait:
+		return "gpu_lock_wait"
+	}
+	return "unknown"
+}
+
+// MaxBlockers bounds the blockers a Token carries.
+const MaxBlockers = 4
+
+// Blocker is one identified piece of work that delayed a token: it lies
+// wholly inside the token's interval (from the request's previous token's
+// Ready, or its Submitted for the first token, to this token's Ready).
+//
+// A prefill pass that held the prompt rows of several requests yields one
+// Blocker per request, each with the whole pass's instants: a forward
+// pass is not divisible, so each of them delayed the token by all of it.
+type Blocker struct {
+	Kind       BlockerKind
+	Request    uint64    // Request.ID of the prefilled request; 0 for a lock wait or an unnamed request
+	Start, End time.Time // the work's instants (engine clock)
+}
+
+// Duration is End - Start, at least 0.
+func (b *Blocker) Duration() time.Duration { return sub(b.End, b.Start) }
+
 // Token is the timing record of one emitted token, delivered on the
 // request's channel. Instants come from the engine's clock (monotonic).
 type Token struct {
@@ -73,4 +116,13 @@ type Token struct {
 	Ready     time.Time // the token was sampled and ready
 	Delivered time.Time // the actor handed it to the request's channel
 	Phases    Phases    // work that overlapped the interval ending at Ready
+
+	// Blockers[:NumBlockers] are the largest identified pieces of work
+	// inside the token's interval, largest first (on equal durations the
+	// earlier first). The actor remembers only its recent work (a ring of
+	// segmentRing segments), so for a long interval (a first token after a
+	// long queue wait) older work may be missing; the Phases still count
+	// all of it.
+	Blockers    [MaxBlockers]Blocker
+	NumBlockers int
 }

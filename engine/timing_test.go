@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -305,6 +306,13 @@ func TestFirstTokenActorQueue(t *testing.T) {
 		if got, want := res2.Admitted.Sub(res2.Submitted), 5*step; got != want {
 			t.Errorf("admitted - submitted = %v, want %v", got, want)
 		}
+		// Admission itself takes no fake time: it ends where it began,
+		// before the prefill.
+		for i, res := range []engine.Result{res1, res2} {
+			if res.AdmissionDone.IsZero() || !res.AdmissionDone.Equal(res.Admitted) || res.PrefillDone.Before(res.AdmissionDone) {
+				t.Errorf("request %d: admitted %v, admission done %v, prefill done %v", i+1, res.Admitted, res.AdmissionDone, res.PrefillDone)
+			}
+		}
 	})
 }
 
@@ -401,6 +409,150 @@ func TestLastTokenPendingFreesSlot(t *testing.T) {
 		}
 		if res.Finish != engine.FinishLength {
 			t.Errorf("slow consumer finish %q", res.Finish)
+		}
+	})
+}
+
+// blockersOf returns a token's blockers as a slice.
+func blockersOf(tok engine.Token) []engine.Blocker {
+	return append([]engine.Blocker(nil), tok.Blockers[:tok.NumBlockers]...)
+}
+
+// TestBlockersNamePrefill: the prefill chunks of a long prompt admitted
+// while another request decodes are that request's next gaps' blockers,
+// named by the long request's ID with the chunks' exact instants; the
+// long request's own chunks are the blockers of its first token (the
+// largest four, the earliest first on equal durations); a pass holding two
+// prompts names both, with the same instants.
+func TestBlockersNamePrefill(t *testing.T) {
+	const row = time.Millisecond
+	tests := []struct {
+		name   string
+		chunk  int
+		others []int // prompt lengths submitted together while A decodes
+	}{
+		{"one long prompt in chunks", 8, []int{40}},
+		{"two prompts in one pass", 64, []int{6, 10}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := enginetest.NewBackend(4, 256, 64)
+				b.RowDelay = row
+				e := start(t, b, engine.Config{PrefillChunk: tc.chunk})
+				const idA = 7
+				sa := submit(t, e, t.Context(), engine.Request{Prompt: []int{1, 2}, MaxTokens: 30, ID: idA})
+				var toks []engine.Token
+				for range 3 {
+					toks = append(toks, <-sa.Tokens())
+				}
+				synctest.Wait() // the actor sleeps inside A's next decode step
+				var others []*engine.Stream
+				for k, n := range tc.others {
+					others = append(others, submit(t, e, t.Context(), engine.Request{Prompt: make([]int, n), MaxTokens: 2, ID: uint64(100 + k)}))
+				}
+				rest, res := drain(sa)
+				toks = append(toks, rest...)
+				checkPhases(t, toks, res.Submitted)
+
+				// A's first token: its own 2-row prefill.
+				want := []engine.Blocker{{Kind: engine.BlockerPrefill, Request: idA, Start: res.Admitted, End: res.PrefillDone}}
+				if d := cmp.Diff(want, blockersOf(toks[0])); d != "" {
+					t.Errorf("A's first token blockers (-want +got):\n%s", d)
+				}
+				if got := res.PrefillDone.Sub(res.Admitted); got != 2*row {
+					t.Errorf("A's prefill took %v, want %v", got, 2*row)
+				}
+
+				// A's later gaps: exactly the prefill passes, each from the
+				// previous token's ready instant, as long as its rows.
+				var got, wantGaps [][]engine.Blocker
+				remaining := append([]int(nil), tc.others...)
+				for i := 1; i < len(toks); i++ {
+					if toks[i].NumBlockers == 0 {
+						if toks[i].Phases.Prefill != 0 {
+							t.Errorf("A's gap %d has prefill %v and no blocker", i, toks[i].Phases.Prefill)
+						}
+						continue
+					}
+					got = append(got, blockersOf(toks[i]))
+					start := toks[i-1].Ready
+					rows, pass := 0, []engine.Blocker(nil)
+					for k := range remaining {
+						n := min(remaining[k], tc.chunk-rows)
+						if n == 0 {
+							continue
+						}
+						rows += n
+						remaining[k] -= n
+						pass = append(pass, engine.Blocker{Kind: engine.BlockerPrefill, Request: uint64(100 + k)})
+					}
+					for k := range pass {
+						pass[k].Start, pass[k].End = start, start.Add(time.Duration(rows)*row)
+					}
+					wantGaps = append(wantGaps, pass)
+				}
+				if d := cmp.Diff(wantGaps, got); d != "" {
+					t.Errorf("A's gap blockers (-want +got):\n%s", d)
+				}
+
+				// Each other request's first token: every pass from its
+				// submission to the one that completed its prompt (its own
+				// chunks and those it shared), largest first, the earliest
+				// first on equal durations, at most MaxBlockers.
+				for k, s := range others {
+					btoks, bres := drain(s)
+					checkPhases(t, btoks, bres.Submitted)
+					var want []engine.Blocker
+					for _, pass := range wantGaps {
+						if pass[0].Start.Before(bres.Submitted) || pass[0].End.After(bres.PrefillDone) {
+							continue
+						}
+						want = append(want, pass...)
+					}
+					slices.SortStableFunc(want, func(a, b engine.Blocker) int { return int(b.Duration() - a.Duration()) })
+					want = want[:min(len(want), engine.MaxBlockers)]
+					if d := cmp.Diff(want, blockersOf(btoks[0])); d != "" {
+						t.Errorf("request %d's first token blockers (-want +got):\n%s", 100+k, d)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestBlockersNameLockWait: an exclusive holder of device ownership is the
+// blocker of the waiting request's next token, as a lock wait with the
+// wait's exact instants; the tokens before and after have none.
+func TestBlockersNameLockWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const step, hold = 5 * time.Millisecond, 50 * time.Millisecond
+		b := enginetest.NewBackend(1, 256, 64)
+		b.StepDelay = step
+		e := start(t, b, engine.Config{})
+		s := submit(t, e, t.Context(), engine.Request{Prompt: []int{1}, MaxTokens: 10, ID: 3})
+		var toks []engine.Token
+		for range 3 {
+			toks = append(toks, <-s.Tokens())
+		}
+		if err := e.Ownership().Lock(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the actor waits for ownership
+		locked := time.Now()
+		time.Sleep(hold)
+		e.Ownership().Unlock()
+		rest, res := drain(s)
+		toks = append(toks, rest...)
+		checkPhases(t, toks, res.Submitted)
+
+		var got []engine.Blocker
+		for i := 1; i < len(toks); i++ {
+			got = append(got, blockersOf(toks[i])...)
+		}
+		want := []engine.Blocker{{Kind: engine.BlockerLockWait, Start: locked, End: locked.Add(hold)}}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("blockers after the first token (-want +got):\n%s", d)
 		}
 	})
 }

@@ -1,0 +1,76 @@
+package engine
+
+import "time"
+
+// segmentRing is how many recent identified work segments the actor
+// remembers for Token.Blockers. A decode gap spans one cycle (at most one
+// ownership wait and one prefill pass of a few requests), so 64 covers many
+// cycles; only a first token after a long queue wait can reach further
+// back than the ring.
+const segmentRing = 64
+
+// segment is one identified piece of the actor's work.
+type segment struct {
+	kind       BlockerKind
+	req        uint64
+	start, end time.Time
+}
+
+// segments is a fixed ring of the actor's recent segments, appended in the
+// order they end (so ends never decrease from oldest to newest).
+type segments struct {
+	buf [segmentRing]segment
+	n   int // segments ever appended
+}
+
+// add appends a segment, overwriting the oldest once the ring is full.
+func (s *segments) add(kind BlockerKind, req uint64, start, end time.Time) {
+	s.buf[s.n%segmentRing] = segment{kind: kind, req: req, start: start, end: end}
+	s.n++
+}
+
+// fill sets tok's blockers to the largest segments that lie inside
+// [from, to], largest first, the earlier first on equal durations. It does
+// not allocate.
+func (s *segments) fill(tok *Token, from, to time.Time) {
+	tok.NumBlockers = 0
+	oldest := max(s.n-segmentRing, 0)
+	for i := s.n - 1; i >= oldest; i-- {
+		g := &s.buf[i%segmentRing]
+		if g.end.Before(from) {
+			break // ends never decrease: every older segment ends earlier
+		}
+		if g.start.Before(from) || g.end.After(to) {
+			continue
+		}
+		b := Blocker{Kind: g.kind, Request: g.req, Start: g.start, End: g.end}
+		insertBlocker(tok, b)
+	}
+}
+
+// insertBlocker places b in tok's sorted blockers, dropping the smallest
+// when they are full.
+func insertBlocker(tok *Token, b Blocker) {
+	d := b.Duration()
+	n := tok.NumBlockers
+	at := n
+	for at > 0 {
+		p := &tok.Blockers[at-1]
+		pd := p.Duration()
+		// Scanning newest to oldest: b is older than every blocker
+		// already placed, so on equal durations it goes first.
+		if pd > d {
+			break
+		}
+		at--
+	}
+	if at == MaxBlockers {
+		return
+	}
+	if n == MaxBlockers {
+		n--
+	}
+	copy(tok.Blockers[at+1:n+1], tok.Blockers[at:n])
+	tok.Blockers[at] = b
+	tok.NumBlockers = n + 1
+}
