@@ -7,8 +7,12 @@ import (
 	"strings"
 )
 
-// requireToken wraps next so that every request but GET /health carries
-// "Authorization: Bearer <token>". Tokens are compared in constant time
+// requireToken wraps next so that every request but GET /health and the
+// dashboard's static files carries "Authorization: Bearer <token>". The
+// dashboard's files (GET /ui, /ui/...) are open because a browser cannot
+// send a bearer header when it loads a page; they are embedded static
+// assets that hold no data, and the page sends the token on every API
+// call it makes. Tokens are compared in constant time
 // (over their SHA-256 digests, so the length does not leak either). An
 // empty token disables the check.
 func (s *Server) requireToken(next http.Handler) http.Handler {
@@ -22,7 +26,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 			Message: "missing or invalid access token: send 'Authorization: Bearer <token>'"}
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
+		if r.URL.Path == "/health" || isDashboardAsset(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -37,6 +41,14 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isDashboardAsset reports a read of the embedded dashboard files.
+func isDashboardAsset(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	return r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/")
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" value;

@@ -169,7 +169,8 @@ func TestClientDisconnect(t *testing.T) {
 	}
 }
 
-// TestAuth: with a token, everything but /health needs it.
+// TestAuth: with a token, everything but /health and the dashboard's
+// static files needs it.
 func TestAuth(t *testing.T) {
 	h := newHarness(t, withConfig(func(c *Config) { c.AccessToken = "s3cret" }))
 	tests := []struct {
@@ -177,6 +178,10 @@ func TestAuth(t *testing.T) {
 		want             int
 	}{
 		{"health open", "/health", "", 200},
+		{"dashboard page open", "/ui", "", 200},
+		{"dashboard asset open", "/ui/dashboard.js", "", 200},
+		{"decode stats protected", "/v1/stats/decode", "", 401},
+		{"recent requests protected", "/v1/stats/recent-requests", "", 401},
 		{"v1 health protected", "/v1/health", "", 401},
 		{"models no token", "/v1/models", "", 401},
 		{"metrics no token", "/metrics", "", 401},
