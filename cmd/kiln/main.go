@@ -1,5 +1,3 @@
-// Command kiln is the Kiln inference server and its tools: serve, generate,
-// bench and version.
 package main
 
 import (
