@@ -17,7 +17,7 @@ curl -sN "${auth[@]}" -H 'Content-Type: application/json' -d "$body" "$base/v1/c
   sed -n 's/^data: //p' | grep -v '^\[DONE\]$' |
   jq -r 'if .object == "kiln.token_timing" then
       [.token_index, .token_id, (.ready_ms*100|round/100), (.body_enqueued_ms*100|round/100),
-       (.queue_delay_ms*100|round/100), (.blocking_phase // "null"), (.blocking_phase_ms // "null")] | @tsv
+       (.queue_delay_ms*100|round/100), (.blocking_phase // "null"), (if .blocking_phase_ms == null then "null" else (.blocking_phase_ms*100|round/100) end)] | @tsv
     elif (.choices[0].finish_reason // null) != null and .metadata.performance.latency != null then
       .metadata.performance.latency | "\nTTFT \(.ttft_ms) ms  ITL p50 \(.itl_ms_p50) ms  p99 \(.itl_ms_p99) ms  stalls \(.stall_count)"
     else empty end' |
