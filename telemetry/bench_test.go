@@ -11,32 +11,45 @@ import (
 
 // BenchmarkRequestToken is the full per-token path of a request: the
 // latency core plus the live instruments (token counter, ITL histogram,
-// window); one gap in 64 is a 320 ms stall that also emits a kiln.stall
-// span. sampled: the request is exported, so measurements carry
-// exemplars.
+// window); with stalls, one gap in 64 is a 320 ms stall that also emits a
+// kiln.stall span linked to the chat span of the request whose prefill
+// blocked it, with a lock wait event. Every token carries that request's
+// prefill as a blocker (ignored below the stall threshold). sampled: the
+// request is exported, so measurements carry exemplars.
 func BenchmarkRequestToken(b *testing.B) {
 	for _, bc := range []struct {
 		name    string
 		sampler string
-	}{{"sampled", SamplerAlwaysOn}, {"unsampled", SamplerAlwaysOff}} {
+		stalls  bool
+	}{
+		{"sampled", SamplerAlwaysOn, true}, {"unsampled", SamplerAlwaysOff, true},
+		{"sampled/no-stall", SamplerAlwaysOn, false}, {"unsampled/no-stall", SamplerAlwaysOff, false},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
 			tel, err := New(Config{Sampler: bc.sampler}, WithLogOutput(&bytes.Buffer{}, false))
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer func() { _ = tel.Shutdown(context.Background()) }()
+			_, blocker := tel.StartRequest(context.Background(), RequestInfo{Model: "m", Received: t0})
+			defer blocker.End(EndInfo{})
 			const n = 1 << 8
 			tts := make([]latency.TokenTiming, n)
 			ready := time.Duration(0)
 			for i := range tts {
 				p := latency.GapPhases{Decode: 18 * msD}
 				gap := 20 * msD
-				if i%64 == 63 {
+				if bc.stalls && i%64 == 63 {
 					p.Prefill, gap = 300*msD, 320*msD
 				}
 				ready += gap
+				blockers := []latency.Blocker{
+					{Kind: latency.BlockerPrefill, Request: blocker.ID(), Start: at(ready - gap + msD), End: at(ready - gap + msD + p.Prefill)},
+					{Kind: latency.BlockerLockWait, Start: at(ready - gap), End: at(ready - gap + msD)},
+				}
 				tts[i] = latency.TokenTiming{Index: i, ID: i, Ready: at(ready), ProducerDelivered: at(ready + 50*time.Microsecond),
-					HandlerReceived: at(ready + 80*time.Microsecond), BodyEnqueued: at(ready + 100*time.Microsecond), Phases: p}
+					HandlerReceived: at(ready + 80*time.Microsecond), BodyEnqueued: at(ready + 100*time.Microsecond), Phases: p,
+					Blockers: blockers}
 			}
 			// lap shifts every instant of the cycle so that ready keeps
 			// increasing and every gap is real.

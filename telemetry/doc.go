@@ -6,7 +6,9 @@
 // Data flow of one request:
 //
 //   - StartRequest starts the `chat {model}` span under the incoming
-//     context (the otelhttp server span). The tracer provider's sampler
+//     context (the otelhttp server span) and registers the request's
+//     identity (Request.ID, or one reserved earlier with NewRequestID)
+//     with the span's context, for links. The tracer provider's sampler
 //     wraps OTEL_TRACES_SAMPLER so that a span it would drop is still
 //     recorded (RecordOnly): every request reaches the span processor,
 //     only sampled ones reach the exporters.
@@ -16,9 +18,18 @@
 //     window. This direct call is the in-process equivalent of a span per
 //     gap, which would cost more than the per-token budget; a gap of at
 //     least 250 ms also becomes a `kiln.stall` span (reason, gap and
-//     candidate durations as attributes), which is what gets exported.
+//     candidate durations as attributes), which is what gets exported. It
+//     links to the chat spans of the requests whose prefill passes lie
+//     inside the gap (the token's Blockers, from the engine), so a trace
+//     viewer answers "blocked by what"; lock waits become an attribute
+//     and span events.
+//   - The identity registry resolves a request id to its chat span's
+//     context while the request is in flight and until 256 more requests
+//     have ended; it is bounded, mutex-protected, and touched only at
+//     request start and end and on a stall.
 //   - Request.Phase and Request.End emit the phase spans with their real
-//     instants (kiln.tokenization, kiln.actor_queue, kiln.actor_prefill)
+//     instants (kiln.tokenization, kiln.actor_queue, kiln.actor_admission,
+//     kiln.actor_prefill, kiln.actor_decode)
 //     and end the chat span with the summary and the retained gaps as
 //     attributes (names.go lists every name). Processor.OnEnd reads those
 //     attributes and records the request families (TTFT, duration,

@@ -89,5 +89,5 @@ func (h *harness) runRequest(ctx context.Context, model string, readies []time.D
 	}
 	h.clock.Set(at(last + 10*msD))
 	return r.End(EndInfo{Outcome: outcome, FinishReason: "stop", PromptTokens: 7, CompletionTokens: len(readies),
-		Submitted: at(4 * msD), Admitted: at(6 * msD), PrefillDone: at(20 * msD)})
+		Submitted: at(4 * msD), Admitted: at(6 * msD), AdmissionDone: at(7 * msD), PrefillDone: at(20 * msD)})
 }

@@ -11,14 +11,26 @@ const (
 	SpanChatPrefix = "chat "
 	// SpanActorQueue covers Submitted to Admitted (engine instants).
 	SpanActorQueue = "kiln.actor_queue"
+	// SpanActorAdmission covers Admitted to AdmissionDone: the actor's
+	// admission pass that admitted the request (engine instants).
+	SpanActorAdmission = "kiln.actor_admission"
 	// SpanActorPrefill covers Admitted to PrefillDone (engine instants).
 	SpanActorPrefill = "kiln.actor_prefill"
+	// SpanActorDecode covers PrefillDone to the last token's Ready (engine
+	// instants); absent without a token.
+	SpanActorDecode = "kiln.actor_decode"
 	// SpanTokenization is a server-measured phase (Request.Phase); other
 	// server-measured phases are named "kiln." + the phase name.
 	SpanTokenization = "kiln.tokenization"
 	// SpanStall is a short span per stalled gap (gap >= 250 ms): it starts
-	// at the previous token's ready instant and ends at this one's.
+	// at the previous token's ready instant and ends at this one's. Its
+	// links point at the chat spans of the requests whose prefill blocked
+	// the gap (LinkKindActorPrefill).
 	SpanStall = "kiln.stall"
+	// EventBlockerLockWait is a stall span event per ownership wait inside
+	// the gap, at the wait's start, with AttrBlockerStartOffsetMs and
+	// AttrBlockerDurationMs.
+	EventBlockerLockWait = "kiln.blocker.lock_wait"
 )
 
 // GenAI semantic-convention attributes on the chat span.
@@ -72,6 +84,30 @@ const (
 	// AttrStallPhasePrefix + candidate name + "_ms": every non-zero
 	// candidate duration of the gap (actor phases and observed slots).
 	AttrStallPhasePrefix = "kiln.stall.phase."
+	// AttrBlockerLockWaitMs is the total of the ownership waits inside the
+	// gap (absent when none); each is also an EventBlockerLockWait.
+	AttrBlockerLockWaitMs = "kiln.blocker.lock_wait_ms"
+	// AttrBlockerUnresolved counts prefill blockers whose request no
+	// longer (or not yet) resolves to a span, so no link could be made;
+	// absent when 0.
+	AttrBlockerUnresolved = "kiln.blocker.unresolved"
+)
+
+// Stall span link attributes: a link from a `kiln.stall` span to the chat
+// span of a request whose work blocked the gap ("blocked by what").
+const (
+	AttrLinkKind = "kiln.link.kind" // LinkKindActorPrefill
+	// LinkKindActorPrefill: the linked request's prompt was in a prefill
+	// pass inside the gap.
+	LinkKindActorPrefill = "actor_prefill"
+	// AttrBlockerStartOffsetMs is the blocking work's start, in ms since
+	// this (the stalled) request's receipt.
+	AttrBlockerStartOffsetMs = "kiln.blocker.start_offset_ms"
+	// AttrBlockerDurationMs is the blocking work's duration.
+	AttrBlockerDurationMs = "kiln.blocker.duration_ms"
+	// AttrBlockerSelf is true when the blocking prefill is the stalled
+	// request's own (a first token delayed by its own prompt).
+	AttrBlockerSelf = "kiln.blocker.self"
 )
 
 // Metric family names as exposed on /metrics (SPEC.md section 8).

@@ -16,6 +16,9 @@ type RequestInfo struct {
 	Model    string    // the requested model id: a span attribute, never a label
 	Received time.Time // request receipt: the instant every *_ms counts from
 	Stream   bool
+	// ID is the request's identity from Telemetry.NewRequestID; 0 assigns
+	// a fresh one. Other requests' blockers name it (stall links).
+	ID uint64
 }
 
 // EndInfo describes how a request ended.
@@ -25,8 +28,8 @@ type EndInfo struct {
 	PromptTokens     int
 	CompletionTokens int
 	// Engine instants (engine.Result); zero when unknown.
-	Submitted, Admitted, PrefillDone time.Time
-	Err                              error
+	Submitted, Admitted, AdmissionDone, PrefillDone time.Time
+	Err                                             error
 }
 
 // Request is the telemetry of one request: its `chat {model}` span and
@@ -34,16 +37,18 @@ type EndInfo struct {
 // goroutine only.
 type Request struct {
 	t    *Telemetry
+	id   uint64
 	span trace.Span
 	// exemplar is a value-only context (no deadline, no cancellation)
 	// carrying the chat span's context, built once so that per-token
 	// recordings attach exemplars without allocating. It is not the
 	// request's context.
-	exemplar context.Context
-	stream   bool
-	tr       latency.Tracker
-	ended    bool
-	summary  latency.Summary
+	exemplar  context.Context
+	stream    bool
+	tr        latency.Tracker
+	lastReady time.Time // the latest token's Ready
+	ended     bool
+	summary   latency.Summary
 }
 
 var phaseSpanNames = func() (n [latency.NumPhases]string) {
@@ -55,7 +60,9 @@ var phaseSpanNames = func() (n [latency.NumPhases]string) {
 
 // StartRequest starts the request's `chat {model}` span as a child of
 // ctx's span (the otelhttp server span) and returns the context carrying
-// it.
+// it. The request's identity (info.ID, or a fresh one) resolves to the
+// chat span's context from now until 256 more requests have ended, so the
+// stall spans of requests it delays link to it.
 func (t *Telemetry) StartRequest(ctx context.Context, info RequestInfo) (context.Context, *Request) {
 	received := info.Received
 	if received.IsZero() {
@@ -69,8 +76,14 @@ func (t *Telemetry) StartRequest(ctx context.Context, info RequestInfo) (context
 			attribute.String(AttrGenAIRequestModel, info.Model),
 			attribute.Bool(AttrStream, info.Stream),
 		))
+	id := info.ID
+	if id == 0 {
+		id = t.NewRequestID()
+	}
+	t.reqs.add(id, span.SpanContext())
 	r := &Request{
 		t:        t,
+		id:       id,
 		span:     span,
 		exemplar: trace.ContextWithSpanContext(context.Background(), span.SpanContext()),
 		stream:   info.Stream,
@@ -78,6 +91,10 @@ func (t *Telemetry) StartRequest(ctx context.Context, info RequestInfo) (context
 	r.tr.Reset(received)
 	return ctx, r
 }
+
+// ID is the request's identity (never 0): pass it to the engine
+// (engine.Request.ID) so that the blockers it reports name this request.
+func (r *Request) ID() uint64 { return r.id }
 
 // Phase records a phase the server measured itself (tokenization): a
 // `kiln.<phase>` span with the real instants and the phase's summary
@@ -95,23 +112,37 @@ func (r *Request) child(name string, start, end time.Time, attrs ...attribute.Ke
 	if !r.span.IsRecording() {
 		return
 	}
-	if end.Before(start) {
-		end = start
-	}
+	r.startChild(name, start, trace.WithAttributes(attrs...)).End(trace.WithTimestamp(later(end, start)))
+}
+
+// startChild starts a child span of the chat span at start.
+func (r *Request) startChild(name string, start time.Time, opts ...trace.SpanStartOption) trace.Span {
 	ctx := trace.ContextWithSpan(context.Background(), r.span)
-	_, s := r.t.tracer.Start(ctx, name, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
-	s.End(trace.WithTimestamp(end))
+	opts = append(opts, trace.WithTimestamp(start))
+	_, s := r.t.tracer.Start(ctx, name, opts...)
+	return s
+}
+
+// later returns end, or start when end is before it.
+func later(end, start time.Time) time.Time {
+	if end.Before(start) {
+		return start
+	}
+	return end
 }
 
 // Token records one emitted token and returns its SSE timing event. It
 // feeds the live metrics at once (token counter, ITL histogram, stall
 // counter, rolling window) and, for a gap of at least 250 ms, emits a
-// `kiln.stall` span from the previous token's ready instant to this one's.
+// `kiln.stall` span from the previous token's ready instant to this one's,
+// linked to the chat spans of the requests whose prefill blocked it
+// (tt.Blockers). Only the stall path allocates.
 func (r *Request) Token(tt latency.TokenTiming) latency.TokenEvent {
 	if r.ended {
 		return latency.TokenEvent{}
 	}
 	e := r.tr.Observe(tt)
+	r.lastReady = tt.Ready
 	r.t.proc.ObserveToken(r.exemplar, tt.Ready, &e)
 	if e.HasBlocking && e.Gap.Gap >= latency.StallThreshold {
 		r.stall(tt, &e)
@@ -152,31 +183,90 @@ func (r *Request) stall(tt latency.TokenTiming, e *latency.TokenEvent) {
 		}
 	}
 	end := tt.Ready
-	r.child(SpanStall, end.Add(-g.Gap), end, attrs...)
+	links, attrs, waits := r.blockerLinks(tt.Blockers, attrs)
+	s := r.startChild(SpanStall, end.Add(-g.Gap), trace.WithAttributes(attrs...), trace.WithLinks(links...))
+	for _, b := range waits {
+		s.AddEvent(EventBlockerLockWait, trace.WithTimestamp(b.Start), trace.WithAttributes(
+			attribute.Float64(AttrBlockerStartOffsetMs, msOf(b.Start.Sub(r.tr.Received()))),
+			attribute.Float64(AttrBlockerDurationMs, msOf(later(b.End, b.Start).Sub(b.Start))),
+		))
+	}
+	s.End(trace.WithTimestamp(end))
+}
+
+// blockerLinks turns a stalled token's blockers into the stall span's
+// evidence: a link to the chat span of each prefill blocker's request that
+// still resolves (in flight or among the recently ended), the count of
+// those that do not, and the total of the lock waits with the waits
+// themselves (there is no maintenance span to link to yet; each becomes a
+// span event).
+func (r *Request) blockerLinks(bs []latency.Blocker, attrs []attribute.KeyValue) ([]trace.Link, []attribute.KeyValue, []latency.Blocker) {
+	var (
+		links      []trace.Link
+		waits      []latency.Blocker
+		lockWait   time.Duration
+		unresolved int
+	)
+	received := r.tr.Received()
+	for _, b := range bs {
+		d := later(b.End, b.Start).Sub(b.Start)
+		switch b.Kind {
+		case latency.BlockerPrefill:
+			sc, ok := r.t.reqs.lookup(b.Request)
+			if b.Request == 0 || !ok {
+				unresolved++
+				continue
+			}
+			links = append(links, trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{
+				attribute.String(AttrLinkKind, LinkKindActorPrefill),
+				attribute.Float64(AttrBlockerStartOffsetMs, msOf(b.Start.Sub(received))),
+				attribute.Float64(AttrBlockerDurationMs, msOf(d)),
+				attribute.Bool(AttrBlockerSelf, b.Request == r.id),
+			}})
+		case latency.BlockerLockWait:
+			lockWait += d
+			waits = append(waits, b)
+		}
+	}
+	if len(waits) > 0 {
+		attrs = append(attrs, attribute.Float64(AttrBlockerLockWaitMs, msOf(lockWait)))
+	}
+	if unresolved > 0 {
+		attrs = append(attrs, attribute.Int(AttrBlockerUnresolved, unresolved))
+	}
+	return links, attrs, waits
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // End ends the request: the engine's phase spans (`kiln.actor_queue`,
-// `kiln.actor_prefill`) with their real instants, the chat span with the
-// summary and the retained gaps as attributes (the processor derives the
-// request metrics from them), and returns the summary. It is idempotent:
-// later calls return the first summary.
+// `kiln.actor_admission`, `kiln.actor_prefill`, `kiln.actor_decode`) with
+// their real instants, the chat span with the summary and the retained
+// gaps as attributes (the processor derives the request metrics from
+// them), and returns the summary. It is idempotent: later calls return the
+// first summary. Its identity stays resolvable for links until 256 more
+// requests have ended.
 //
 // For a request that emitted no token, the engine instants are the only
-// evidence of its queue and prefill, so they become the actor_queue and
-// prefill totals; with tokens, those totals come from the tokens' phases.
+// evidence of its queue, admission and prefill, so they become those
+// phases' totals; with tokens, the totals come from the tokens' phases.
 func (r *Request) End(info EndInfo) latency.Summary {
 	if r.ended {
 		return r.summary
 	}
 	r.ended = true
 	end := r.t.now()
+	defer r.t.reqs.end(r.id)
 	hasQueue := !info.Submitted.IsZero() && !info.Admitted.IsZero()
+	hasAdmission := !info.Admitted.IsZero() && !info.AdmissionDone.IsZero()
 	hasPrefill := !info.Admitted.IsZero() && !info.PrefillDone.IsZero()
+	hasDecode := !info.PrefillDone.IsZero() && r.tr.Emitted() > 0 && !r.lastReady.Before(info.PrefillDone)
 	if r.tr.Emitted() == 0 {
 		if hasQueue {
 			r.tr.AddPhase(latency.PhaseActorQueue, info.Admitted.Sub(info.Submitted))
+		}
+		if hasAdmission {
+			r.tr.AddPhase(latency.PhaseActorAdmission, info.AdmissionDone.Sub(info.Admitted))
 		}
 		if hasPrefill {
 			r.tr.AddPhase(latency.PhasePrefill, info.PrefillDone.Sub(info.Admitted))
@@ -185,8 +275,14 @@ func (r *Request) End(info EndInfo) latency.Summary {
 	if hasQueue {
 		r.child(SpanActorQueue, info.Submitted, info.Admitted)
 	}
+	if hasAdmission {
+		r.child(SpanActorAdmission, info.Admitted, info.AdmissionDone)
+	}
 	if hasPrefill {
 		r.child(SpanActorPrefill, info.Admitted, info.PrefillDone)
+	}
+	if hasDecode {
+		r.child(SpanActorDecode, info.PrefillDone, r.lastReady)
 	}
 	s := r.tr.Summary()
 	r.summary = s

@@ -42,10 +42,12 @@ func TestSpans(t *testing.T) {
 	}
 	type want struct{ start, end time.Duration }
 	for name, w := range map[string]want{
-		SpanTokenization: {msD, 3 * msD},
-		SpanActorQueue:   {4 * msD, 6 * msD},
-		SpanActorPrefill: {6 * msD, 20 * msD},
-		SpanStall:        {70 * msD, 400 * msD},
+		SpanTokenization:   {msD, 3 * msD},
+		SpanActorQueue:     {4 * msD, 6 * msD},
+		SpanActorAdmission: {6 * msD, 7 * msD},
+		SpanActorPrefill:   {6 * msD, 20 * msD},
+		SpanActorDecode:    {20 * msD, 400 * msD},
+		SpanStall:          {70 * msD, 400 * msD},
 	} {
 		s, ok := byName[name]
 		if !ok {
@@ -59,8 +61,8 @@ func TestSpans(t *testing.T) {
 			t.Errorf("%s: %v..%v, want %v..%v", name, s.StartTime.Sub(t0), s.EndTime.Sub(t0), w.start, w.end)
 		}
 	}
-	if len(spans) != 6 {
-		t.Errorf("%d spans exported, want 6: %v", len(spans), names(spans))
+	if len(spans) != 8 {
+		t.Errorf("%d spans exported, want 8: %v", len(spans), names(spans))
 	}
 	if !chat.StartTime.Equal(t0) || !chat.EndTime.Equal(at(410*msD)) {
 		t.Errorf("chat span %v..%v", chat.StartTime.Sub(t0), chat.EndTime.Sub(t0))

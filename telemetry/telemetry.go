@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,6 +39,10 @@ type Telemetry struct {
 	mp     *sdkmetric.MeterProvider
 	reg    *prometheus.Registry
 	proc   *Processor
+
+	// Request identities for stall links: ids are never 0.
+	ids  atomic.Uint64
+	reqs *registry
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -91,7 +96,7 @@ func New(cfg Config, opts ...Option) (*Telemetry, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	t := &Telemetry{now: o.now, log: stderrLogger()}
+	t := &Telemetry{now: o.now, log: stderrLogger(), reqs: newRegistry()}
 	if t.now == nil {
 		t.now = time.Now
 	}
@@ -167,6 +172,13 @@ func otlpExporter(cfg Config) (sdktrace.SpanExporter, error) {
 	}
 	return e, nil
 }
+
+// NewRequestID reserves a request identity (never 0) for a request that
+// StartRequest will start, for a caller that must name the request before
+// it starts (the server hands it to the engine at submission, which comes
+// first because a refused submission starts no request). Pass it as
+// RequestInfo.ID.
+func (t *Telemetry) NewRequestID() uint64 { return t.ids.Add(1) }
 
 // MetricsHandler serves /metrics from Kiln's own registry, in OpenMetrics
 // (with exemplars) when the scraper asks for it.

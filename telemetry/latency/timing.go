@@ -67,6 +67,46 @@ type TokenTiming struct {
 	BodyEnqueued      time.Time // bytes entered the response body; zero when not streaming
 
 	Phases GapPhases // work that overlapped the interval ending at Ready
+
+	// Blockers are the identified pieces of work inside the token's
+	// interval, largest first (engine.Token.Blockers). The latency core
+	// ignores them: they are carried through to the stall span's links.
+	// The slice may alias the caller's buffer; it is read only during the
+	// call it is passed to.
+	Blockers []Blocker
+}
+
+// BlockerKind says what kind of work a Blocker was. It mirrors
+// engine.BlockerKind.
+type BlockerKind uint8
+
+// Blocker kinds.
+const (
+	// BlockerPrefill is a prefill forward pass with prompt rows of
+	// Blocker.Request.
+	BlockerPrefill BlockerKind = iota + 1
+	// BlockerLockWait is a wait for device ownership held exclusively by
+	// someone else; Request is 0.
+	BlockerLockWait
+)
+
+// String returns the kind's name: the stall reason it belongs to.
+func (k BlockerKind) String() string {
+	switch k {
+	case BlockerPrefill:
+		return ReasonActorPrefill.String()
+	case BlockerLockWait:
+		return ReasonGPULockWait.String()
+	}
+	return "unknown"
+}
+
+// Blocker is one identified piece of work that delayed a token, with its
+// instants on the engine's clock. It mirrors engine.Blocker.
+type Blocker struct {
+	Kind       BlockerKind
+	Request    uint64 // the blocking request's identity (telemetry Request.ID); 0 when none
+	Start, End time.Time
 }
 
 // ms converts a duration to float milliseconds.
