@@ -21,7 +21,8 @@ func (d *discardWriter) Flush()                      {}
 
 // BenchmarkTokenPath measures the server's own per-token work: decode the
 // text, write and flush the content chunk, record the token with
-// telemetry, and (events) write the timing event. Compare events=false
+// telemetry (each token carries a blocker, as under prefill traffic), and
+// (events) write the timing event. Compare events=false
 // with events=true for the cost of the opt-in.
 func BenchmarkTokenPath(b *testing.B) {
 	model, err := llama.Open("kiln-tiny")
@@ -52,7 +53,9 @@ func BenchmarkTokenPath(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				ready := now.Add(time.Duration(i) * time.Millisecond)
-				x.token(engine.Token{Index: i, ID: 100 + i%1000, Ready: ready, Delivered: ready})
+				tok := engine.Token{Index: i, ID: 100 + i%1000, Ready: ready, Delivered: ready, NumBlockers: 1}
+				tok.Blockers[0] = engine.Blocker{Kind: engine.BlockerPrefill, Request: treq.ID(), Start: ready.Add(-time.Millisecond), End: ready}
+				x.token(tok)
 				if i%4096 == 4095 {
 					x.text.Reset() // the completion buffer is per request; keep it bounded
 				}

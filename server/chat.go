@@ -64,6 +64,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) (err error) {
 	}
 	tokEnd := s.clock.Now()
 
+	// The request's identity is reserved before submission, which may be
+	// refused (no request starts then), so that the engine names it in the
+	// blockers of the tokens its prefill delays; the stall spans of those
+	// requests link to its chat span.
+	id := s.tel.NewRequestID()
 	genCtx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stream, err := s.gen.Submit(genCtx, engine.Request{
@@ -72,6 +77,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) (err error) {
 		Sampling:  sampling(req),
 		StopIDs:   s.stopIDs,
 		Submitted: tokEnd,
+		ID:        id,
 	})
 	if err != nil {
 		if errors.Is(err, engine.ErrInvalidRequest) {
@@ -81,7 +87,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) (err error) {
 	}
 	started = true
 
-	_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream})
+	_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: id})
 	treq.Phase(latency.PhaseTokenization, tokStart, tokEnd)
 
 	x := &exchange{
@@ -192,6 +198,8 @@ type exchange struct {
 	stopHit    bool // a stop sequence ended the completion
 	roleSent   bool // the first chunk (with the role) was written
 	writeErr   error
+
+	blockers [engine.MaxBlockers]latency.Blocker // the current token's, reused
 }
 
 func (x *exchange) run(stream generation) error {
@@ -233,6 +241,7 @@ func (x *exchange) run(stream generation) error {
 		CompletionTokens: x.completion,
 		Submitted:        res.Submitted,
 		Admitted:         res.Admitted,
+		AdmissionDone:    res.AdmissionDone,
 		PrefillDone:      res.PrefillDone,
 		Err:              res.Err,
 	})
@@ -290,6 +299,7 @@ func (x *exchange) token(tok engine.Token) {
 		HandlerReceived:   recv,
 		BodyEnqueued:      enq,
 		Phases:            latency.GapPhases(tok.Phases),
+		Blockers:          x.tokenBlockers(&tok),
 	})
 	if x.sse != nil && x.events {
 		x.write(ev.AppendJSON)
@@ -298,6 +308,28 @@ func (x *exchange) token(tok engine.Token) {
 		x.stopHit = true
 		x.cancel() // free the engine slot at once
 	}
+}
+
+// tokenBlockers converts the token's blockers into the exchange's reused
+// array (no allocation per token); the slice is valid until the next
+// token.
+func (x *exchange) tokenBlockers(tok *engine.Token) []latency.Blocker {
+	n := min(max(tok.NumBlockers, 0), len(x.blockers))
+	for i, b := range tok.Blockers[:n] {
+		x.blockers[i] = latency.Blocker{Kind: blockerKind(b.Kind), Request: b.Request, Start: b.Start, End: b.End}
+	}
+	return x.blockers[:n]
+}
+
+// blockerKind maps the engine's blocker kinds to the latency core's.
+func blockerKind(k engine.BlockerKind) latency.BlockerKind {
+	switch k {
+	case engine.BlockerPrefill:
+		return latency.BlockerPrefill
+	case engine.BlockerLockWait:
+		return latency.BlockerLockWait
+	}
+	return 0
 }
 
 // write sends one SSE record; the first failure (the client went away)

@@ -14,6 +14,13 @@
 // stop sequence) followed by its timing event. Stop sequences are applied
 // here over decoded text; stop token ids go to the engine.
 //
+// Each request's telemetry identity (Telemetry.NewRequestID, reserved
+// before submission) is also its engine.Request.ID, so the blockers the
+// engine reports with a token (another request's prefill pass, an
+// ownership wait) reach telemetry, converted in a per-request array
+// without allocating, and a stall span links to the chat span of the
+// request that blocked it.
+//
 // Goroutines: the server starts none per request beyond net/http's handler
 // goroutine, which owns its request from decoding to the last byte and
 // passes the request's context to engine.Submit, so a client that goes

@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/kiln-ai/kiln/telemetry"
 )
 
 // stallHold is the pause each stall test injects: above the fixed 250 ms
@@ -173,6 +176,52 @@ func TestStallGPULockWait(t *testing.T) {
 	if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
 		t.Errorf("gpu_lock_wait stalls: sse %d summary %d window %d metric %d span %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
 	}
+
+	// Blocked by what: the stall span names the ownership wait (there is
+	// no maintenance span to link to) as a total and an event.
+	holdMs := float64(stallHold) / 1e6
+	for _, st := range stallsWithReason(h.spans.GetSpans(), "gpu_lock_wait") {
+		attrs := map[string]any{}
+		for _, kv := range st.Attributes {
+			attrs[string(kv.Key)] = kv.Value.AsInterface()
+		}
+		if w, ok := attrs[telemetry.AttrBlockerLockWaitMs].(float64); !ok || w < holdMs {
+			t.Errorf("stall span %s = %v, want at least the %v ms hold", telemetry.AttrBlockerLockWaitMs, attrs[telemetry.AttrBlockerLockWaitMs], holdMs)
+		}
+		var waits []float64
+		for _, e := range st.Events {
+			if e.Name != telemetry.EventBlockerLockWait {
+				continue
+			}
+			for _, kv := range e.Attributes {
+				if string(kv.Key) == telemetry.AttrBlockerDurationMs {
+					waits = append(waits, kv.Value.AsFloat64())
+				}
+			}
+			if e.Time.Before(st.StartTime) || e.Time.After(st.EndTime) {
+				t.Errorf("lock wait event at %v outside the stall %v..%v", e.Time, st.StartTime, st.EndTime)
+			}
+		}
+		if len(waits) != 1 || waits[0] < holdMs {
+			t.Errorf("lock wait events with durations %v, want one of at least %v ms", waits, holdMs)
+		}
+		if len(st.Links) != 0 {
+			t.Errorf("lock wait stall has %d links, want none", len(st.Links))
+		}
+	}
+}
+
+// stallsWithReason returns the exported kiln.stall spans of one reason.
+func stallsWithReason(spans tracetest.SpanStubs, reason string) []tracetest.SpanStub {
+	var out []tracetest.SpanStub
+	for _, s := range spanNamed(spans, telemetry.SpanStall) {
+		for _, kv := range s.Attributes {
+			if string(kv.Key) == telemetry.AttrStallReason && kv.Value.AsString() == reason {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // TestStallActorPrefill: a long prompt admitted while another request
@@ -207,5 +256,55 @@ func TestStallActorPrefill(t *testing.T) {
 	ev := h.stallEvidence(t, body, "actor_prefill")
 	if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
 		t.Errorf("actor_prefill stalls: sse %d summary %d window %d metric %d span %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
+	}
+
+	// Blocked by what: every actor_prefill stall span links to the
+	// long-prompt request's exported chat span.
+	spans := h.spans.GetSpans()
+	var longChat []tracetest.SpanStub
+	for _, s := range spans {
+		if !strings.HasPrefix(s.Name, telemetry.SpanChatPrefix) {
+			continue
+		}
+		for _, kv := range s.Attributes {
+			if string(kv.Key) == telemetry.AttrGenAIUsageInputTokens && kv.Value.AsInt64() == int64(r.Usage.PromptTokens) {
+				longChat = append(longChat, s)
+			}
+		}
+	}
+	if len(longChat) != 1 {
+		t.Fatalf("%d exported chat spans with %d input tokens, want 1", len(longChat), r.Usage.PromptTokens)
+	}
+	type linkView struct {
+		Trace, Span string
+		Kind        string
+		Self        bool
+		AtLeastHold bool // the linked prefill pass lasted at least the injected hold
+	}
+	want := linkView{Trace: longChat[0].SpanContext.TraceID().String(), Span: longChat[0].SpanContext.SpanID().String(),
+		Kind: telemetry.LinkKindActorPrefill, AtLeastHold: true}
+	stalls := stallsWithReason(spans, "actor_prefill")
+	if len(stalls) < 1 {
+		t.Fatal("no exported actor_prefill stall span")
+	}
+	for _, st := range stalls {
+		var got []linkView
+		for _, l := range st.Links {
+			v := linkView{Trace: l.SpanContext.TraceID().String(), Span: l.SpanContext.SpanID().String()}
+			for _, kv := range l.Attributes {
+				switch string(kv.Key) {
+				case telemetry.AttrLinkKind:
+					v.Kind = kv.Value.AsString()
+				case telemetry.AttrBlockerSelf:
+					v.Self = kv.Value.AsBool()
+				case telemetry.AttrBlockerDurationMs:
+					v.AtLeastHold = kv.Value.AsFloat64() >= float64(stallHold)/1e6
+				}
+			}
+			got = append(got, v)
+		}
+		if d := cmp.Diff([]linkView{want}, got); d != "" {
+			t.Errorf("stall span %s links (-want +got):\n%s", st.SpanContext.SpanID(), d)
+		}
 	}
 }

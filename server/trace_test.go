@@ -78,7 +78,7 @@ func TestTraceContract(t *testing.T) {
 	if chat.Parent.SpanID() != httpSpan.SpanContext.SpanID() {
 		t.Errorf("chat span parent %s, want the HTTP span %s", chat.Parent.SpanID(), httpSpan.SpanContext.SpanID())
 	}
-	for _, name := range []string{telemetry.SpanTokenization, telemetry.SpanActorQueue, telemetry.SpanActorPrefill} {
+	for _, name := range []string{telemetry.SpanTokenization, telemetry.SpanActorQueue, telemetry.SpanActorAdmission, telemetry.SpanActorPrefill, telemetry.SpanActorDecode} {
 		ss := spanNamed(spans, name)
 		if len(ss) != 1 {
 			t.Errorf("%d %s spans, want 1", len(ss), name)
