@@ -3,7 +3,19 @@ package kernels
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 )
+
+// spinFor is how long a worker polls for its next part, and the caller for
+// the end of a product, before parking. A decode step runs a product every
+// few microseconds, and waking a parked goroutine costs more than that (a
+// futex round trip through the OS scheduler): without this window the two
+// cores of a decode step spent most of their time waking each other. The
+// poll yields to the Go scheduler between checks and always ends in a park,
+// so an idle or overloaded pool costs at most this much CPU per product:
+// it is not a spin barrier.
+const spinFor = 50 * time.Microsecond
 
 // Pool is a fixed set of worker goroutines that run the parts of one
 // product. It is created by NewPool and stopped by Close.
@@ -15,8 +27,11 @@ import (
 type Pool struct {
 	workers int
 	jobs    []job           // jobs[0] is the caller's part
-	wake    []chan struct{} // wake[i] feeds worker i (i >= 1)
-	wg      sync.WaitGroup  // parts of the running product still going
+	wake    []chan struct{} // wake[i] feeds worker i (i >= 1) when it is parked
+	posted  []atomic.Uint64 // posted[i]: products handed to worker i
+	parked  []atomic.Bool   // parked[i]: worker i sleeps (or is about to) on wake[i]
+	pending atomic.Int32    // parts of the running product still going
+	wg      sync.WaitGroup  // the same count, for a caller that parks
 	done    sync.WaitGroup  // live worker goroutines
 	mu      sync.Mutex      // one product at a time; guards closed
 	closed  bool
@@ -62,7 +77,8 @@ func NewPool(n int) *Pool {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	p := &Pool{workers: n, jobs: make([]job, n), wake: make([]chan struct{}, n)}
+	p := &Pool{workers: n, jobs: make([]job, n), wake: make([]chan struct{}, n),
+		posted: make([]atomic.Uint64, n), parked: make([]atomic.Bool, n)}
 	for i := 1; i < n; i++ {
 		p.wake[i] = make(chan struct{}, 1)
 		p.done.Add(1)
@@ -71,12 +87,51 @@ func NewPool(n int) *Pool {
 	return p
 }
 
+// work is worker i: it runs each part posted to it, polling for the next
+// one for spinFor before it parks on its wake channel.
 func (p *Pool) work(i int) {
 	defer p.done.Done()
 	j := &p.jobs[i]
-	for range p.wake[i] {
+	var seen uint64
+	for {
+		if !spinUntil(func() bool { return p.posted[i].Load() != seen }) {
+			p.parked[i].Store(true)
+			// Re-check after announcing the park: a product posted in
+			// between either sees parked and sends, or is seen here.
+			if p.posted[i].Load() == seen {
+				if _, ok := <-p.wake[i]; !ok {
+					return
+				}
+			}
+			p.parked[i].Store(false)
+			if p.posted[i].Load() == seen {
+				// A stale wake-up (the post was taken by the poll).
+				continue
+			}
+		}
+		seen = p.posted[i].Load()
 		j.exec()
+		p.pending.Add(-1)
 		p.wg.Done()
+	}
+}
+
+// spinUntil polls cond for up to spinFor, yielding between polls, and
+// reports whether it became true.
+func spinUntil(cond func() bool) bool {
+	var start time.Time
+	for n := 0; ; n++ {
+		if cond() {
+			return true
+		}
+		if n&63 == 63 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > spinFor {
+				return false
+			}
+			runtime.Gosched()
+		}
 	}
 }
 
@@ -90,7 +145,11 @@ func (p *Pool) Close() {
 	p.mu.Lock()
 	if !p.closed {
 		p.closed = true
-		for _, c := range p.wake[1:] {
+		for i, c := range p.wake[1:] {
+			// A polling worker must park to see the close.
+			for !p.parked[i+1].Load() {
+				runtime.Gosched()
+			}
 			close(c)
 		}
 	}
@@ -164,10 +223,18 @@ func (s split) bounds(i int) (lo, hi int) {
 // p.mu is held.
 func (p *Pool) dispatch(count int) {
 	p.wg.Add(count - 1)
+	p.pending.Store(int32(count - 1))
 	for i := 1; i < count; i++ {
-		p.wake[i] <- struct{}{}
+		p.posted[i].Add(1)
+		if p.parked[i].Load() {
+			select {
+			case p.wake[i] <- struct{}{}:
+			default: // a wake-up is already queued
+			}
+		}
 	}
 	p.jobs[0].exec()
+	spinUntil(func() bool { return p.pending.Load() == 0 })
 	p.wg.Wait()
 	for i := range count {
 		p.jobs[i].clear()
