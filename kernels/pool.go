@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,7 @@ type jobKind uint8
 const (
 	jobRun jobKind = iota
 	jobMatMul
+	jobMatMulSet
 )
 
 type job struct {
@@ -54,6 +56,8 @@ type job struct {
 	w      *Matrix
 	x      []float32
 	batch  int
+	outs   [][]float32 // jobMatMulSet: the products, rows numbered across them
+	ws     []*Matrix
 }
 
 func (j *job) exec() {
@@ -62,13 +66,22 @@ func (j *job) exec() {
 		j.fn(j.lo, j.hi)
 	case jobMatMul:
 		MatMulRows(j.out, j.w, j.x, j.batch, j.lo, j.hi)
+	case jobMatMulSet:
+		off := 0
+		for i, w := range j.ws {
+			lo, hi := max(j.lo, off), min(j.hi, off+w.Rows)
+			if lo < hi {
+				MatMulRows(j.outs[i], w, j.x, j.batch, lo-off, hi-off)
+			}
+			off += w.Rows
+		}
 	}
 }
 
 // clear drops the references a finished job holds so that a pool does not
 // keep weights or closures alive between calls.
 func (j *job) clear() {
-	j.fn, j.out, j.w, j.x = nil, nil, nil, nil
+	j.fn, j.out, j.w, j.x, j.outs, j.ws = nil, nil, nil, nil, nil, nil
 }
 
 // NewPool starts a pool of n workers (n <= 0 means runtime.GOMAXPROCS(0)).
@@ -194,6 +207,39 @@ func (p *Pool) MatMul(out []float32, w *Matrix, x []float32, batch int) {
 	for i := range parts.count {
 		lo, hi := parts.bounds(i)
 		p.jobs[i] = job{kind: jobMatMul, out: out, w: w, x: x, batch: batch, lo: lo, hi: hi}
+	}
+	p.dispatch(parts.count)
+}
+
+// MatMulSet computes several products of the same input in one dispatch:
+// outs[i] = ws[i] times x for every i, as MatMul would, with the rows of all
+// the matrices split together over the workers (a decode step's query, key
+// and value projections, or its two gate projections, wake the workers
+// once instead of three times or twice). outs and ws have the same length;
+// MatMulSet keeps no reference to them after it returns.
+func (p *Pool) MatMulSet(outs [][]float32, ws []*Matrix, x []float32, batch int) {
+	if batch <= 0 || len(ws) == 0 {
+		return
+	}
+	if len(outs) != len(ws) {
+		panic(fmt.Sprintf("kernels: MatMulSet has %d outputs for %d matrices", len(outs), len(ws)))
+	}
+	rows, work := 0, 0
+	for i, w := range ws {
+		checkMatMul(outs[i], w, x, batch)
+		rows += w.Rows
+		work += w.Rows * w.Cols * batch
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	align := 4
+	if work < 1<<14 {
+		align = rows
+	}
+	parts := p.parts(rows, align)
+	for i := range parts.count {
+		lo, hi := parts.bounds(i)
+		p.jobs[i] = job{kind: jobMatMulSet, outs: outs, ws: ws, x: x, batch: batch, lo: lo, hi: hi}
 	}
 	p.dispatch(parts.count)
 }

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -77,5 +78,38 @@ func TestPoolConcurrentCallers(t *testing.T) {
 	wg.Wait()
 	if diff := cmp.Diff([]int{6400, 6400, 6400, 6400}, totals); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestMatMulSet: one dispatch over several matrices gives exactly what
+// separate MatMul calls give, for every split of the combined rows.
+func TestMatMulSet(t *testing.T) {
+	shapes := []struct{ rows, cols int }{{13, 64}, {7, 64}, {32, 64}}
+	for _, workers := range []int{1, 2, 3, 8} {
+		for _, batch := range []int{1, 2, 5} {
+			t.Run(fmt.Sprintf("workers=%d/batch=%d", workers, batch), func(t *testing.T) {
+				p := NewPool(workers)
+				defer p.Close()
+				rng := rand.New(rand.NewPCG(7, 8))
+				x := randVec(rng, batch*64)
+				var ws []*Matrix
+				var got, want [][]float32
+				for i, sh := range shapes {
+					w := randMatrix(t, rng, []DType{F32, Q8_0, F16}[i%3], sh.rows, sh.cols)
+					ws = append(ws, w)
+					got = append(got, make([]float32, batch*sh.rows))
+					want = append(want, make([]float32, batch*sh.rows))
+					p.MatMul(want[i], w, x, batch)
+				}
+				p.MatMulSet(got, ws, x, batch)
+				for i := range ws {
+					for j := range want[i] {
+						if got[i][j] != want[i][j] {
+							t.Fatalf("matrix %d value %d: MatMulSet %v, MatMul %v", i, j, got[i][j], want[i][j])
+						}
+					}
+				}
+			})
+		}
 	}
 }

@@ -37,6 +37,13 @@ type State struct {
 	scores   []float32 // attention scores, one SeqLen window per attention part
 	attParts int
 
+	// Arguments of the fused products (query/key/value, and the two gate
+	// projections), kept here so that passing them allocates nothing.
+	qkvOut  [3][]float32
+	qkvW    [3]*kernels.Matrix
+	gateOut [2][]float32
+	gateW   [2]*kernels.Matrix
+
 	// The attention step in flight, read by attnFn on the pool's workers.
 	attnLayer int
 	attnRows  []Row
@@ -185,9 +192,10 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		for i := range n {
 			kernels.RMSNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.AttnNorm, c.NormEps)
 		}
-		s.pool.MatMul(q, &L.WQ, xb, n)
-		s.pool.MatMul(k, &L.WK, xb, n)
-		s.pool.MatMul(v, &L.WV, xb, n)
+		// One dispatch for the three projections of the same input.
+		s.qkvOut = [3][]float32{q, k, v}
+		s.qkvW = [3]*kernels.Matrix{&L.WQ, &L.WK, &L.WV}
+		s.pool.MatMulSet(s.qkvOut[:], s.qkvW[:], xb, n)
 		for i, r := range rows {
 			s.rope.Apply(q[i*dim:(i+1)*dim], r.Pos)
 			ki := k[i*kvDim : (i+1)*kvDim]
@@ -203,8 +211,9 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		for i := range n {
 			kernels.RMSNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.FFNNorm, c.NormEps)
 		}
-		s.pool.MatMul(hb, &L.W1, xb, n)
-		s.pool.MatMul(hb2, &L.W3, xb, n)
+		s.gateOut = [2][]float32{hb, hb2}
+		s.gateW = [2]*kernels.Matrix{&L.W1, &L.W3}
+		s.pool.MatMulSet(s.gateOut[:], s.gateW[:], xb, n)
 		kernels.SwiGLU(hb, hb2)
 		s.pool.MatMul(xb, &L.W2, hb, n)
 		kernels.Axpy(1, xb, x)
