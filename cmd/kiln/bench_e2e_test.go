@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -104,7 +105,7 @@ func TestBenchArmsPrefillChunk(t *testing.T) {
 		"--serve-bin", bin, "--serve-args", "--model kiln-tiny",
 		"--arm", "chunk16:prefill-chunk=16", "--arm", "chunk2048:prefill-chunk=2048",
 		"--requests", "8", "--concurrency", "4", "--max-tokens", "24",
-		"--prompt-mix", "8,8,8,900", "--server-timing", "--out", out,
+		"--prompt-mix", "8,8,8," + strconv.Itoa(stallPromptWords), "--server-timing", "--out", out,
 	}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("kiln bench: %v\n%s", err, stderr.String())

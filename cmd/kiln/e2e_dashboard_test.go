@@ -54,7 +54,7 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("empty recent-requests list says %q", got)
 	}
 
-	srv.stallWorkload(t, 1500)
+	srv.stallWorkload(t, stallPromptWords)
 
 	// The page refreshes by itself: no reload, no navigation.
 	var row string

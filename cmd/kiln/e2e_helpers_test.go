@@ -182,6 +182,12 @@ func (p *serveProcess) chat(ctx context.Context, t *testing.T, body map[string]a
 	return out
 }
 
+// stallPromptWords is the long prompt of the deliberate stalls: kiln-tiny's
+// words are one token each, so with the chat template this nearly fills
+// its 2048-token context, and prefilling it in one chunk takes several
+// times the 250 ms stall threshold even on a fast, quiet machine.
+const stallPromptWords = 1900
+
 // longPrompt is a prompt of about n words.
 func longPrompt(n int) string {
 	w := strings.Fields("the quick brown fox jumps over a lazy dog while seven wise owls watch")

@@ -107,7 +107,7 @@ scrape_configs:
 		return err == nil && len(r.Data.Result) == 1 && r.Data.Result[0].Value[1] == "1"
 	})
 
-	srv.stallWorkload(t, 1500)
+	srv.stallWorkload(t, stallPromptWords)
 
 	// rate() needs two scrapes after the stall: poll until every query has
 	// a result and the stall shows under actor_prefill.
