@@ -3,37 +3,18 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/internal/testshared"
 )
 
-// sharedModel returns the path of a file in ../shared/models relative to
-// the module root, skipping the test when it is absent.
+// sharedModel returns the path of a file in ../shared/models, skipping
+// the test when it is absent.
 func sharedModel(t *testing.T, name string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "models", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("reference model data absent (%v): ../shared/models is provided with the project's shared data", err)
-	}
-	return p
+	return testshared.Require(t, "models", name)
 }
 
 // start builds and starts an engine, shut down at cleanup.

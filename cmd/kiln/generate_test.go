@@ -13,25 +13,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// sharedModelPath is a file of ../shared/models relative to the module
-// root; the test skips when it is absent.
+// sharedModelPath is a file of ../shared/models beside the module root;
+// the test skips when it is absent.
 func sharedModelPath(t *testing.T, name string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "models", name)
+	p := filepath.Join(repoRoot(t), "..", "shared", "models", name)
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("reference model data absent (%v): ../shared/models comes with the project's shared data", err)
 	}

@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"github.com/kiln-ai/kiln/engine/internal/testshared"
+
 	"errors"
 	"os"
 	"path/filepath"
@@ -259,26 +261,8 @@ func TestRenderConcurrent(t *testing.T) {
 	}
 }
 
-// sharedDir is ../shared relative to the repository root, or skips.
+// sharedDir is ../shared beside the module root, or skips.
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory; cannot locate ../shared")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("shared test data not available at %s: %v", shared, err)
-	}
-	return shared
+	return testshared.Require(t)
 }

@@ -1,35 +1,17 @@
 package gguf
 
 import (
+	"github.com/kiln-ai/kiln/engine/internal/testshared"
+
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
-// sharedDir is ../shared relative to the repository root (the directory
-// holding go.mod), or skips the test when it is absent.
+// sharedDir is ../shared beside the module root, or skips the test when it
+// is absent.
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory; cannot locate ../shared")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("shared test data not available at %s: %v", shared, err)
-	}
-	return shared
+	return testshared.Require(t)
 }
 
 // mustValue is ValueOf for tests.

@@ -1,6 +1,8 @@
 package llama
 
 import (
+	"github.com/kiln-ai/kiln/engine/internal/testshared"
+
 	"fmt"
 	"math"
 	"testing"
@@ -53,7 +55,7 @@ func TestBatchingInvisible(t *testing.T) {
 		t.Fatal(err)
 	}
 	models := map[string]*Model{"random-untied": small}
-	if _, err := sharedModelsDir(); err == nil {
+	if _, err := testshared.Path("models", "stories260K.bin"); err == nil {
 		models["stories260K"] = loadStories(t)
 	}
 	for name, m := range models {

@@ -1,6 +1,8 @@
 package llama
 
 import (
+	"github.com/kiln-ai/kiln/engine/internal/testshared"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -57,7 +59,7 @@ func TestGGUFMatchesLlama2C(t *testing.T) {
 		t.Fatal(err)
 	}
 	models := map[string]*Model{"random-untied": untied}
-	if _, err := sharedModelsDir(); err == nil {
+	if _, err := testshared.Path("models", "stories260K.bin"); err == nil {
 		models["stories260K"] = loadStories(t)
 	} else {
 		t.Logf("stories260K not available, checking the random model only: %v", err)

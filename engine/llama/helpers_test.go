@@ -1,8 +1,9 @@
 package llama
 
 import (
+	"github.com/kiln-ai/kiln/engine/internal/testshared"
+
 	"encoding/json"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,38 +11,11 @@ import (
 	"testing"
 )
 
-// sharedModelsDir returns ../shared/models relative to the module root and
-// whether the reference checkpoint is there.
-func sharedModelsDir() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	models := filepath.Join(dir, "..", "shared", "models")
-	if _, err := os.Stat(filepath.Join(models, "stories260K.bin")); err != nil {
-		return "", err
-	}
-	return models, nil
-}
-
-// sharedModels returns ../shared/models or skips the test when it is absent.
+// sharedModels returns ../shared/models or skips the test when the
+// reference checkpoint is absent.
 func sharedModels(tb testing.TB) string {
 	tb.Helper()
-	dir, err := sharedModelsDir()
-	if err != nil {
-		tb.Skipf("reference model data not available (needs ../shared/models from the project root): %v", err)
-	}
-	return dir
+	return filepath.Dir(testshared.Require(tb, "models", "stories260K.bin"))
 }
 
 // loadStories loads the stories260K reference checkpoint.

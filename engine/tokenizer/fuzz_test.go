@@ -3,7 +3,6 @@ package tokenizer
 import (
 	"bytes"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,28 +28,6 @@ func fuzzSet(t testing.TB) map[string]*Tokenizer {
 		set["qwen3"] = loadQwen3(t)
 	}
 	return set
-}
-
-// sharedPath is sharedDir without skipping: "" when the data is absent.
-func sharedPath(rel string) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			return ""
-		}
-		dir = filepath.Dir(dir)
-	}
-	p := filepath.Join(dir, "..", "shared", rel)
-	if _, err := os.Stat(p); err != nil {
-		return ""
-	}
-	return p
 }
 
 // hasUserDefined reports whether s holds a user-defined token's text, after
