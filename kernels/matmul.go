@@ -86,20 +86,27 @@ func matMulRowsGeneric(out []float32, w *Matrix, x []float32, batch, lo, hi int)
 	}
 }
 
+// q8Scale is the scale d of a Q8_0 block (its largest magnitude over 127)
+// and 1/d, or 0 for an all-zero block, as ggml's quantize_row_q8_0 computes
+// them.
+func q8Scale(blk []float32) (d, id float32) {
+	var amax float32
+	for _, v := range blk {
+		amax = max(amax, float32(math.Abs(float64(v))))
+	}
+	d = amax / 127
+	if d != 0 {
+		id = 1 / d
+	}
+	return d, id
+}
+
 // QuantizeQ8 encodes src (a multiple of 32 values) as Q8_0 blocks, as
 // ggml's quantize_row_q8_0 does, appending to dst.
 func QuantizeQ8(dst []byte, src []float32) []byte {
 	for k := 0; k+Q8Block <= len(src); k += Q8Block {
 		blk := src[k : k+Q8Block]
-		var amax float32
-		for _, v := range blk {
-			amax = max(amax, float32(math.Abs(float64(v))))
-		}
-		d := amax / 127
-		id := float32(0)
-		if d != 0 {
-			id = 1 / d
-		}
+		d, id := q8Scale(blk)
 		dst = binary.LittleEndian.AppendUint16(dst, FloatToHalf(d))
 		for _, v := range blk {
 			dst = append(dst, byte(int8(math.Round(float64(v*id)))))

@@ -21,15 +21,7 @@ func q8q8x4x1(w0, w1, w2, w3 unsafe.Pointer, xq *byte, xd *float32, n int, out *
 func quantizeAct(xq []byte, xd []float32, x []float32) {
 	for k := range len(x) / Q8Block {
 		blk := x[k*Q8Block : (k+1)*Q8Block]
-		var amax float32
-		for _, v := range blk {
-			amax = max(amax, float32(math.Abs(float64(v))))
-		}
-		d := amax / 127
-		id := float32(0)
-		if d != 0 {
-			id = 1 / d
-		}
+		d, id := q8Scale(blk)
 		xd[k] = d
 		q := xq[k*Q8Block : (k+1)*Q8Block]
 		for j, v := range blk {
