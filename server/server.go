@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -181,7 +182,21 @@ func (s *Server) routes() http.Handler {
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			return r.Method + " " + routeName(r.URL.Path)
 		}),
+		otelhttp.WithFilter(traced),
 	)
+}
+
+// traced reports whether a request gets an HTTP server span. Probes,
+// scrapes, the dashboard's polling and its static files recur every few
+// seconds and explain no token's latency: tracing them would bury the chat
+// traces in a trace back end.
+func traced(r *http.Request) bool {
+	switch p := r.URL.Path; {
+	case p == "/health", p == "/v1/health", p == "/metrics",
+		strings.HasPrefix(p, "/v1/stats/"), p == "/ui", strings.HasPrefix(p, "/ui/"):
+		return false
+	}
+	return true
 }
 
 // routeName maps a path to a low-cardinality route for span names.

@@ -103,16 +103,25 @@ func (l *lockedBuffer) String() string {
 
 // serveProcess is a running `kiln serve`.
 type serveProcess struct {
-	URL string
-	log *lockedBuffer
+	URL  string
+	log  *lockedBuffer
+	stop func() // SIGTERM and wait (kill after 30 s); idempotent
 }
 
 // startServe runs `kiln serve --addr <free> args...`, waits for /health and
 // stops it (SIGTERM, then kill) when the test ends.
 func startServe(t *testing.T, args ...string) *serveProcess {
 	t.Helper()
+	return startServeEnv(t, nil, args...)
+}
+
+// startServeEnv is startServe with extra environment variables (KEY=VALUE)
+// for the child.
+func startServeEnv(t *testing.T, env []string, args ...string) *serveProcess {
+	t.Helper()
 	addr := freeAddr(t)
 	cmd := exec.Command(kilnBinary(t), append([]string{"serve", "--addr", addr}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	logs := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -120,23 +129,29 @@ func startServe(t *testing.T, args ...string) *serveProcess {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("kiln serve exited with %v after SIGTERM", err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("kiln serve exited with %v after SIGTERM", err)
+				}
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Logf("killed after 30s: %v", <-done)
+				t.Errorf("kiln serve did not stop within 30s of SIGTERM")
 			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Logf("killed after 30s: %v", <-done)
-			t.Errorf("kiln serve did not stop within 30s of SIGTERM")
-		}
+		})
+	}
+	t.Cleanup(func() {
+		stop()
 		if t.Failed() {
 			t.Logf("kiln serve output:\n%s", logs.String())
 		}
 	})
-	p := &serveProcess{URL: "http://" + addr, log: logs}
+	p := &serveProcess{URL: "http://" + addr, log: logs, stop: stop}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		select {
