@@ -128,7 +128,57 @@ func parseChatRequest(data []byte) (*chatRequest, error) {
 	if req.IncludePerformance, err = optionalBool(fields, "include_performance"); err != nil {
 		return nil, err
 	}
+	if err := rejectUnsupported(fields); err != nil {
+		return nil, err
+	}
 	return req, nil
+}
+
+// rejectUnsupported refuses the OpenAI parameters this server cannot
+// honour when a request actually asks for them: log probabilities, tool or
+// function calling, and structured output. Ignoring them would hand the
+// client an answer without what it asked for and no sign of it; their
+// harmless forms (logprobs false, empty tools, a text response format)
+// pass.
+func rejectUnsupported(fields map[string]json.RawMessage) error {
+	unsupported := func(param, what string) error {
+		return invalid(param, "unsupported_parameter", "'%s' is not supported: this server does not %s", param, what)
+	}
+	if lp, err := optionalBool(fields, "logprobs"); err != nil {
+		return err
+	} else if lp != nil && *lp {
+		return unsupported("logprobs", "return log probabilities")
+	}
+	if n, err := optionalInt(fields, "top_logprobs"); err != nil {
+		return err
+	} else if n != nil && *n > 0 {
+		return unsupported("top_logprobs", "return log probabilities")
+	}
+	for _, key := range []string{"tools", "functions"} {
+		raw := fields[key]
+		if isNull(raw) {
+			continue
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return wrongType(key, "an array", raw)
+		}
+		if len(items) > 0 {
+			return unsupported(key, "call tools or functions")
+		}
+	}
+	if raw := fields["response_format"]; !isNull(raw) {
+		var rf struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &rf); err != nil {
+			return wrongType("response_format", "an object", raw)
+		}
+		if rf.Type != "" && rf.Type != "text" {
+			return unsupported("response_format", "constrain output to JSON")
+		}
+	}
+	return nil
 }
 
 // jsonErrText describes a syntax error without echoing request content.

@@ -48,6 +48,11 @@ func TestParseChatRequestValid(t *testing.T) {
 			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: ""}}, MaxTokens: 3, Stop: []string{"END"}, IncludePerformance: ptr(false)},
 		},
 		{
+			name: "harmless forms of unsupported features",
+			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":false,"top_logprobs":0,"tools":[],"functions":null,"response_format":{"type":"text"}}`,
+			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}},
+		},
+		{
 			name: "temperature bounds",
 			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":2,"top_p":1}`,
 			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Temperature: ptr(2.0), TopP: ptr(1.0)},
@@ -76,6 +81,13 @@ var badRequests = []struct {
 	code   string
 }{
 	{"empty body", ``, 400, "", "invalid_json"},
+	{"logprobs requested", `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":true}`, 400, "logprobs", "unsupported_parameter"},
+	{"logprobs wrong type", `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":"yes"}`, 400, "logprobs", "invalid_type"},
+	{"top_logprobs requested", `{"model":"m","messages":[{"role":"user","content":"x"}],"top_logprobs":3}`, 400, "top_logprobs", "unsupported_parameter"},
+	{"tools requested", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}`, 400, "tools", "unsupported_parameter"},
+	{"tools wrong type", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":{}}`, 400, "tools", "invalid_type"},
+	{"functions requested", `{"model":"m","messages":[{"role":"user","content":"x"}],"functions":[{"name":"f"}]}`, 400, "functions", "unsupported_parameter"},
+	{"json response format", `{"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`, 400, "response_format", "unsupported_parameter"},
 	{"not json", `hello`, 400, "", "invalid_json"},
 	{"truncated json", `{"model":"m","messages":[`, 400, "", "invalid_json"},
 	{"array body", `[1,2]`, 400, "", "invalid_json"},
