@@ -104,7 +104,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, errors.New("server: Deps.Model is required")
 	}
 	if deps.Model.Tokenizer == nil {
-		return nil, fmt.Errorf("server: model %q has no tokenizer", deps.Model.ID)
+		return nil, fmt.Errorf("server: model %q has no tokenizer (a llama2.c checkpoint carries none): serve a GGUF file, which brings its tokenizer and chat template, or kiln-tiny; use kiln generate --prompt-ids for a llama2.c checkpoint", deps.Model.ID)
 	}
 	if deps.Telemetry == nil {
 		return nil, errors.New("server: Deps.Telemetry is required")
