@@ -2,9 +2,10 @@ package bench
 
 import (
 	"encoding/json"
-	"math"
 	"slices"
 	"sort"
+
+	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
 // Stats are the like-for-like figures compared across arms.
@@ -22,21 +23,6 @@ type Stats struct {
 	ServerStalls   int            `json:"server_stall_count"` // summed from Kiln summaries (adaptive threshold)
 	StallsByReason map[string]int `json:"server_stalls_by_reason"`
 	ServerSummary  int            `json:"server_summaries"` // requests that carried a Kiln summary
-}
-
-// Percentile is the type-7 (linear between closest ranks) percentile of an
-// ascending slice; 0 for an empty one.
-func Percentile(sorted []float64, p float64) float64 {
-	switch len(sorted) {
-	case 0:
-		return 0
-	case 1:
-		return sorted[0]
-	}
-	rank := p * float64(len(sorted)-1)
-	lo := int(math.Floor(rank))
-	hi := min(lo+1, len(sorted)-1)
-	return sorted[lo] + (rank-float64(lo))*(sorted[hi]-sorted[lo])
 }
 
 // Summarize computes an arm's Stats from its samples.
@@ -74,9 +60,9 @@ func Summarize(samples []Sample, wallMs float64) Stats {
 	sort.Float64s(ttft)
 	sort.Float64s(itl)
 	sort.Float64s(e2e)
-	st.TTFTP50Ms, st.TTFTP99Ms = Percentile(ttft, 0.5), Percentile(ttft, 0.99)
-	st.ITLP50Ms, st.ITLP99Ms, st.ITLP999Ms = Percentile(itl, 0.5), Percentile(itl, 0.99), Percentile(itl, 0.999)
-	st.E2EP50Ms = Percentile(e2e, 0.5)
+	st.TTFTP50Ms, st.TTFTP99Ms = latency.Percentile(ttft, 0.5), latency.Percentile(ttft, 0.99)
+	st.ITLP50Ms, st.ITLP99Ms, st.ITLP999Ms = latency.Percentile(itl, 0.5), latency.Percentile(itl, 0.99), latency.Percentile(itl, 0.999)
+	st.E2EP50Ms = latency.Percentile(e2e, 0.5)
 	if wallMs > 0 {
 		st.OutputTokPerS = float64(st.OutputTokens) / (wallMs / 1000)
 	}
