@@ -76,8 +76,11 @@ func (c Config) QDim() int { return c.HeadDim() * c.Heads }
 // KVDim is the width of the keys (and values) of one position.
 func (c Config) KVDim() int { return c.HeadDim() * c.KVHeads }
 
-// withDefaults fills NormEps and RopeTheta when zero.
+// withDefaults fills Arch, NormEps and RopeTheta when zero.
 func (c Config) withDefaults() Config {
+	if c.Arch == "" {
+		c.Arch = "llama"
+	}
 	if c.NormEps == 0 {
 		c.NormEps = DefaultNormEps
 	}
