@@ -10,7 +10,6 @@ import (
 	"github.com/kiln-ai/kiln/kernels"
 )
 
-
 // WriteGGUF writes m as a GGUF v3 file of its architecture (Config.Arch;
 // empty means "llama") to w, its matrices stored as typ (F32, F16 or Q8_0;
 // norms, biases and rope factors stay F32; a Q8_0 matrix whose rows are not
