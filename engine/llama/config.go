@@ -76,8 +76,13 @@ func (c Config) QDim() int { return c.HeadDim() * c.Heads }
 // KVDim is the width of the keys (and values) of one position.
 func (c Config) KVDim() int { return c.HeadDim() * c.KVHeads }
 
-// withDefaults fills Arch, NormEps and RopeTheta when zero.
+// withDefaults fills Arch, NormEps and RopeTheta when zero, and clears a
+// HeadSize that merely restates Dim/Heads, so that equal shapes compare
+// equal whichever file they came from.
 func (c Config) withDefaults() Config {
+	if c.Heads > 0 && c.Dim%c.Heads == 0 && c.HeadSize == c.Dim/c.Heads {
+		c.HeadSize = 0
+	}
 	if c.Arch == "" {
 		c.Arch = "llama"
 	}

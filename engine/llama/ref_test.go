@@ -61,6 +61,9 @@ func refDir(tb testing.TB) string {
 	return filepath.Dir(testshared.Require(tb, "models", "ref", "golden.json"))
 }
 
+// refDirPath is ../shared/models/ref, or why it is absent (for fuzz seeds).
+func refDirPath() (string, error) { return testshared.Path("models", "ref") }
+
 func loadRefGolden(tb testing.TB) *refGolden {
 	tb.Helper()
 	data, err := os.ReadFile(filepath.Join(refDir(tb), "golden.json"))
