@@ -232,7 +232,9 @@ func TestHFErrors(t *testing.T) {
 		{"untied without lm_head", 1, edit(func(c map[string]any) { c["tie_word_embeddings"] = false }), "lm_head.weight missing"},
 		{"no config", 1, func(t *testing.T, dir string) { _ = os.Remove(filepath.Join(dir, "config.json")) }, "config.json"},
 		{"no weights", 1, func(t *testing.T, dir string) { _ = os.Remove(filepath.Join(dir, "model.safetensors")) }, "no *.safetensors"},
-		{"corrupt weights", 1, func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "model.safetensors"), []byte("garbage!!")) }, "safetensors"},
+		{"corrupt weights", 1, func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "model.safetensors"), []byte("garbage!!"))
+		}, "safetensors"},
 		{"missing shard", 3, func(t *testing.T, dir string) { _ = os.Remove(filepath.Join(dir, "model-00002-of-00003.safetensors")) }, "no such file"},
 		{"index disagrees", 3, func(t *testing.T, dir string) {
 			idx := map[string]any{"weight_map": map[string]string{"model.norm.weight": "model-00001-of-00003.safetensors", "model.embed_tokens.weight": "model-00002-of-00003.safetensors"}}
