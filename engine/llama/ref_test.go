@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kiln-ai/kiln/engine/internal/testshared"
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -201,4 +202,44 @@ func checkTop(t *testing.T, what string, logits []float32, top [][2]float64, tol
 		}
 	}
 	t.Logf("%s: top-8 max |diff| %.2g", what, worst)
+}
+
+// TestHFTokenizers: each HF directory's tokenizer.json gives the ids of the
+// GGUF tokenizer of its group (and of llama.cpp) on golden.json's strings,
+// its chat template parses and generation_config.json's eos id is read.
+func TestHFTokenizers(t *testing.T) {
+	g := loadRefGolden(t)
+	dir := refDir(t)
+	for _, grp := range g.Tokenizer {
+		if len(grp.Files) == 0 || len(grp.HFDirs) == 0 {
+			continue
+		}
+		ggufTok := openRef(t, grp.Files[0]).Tokenizer
+		for _, d := range grp.HFDirs {
+			t.Run(grp.Pre+"/"+d, func(t *testing.T) {
+				tok, tmpl, eos, err := hfTokenizer(filepath.Join(dir, d))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tok.AddBOS() != ggufTok.AddBOS() {
+					t.Errorf("add BOS %v, GGUF says %v", tok.AddBOS(), ggufTok.AddBOS())
+				}
+				if tmpl == nil {
+					t.Error("no chat template read from tokenizer_config.json")
+				}
+				if diff := cmp.Diff([]int{598}, eos); diff != "" {
+					t.Errorf("eos ids (-want +got):\n%s", diff)
+				}
+				for _, tc := range grp.Cases {
+					got, fromGGUF := tok.EncodeSpecial(tc.Text), ggufTok.EncodeSpecial(tc.Text)
+					if diff := cmp.Diff(fromGGUF, got); diff != "" {
+						t.Errorf("%q: tokenizer.json vs GGUF ids (-gguf +hf):\n%s", tc.Text, diff)
+					}
+					if diff := cmp.Diff(tc.IDs, got); diff != "" {
+						t.Errorf("%q: ids (-llama.cpp +hf):\n%s", tc.Text, diff)
+					}
+				}
+			})
+		}
+	}
 }
