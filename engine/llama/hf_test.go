@@ -161,7 +161,7 @@ func TestHFRoundTrip(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer got.Close()
+				defer func() { _ = got.Close() }()
 				if d := cmp.Diff(m.Config, got.Config); d != "" {
 					t.Errorf("config (-want +got):\n%s", d)
 				}
@@ -253,7 +253,7 @@ func TestHFErrors(t *testing.T) {
 			tc.mutate(t, dir)
 			m, err := FromHFDir(dir, 0)
 			if err == nil {
-				m.Close()
+				_ = m.Close()
 				t.Fatalf("FromHFDir succeeded, want an error containing %q", tc.want)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
@@ -300,7 +300,7 @@ func TestLlama3RopeFactors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	m, err := FromGGUF(f, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -128,7 +128,7 @@ func measureOpen(tb testing.TB, c Config) (int64, [3]memSnapshot) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }()
 	snaps[1] = snapshot()
 	s := m.NewState(1, nil)
 	s.Forward([]Row{{Slot: 0, Pos: 0, Token: 1, Logits: true}}, [][]float32{make([]float32, c.Vocab)})

@@ -44,7 +44,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	want := []Tensor{
 		{Name: "b", DType: "F32", Shape: []uint64{2, 3}, Begin: 0, End: 24},
 		{Name: "a.weight", DType: "BF16", Shape: []uint64{4}, Begin: 24, End: 32},
@@ -137,7 +137,7 @@ func TestReferenceFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			if len(f.Tensors) != tc.tensors {
 				t.Errorf("%d tensors, want %d", len(f.Tensors), tc.tensors)
 			}
