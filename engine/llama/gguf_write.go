@@ -28,20 +28,7 @@ func WriteGGUF(out io.Writer, m *Model, typ kernels.DType, extra func(*gguf.Writ
 		return fmt.Errorf("llama: write gguf: a %s model with %v RoPE, biases %v, Q/K norm %v is not a GGUF %q layout", arch, c.Rope, c.QKVBias, c.QKNorm, arch)
 	}
 	w := gguf.NewWriter()
-	w.SetString("general.architecture", arch)
-	w.SetUint32(arch+".embedding_length", uint32(c.Dim))
-	w.SetUint32(arch+".feed_forward_length", uint32(c.HiddenDim))
-	w.SetUint32(arch+".block_count", uint32(c.Layers))
-	w.SetUint32(arch+".attention.head_count", uint32(c.Heads))
-	w.SetUint32(arch+".attention.head_count_kv", uint32(c.KVHeads))
-	w.SetUint32(arch+".context_length", uint32(c.SeqLen))
-	w.SetUint32(arch+".rope.dimension_count", uint32(c.HeadDim()))
-	if c.HeadSize != 0 {
-		w.SetUint32(arch+".attention.key_length", uint32(c.HeadSize))
-		w.SetUint32(arch+".attention.value_length", uint32(c.HeadSize))
-	}
-	w.SetFloat32(arch+".attention.layer_norm_rms_epsilon", c.NormEps)
-	w.SetFloat32(arch+".rope.freq_base", c.RopeTheta)
+	setGGUFConfig(w, arch, c)
 	var err error
 	addM := func(name string, mat *kernels.Matrix) {
 		if err != nil {
@@ -135,4 +122,22 @@ func f32Bytes(v []float32) []byte {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	}
 	return b
+}
+
+// setGGUFConfig writes c's metadata keys under arch's prefix.
+func setGGUFConfig(w *gguf.Writer, arch string, c Config) {
+	w.SetString("general.architecture", arch)
+	w.SetUint32(arch+".embedding_length", uint32(c.Dim))
+	w.SetUint32(arch+".feed_forward_length", uint32(c.HiddenDim))
+	w.SetUint32(arch+".block_count", uint32(c.Layers))
+	w.SetUint32(arch+".attention.head_count", uint32(c.Heads))
+	w.SetUint32(arch+".attention.head_count_kv", uint32(c.KVHeads))
+	w.SetUint32(arch+".context_length", uint32(c.SeqLen))
+	w.SetUint32(arch+".rope.dimension_count", uint32(c.HeadDim()))
+	if c.HeadSize != 0 {
+		w.SetUint32(arch+".attention.key_length", uint32(c.HeadSize))
+		w.SetUint32(arch+".attention.value_length", uint32(c.HeadSize))
+	}
+	w.SetFloat32(arch+".attention.layer_norm_rms_epsilon", c.NormEps)
+	w.SetFloat32(arch+".rope.freq_base", c.RopeTheta)
 }

@@ -217,9 +217,18 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		kernels.Axpy(1, xb, x)
 	}
 
-	if nl == 0 {
-		return
+	if nl > 0 {
+		s.classify(rows, logits, nl)
 	}
+}
+
+// classify writes the logits of the nl rows that asked for them from the
+// final residual stream.
+func (s *State) classify(rows []Row, logits [][]float32, nl int) {
+	m := s.m
+	c := m.Config
+	dim := c.Dim
+	x, xb := s.x, s.xb
 	j := 0
 	for i, r := range rows {
 		if r.Logits {
