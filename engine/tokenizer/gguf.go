@@ -100,7 +100,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: %s %q", ErrUnsupported, keyPre, pre)
 		}
-		t.split, t.ignoreMerges = sp, ignore
+		t.split, t.ignoreMerges, t.clean = sp, ignore, cleanForPre(pre)
 		merges, ok := f.Strings(keyMerges)
 		if !ok {
 			return nil, fmt.Errorf("%w: gguf has no %s", ErrFormat, keyMerges)
@@ -125,6 +125,18 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	}
 	t.finish()
 	return t, nil
+}
+
+// cleanForPre is llama.cpp's clean_spaces for a byte-level BPE
+// pre-tokenizer: on, except for the pre-tokenizers whose models keep
+// spaces before punctuation as they are (Qwen2, DeepSeek, SmolLM, ...).
+func cleanForPre(pre string) cleanup {
+	switch pre {
+	case "qwen2", "deepseek-r1-qwen", "deepseek-llm", "deepseek-coder", "deepseek-v3", "command-r",
+		"smollm", "codeshell", "trillion", "hunyuan", "gpt-4o", "kimi-k2", "tekken", "chameleon":
+		return cleanNone
+	}
+	return cleanLlamaCpp
 }
 
 func ggufID(f *gguf.File, key string, n int) (int, error) {

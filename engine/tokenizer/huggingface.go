@@ -72,6 +72,17 @@ type hfModel struct {
 // one of the known GPT-2, Llama 3 or Qwen2 patterns. Other pipelines are
 // ErrUnsupported; malformed JSON or inconsistent data is ErrFormat.
 func FromHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
+	t, err := parseHuggingFace(tokenizerJSON)
+	if err != nil {
+		return nil, err
+	}
+	t.finish()
+	return t, nil
+}
+
+// parseHuggingFace reads tokenizer.json into a Tokenizer that still needs
+// finish (FromHFFiles adjusts the special ids first).
+func parseHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
 	var hf hfTokenizer
 	if err := json.Unmarshal(tokenizerJSON, &hf); err != nil {
 		return nil, fmt.Errorf("%w: tokenizer.json: %w", ErrFormat, err)
@@ -158,7 +169,6 @@ func FromHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
 		t.bos = t.firstSpecial("<|begin_of_text|>", "<s>", "<|startoftext|>", "<bos>")
 	}
 	t.eos = t.firstSpecial("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>")
-	t.finish()
 	return t, nil
 }
 
