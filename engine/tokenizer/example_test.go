@@ -44,7 +44,11 @@ func ExampleFromHFDir() {
 		fmt.Println(err)
 		return
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if err := os.RemoveAll(dir); err != nil {
+			fmt.Println(err)
+		}
+	}()
 	files := map[string]string{
 		"tokenizer.json": `{
 			"added_tokens": [{"id": 5, "content": "<s>", "special": true}, {"id": 6, "content": "<|eot|>", "special": true}],
