@@ -19,7 +19,7 @@ func FuzzRender(f *testing.F) {
 	f.Add("\x00\xff<|im_end|>", "  ", "assistant")
 	f.Add("", "", "")
 	var templates []*Template
-	for _, name := range []string{"tinyllama.jinja", "smollm2.jinja", "qwen2.5.jinja", "llama2.jinja", "llama3.jinja"} {
+	for _, name := range []string{"tinyllama.jinja", "smollm2.jinja", "qwen2.5.jinja", "llama2.jinja", "llama3.jinja", "llama3.2.jinja"} {
 		src, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -32,7 +32,7 @@ func FuzzRender(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, a, b, role string) {
 		msgs := []Message{{"user", a}, {"assistant", b}, {"user", b + a}}
-		opt := Options{BOS: "<s>", EOS: "</s>", AddGenerationPrompt: true}
+		opt := Options{BOS: "<s>", EOS: "</s>", AddGenerationPrompt: true, Now: probeOptions.Now}
 
 		var want strings.Builder
 		for _, m := range msgs {
@@ -72,9 +72,12 @@ func FuzzRender(f *testing.F) {
 // FuzzParseRender compiles arbitrary template source and renders it with
 // arbitrary content. Properties: no panic reaches the caller (Parse and
 // Render recover one inside the engine), every error is classified
-// (ErrTemplate or ErrRejected), and a successful render is deterministic.
+// (ErrTemplate or ErrRejected; Parse's always as ErrTemplate), a template
+// Parse accepts renders a conversation holding the user's message (or,
+// refusing the system message, the same conversation without it), and a successful
+// render is deterministic.
 func FuzzParseRender(f *testing.F) {
-	for _, name := range []string{"tinyllama.jinja", "smollm2.jinja", "qwen2.5.jinja", "llama2.jinja", "llama3.jinja"} {
+	for _, name := range []string{"tinyllama.jinja", "smollm2.jinja", "qwen2.5.jinja", "llama2.jinja", "llama3.jinja", "llama3.2.jinja"} {
 		src, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -85,10 +88,23 @@ func FuzzParseRender(f *testing.F) {
 	f.Add("{{ raise_exception(messages[0].content) }}", "no")
 	f.Add("{% set ns = namespace(a=1) %}{{ ns.a }}{{ messages | length }}", "")
 	f.Fuzz(func(t *testing.T, src, content string) {
-		tmpl, err := Parse(src)
+		if tmpl, err := Parse(src); err != nil {
+			if !errors.Is(err, ErrTemplate) || errors.Is(err, ErrRejected) {
+				t.Fatalf("Parse error not classified as a template defect: %v", err)
+			}
+		} else {
+			got, err := tmpl.Render(probeWithSystem, probeOptions)
+			if errors.Is(err, ErrRejected) {
+				got, err = tmpl.Render(probeWithoutSystem, probeOptions)
+			}
+			if err != nil || !strings.Contains(got, probeQuestion) {
+				t.Fatalf("Parse accepted a template that cannot render the probe: %q, %v", got, err)
+			}
+		}
+		tmpl, err := compile(src)
 		if err != nil {
 			if !errors.Is(err, ErrTemplate) {
-				t.Fatalf("Parse error not classified: %v", err)
+				t.Fatalf("compile error not classified: %v", err)
 			}
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ardanlabs/jinja"
 )
@@ -21,6 +22,16 @@ type Options struct {
 	// AddGenerationPrompt ends the prompt with the opening of an
 	// assistant turn (add_generation_prompt).
 	AddGenerationPrompt bool
+	// Now is the time strftime_now reports (Llama 3.x puts today's date
+	// in its system header); the zero value means time.Now().
+	Now time.Time
+	// Kwargs are extra template variables, as transformers'
+	// apply_chat_template **kwargs and llama-server's
+	// chat_template_kwargs pass them: for example enable_thinking false
+	// for Qwen3. Values are strings, bools, numbers, nil, and slices and
+	// maps of those. They cannot replace the variables above, messages,
+	// tools or documents.
+	Kwargs map[string]any
 }
 
 // ErrTemplate is wrapped by every error from Parse and Render that comes
@@ -52,8 +63,24 @@ type Template struct {
 	t   *jinja.Template
 }
 
-// Parse compiles a Jinja chat template as stored in tokenizer.chat_template.
-func Parse(src string) (t *Template, err error) {
+// Parse compiles a Jinja chat template as stored in tokenizer.chat_template
+// or a Hugging Face tokenizer_config.json, and renders a probe conversation
+// with it (see probe.go), so that a template the engine cannot render is
+// refused when the model loads rather than at its first request. Every
+// error wraps ErrTemplate.
+func Parse(src string) (*Template, error) {
+	t, err := compile(src)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.probe(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// compile is Parse without the probe.
+func compile(src string) (t *Template, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			t, err = nil, fmt.Errorf("chat: parse: template engine panicked: %v: %w", r, ErrTemplate)
@@ -99,33 +126,7 @@ func (t *Template) Render(msgs []Message, opt Options) (out string, err error) {
 			out, err = "", fmt.Errorf("chat: render: template engine panicked: %v: %w", r, ErrTemplate)
 		}
 	}()
-	list := make([]jinja.Value, len(msgs))
-	for i, m := range msgs {
-		d := jinja.NewDict()
-		d.AsDict().Set("role", jinja.NewString(m.Role))
-		d.AsDict().Set("content", jinja.NewString(m.Content))
-		list[i] = d
-	}
-	data := map[string]jinja.Value{
-		"messages":              jinja.NewList(list),
-		"bos_token":             jinja.NewString(opt.BOS),
-		"eos_token":             jinja.NewString(opt.EOS),
-		"add_generation_prompt": jinja.NewBool(opt.AddGenerationPrompt),
-		// Shadows the engine's builtin so that a refusal can be told apart
-		// from a broken template whatever the engine does with the error.
-		"raise_exception": jinja.NewCallable("raise_exception", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-			msg := "raise_exception called"
-			switch {
-			case len(args) > 0 && args[0].IsString():
-				msg = args[0].AsString()
-			case len(args) > 0:
-				msg = args[0].String()
-			}
-			raised = &RejectedError{Message: msg}
-			return jinja.Undefined(), raised
-		}),
-	}
-	s, err := t.t.RenderValues(data)
+	s, err := t.t.RenderValues(variables(msgs, opt, &raised))
 	if raised != nil {
 		return "", raised
 	}
@@ -133,4 +134,53 @@ func (t *Template) Render(msgs []Message, opt Options) (out string, err error) {
 		return "", fmt.Errorf("chat: render: %w: %w", err, ErrTemplate)
 	}
 	return s, nil
+}
+
+// variables are the names a template sees, as transformers'
+// apply_chat_template defines them. raise_exception records its message in
+// *raised.
+func variables(msgs []Message, opt Options, raised **RejectedError) map[string]jinja.Value {
+	list := make([]jinja.Value, len(msgs))
+	for i, m := range msgs {
+		d := jinja.NewDict()
+		d.AsDict().Set("role", jinja.NewString(m.Role))
+		d.AsDict().Set("content", jinja.NewString(m.Content))
+		list[i] = d
+	}
+	data := make(map[string]jinja.Value, len(opt.Kwargs)+8)
+	for k, v := range opt.Kwargs {
+		data[k] = jinja.FromGoValue(v)
+	}
+	now := opt.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	data["messages"] = jinja.NewList(list)
+	data["bos_token"] = jinja.NewString(opt.BOS)
+	data["eos_token"] = jinja.NewString(opt.EOS)
+	data["add_generation_prompt"] = jinja.NewBool(opt.AddGenerationPrompt)
+	// transformers passes these as None when the request has none.
+	data["tools"] = jinja.None()
+	data["documents"] = jinja.None()
+	// Shadows the engine's builtin, which reads the wall clock.
+	data["strftime_now"] = jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+		if len(args) != 1 || !args[0].IsString() {
+			return jinja.Undefined(), errors.New("strftime_now takes one format string")
+		}
+		return jinja.NewString(strftime(args[0].AsString(), now)), nil
+	})
+	// Shadows the engine's builtin so that a refusal can be told apart
+	// from a broken template whatever the engine does with the error.
+	data["raise_exception"] = jinja.NewCallable("raise_exception", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+		msg := "raise_exception called"
+		switch {
+		case len(args) > 0 && args[0].IsString():
+			msg = args[0].AsString()
+		case len(args) > 0:
+			msg = args[0].String()
+		}
+		*raised = &RejectedError{Message: msg}
+		return jinja.Undefined(), *raised
+	})
+	return data
 }

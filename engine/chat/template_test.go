@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kiln-ai/kiln/engine/gguf"
@@ -36,6 +37,8 @@ var (
 	}
 	// hi is a single user turn with whitespace that some templates trim.
 	hi = []Message{{"user", "  Hi\n"}}
+	// feb20 is the clock of the tests that render a date.
+	feb20 = time.Date(2025, time.February, 20, 23, 59, 0, 0, time.UTC)
 )
 
 // The expected strings are what transformers' apply_chat_template produces
@@ -88,6 +91,18 @@ func TestRenderRealTemplates(t *testing.T) {
 		{
 			"llama3 trims content", "llama3.jinja", hi, Options{BOS: "<|begin_of_text|>"},
 			"<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>",
+		},
+		{
+			"llama3.2 dates its system header", "llama3.2.jinja", pirate, Options{BOS: "<|begin_of_text|>", EOS: "<|eot_id|>", AddGenerationPrompt: true, Now: feb20},
+			"<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 20 Feb 2025\n\nYou are a pirate.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHello!<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nArr, ahoy.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWhere is the treasure?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+		},
+		{
+			"llama3.2 without system message", "llama3.2.jinja", hi, Options{BOS: "<|begin_of_text|>", Now: feb20},
+			"<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 20 Feb 2025\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>",
+		},
+		{
+			"llama3.2 date_string from kwargs", "llama3.2.jinja", hi, Options{BOS: "<|begin_of_text|>", Kwargs: map[string]any{"date_string": "01 Jan 2030"}},
+			"<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 01 Jan 2030\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>",
 		},
 	}
 	for _, tt := range tests {
@@ -187,7 +202,8 @@ func TestRenderErrors(t *testing.T) {
 			tmpl := load(t, "llama2.jinja")
 			if tt.src != "" {
 				var err error
-				if tmpl, err = Parse(tt.src); err != nil {
+				// compile: Parse would refuse these templates.
+				if tmpl, err = compile(tt.src); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -18,7 +18,14 @@
 // references). Control tokens (BOS, EOS, chat markers) are recognised in
 // text only by EncodeSpecial; user-defined tokens always are. Decode renders
 // every token; a streaming Decoder holds back incomplete UTF-8 and gives
-// control tokens no text.
+// control tokens no text. Detokenize adds the space clean-up of the
+// reference whole-sequence decoders (llama.cpp's clean_spaces,
+// transformers' clean_up_tokenization_spaces) where the data asks for it.
+//
+// FromHFDir reads a Hugging Face model directory's tokenizer: tokenizer.json
+// plus the special tokens, BOS policy and chat template of
+// tokenizer_config.json (or chat_template.jinja) and the end-of-sequence
+// ids of generation_config.json (hfdir.go).
 //
 // A Tokenizer is immutable once built and safe for concurrent use; Encode
 // borrows scratch buffers from a sync.Pool. A Decoder belongs to one

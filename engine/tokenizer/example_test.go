@@ -2,6 +2,8 @@ package tokenizer_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/kiln-ai/kiln/engine/tokenizer"
@@ -30,4 +32,49 @@ func ExampleDecoder() {
 	fmt.Println(strings.Join(parts, " "))
 	// Output:
 	// " c" "a" "f" "" "é" " is" " hot"
+}
+
+// A Hugging Face model directory's tokenizer: tokenizer.json, with the
+// special tokens, BOS policy and chat template of tokenizer_config.json
+// and the end-of-sequence ids of generation_config.json. The files here
+// are a toy byte-level vocabulary ("Ġ" is the space byte).
+func ExampleFromHFDir() {
+	dir, err := os.MkdirTemp("", "hfdir")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() {
+		if err := os.RemoveAll(dir); err != nil {
+			fmt.Println(err)
+		}
+	}()
+	files := map[string]string{
+		"tokenizer.json": `{
+			"added_tokens": [{"id": 5, "content": "<s>", "special": true}, {"id": 6, "content": "<|eot|>", "special": true}],
+			"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false},
+			"decoder": {"type": "ByteLevel"},
+			"model": {"type": "BPE", "vocab": {"h": 0, "i": 1, "hi": 2, "Ġ": 3, "Ġhi": 4}, "merges": ["h i", "Ġ hi"]}
+		}`,
+		"tokenizer_config.json":  `{"add_bos_token": true, "bos_token": "<s>", "eos_token": "<|eot|>", "chat_template": "{{ bos_token }}..."}`,
+		"generation_config.json": `{"eos_token_id": [6]}`,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+
+	tok, meta, err := tokenizer.FromHFDir(dir)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%+v\n", meta)
+	ids := tok.EncodeSpecial("hi hi<|eot|>")
+	fmt.Println(ids, tok.AddBOS(), tok.StopIDs(), tok.Decode(ids))
+	// Output:
+	// {AddBOS:true BOS:5 EOS:6 Pad:-1 EOSIDs:[6] CleanUpSpaces:false ChatTemplate:{{ bos_token }}...}
+	// [2 4 6] true [6] hi hi<|eot|>
 }

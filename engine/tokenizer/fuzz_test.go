@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -100,16 +101,19 @@ func FuzzEncodeDecode(f *testing.F) {
 	})
 }
 
-// FuzzFromHuggingFace checks that any input either fails with ErrFormat or
-// ErrUnsupported or yields a tokenizer whose ids stay in range.
+// FuzzFromHuggingFace checks that any tokenizer.json either fails with
+// ErrFormat or ErrUnsupported or yields a tokenizer whose ids stay in range
+// and which, when every byte has its byte-level symbol, gives back any
+// valid (and, under an NFC normalizer, normalised) text that holds no
+// added token: Decode(Encode(s)) == s.
 func FuzzFromHuggingFace(f *testing.F) {
-	f.Add(hfJSON(f, testMerges, []hfAddedToken{{ID: 300, Content: "<|im_end|>", Special: true}}, false))
-	f.Add(hfJSON(f, testMerges, nil, true))
-	f.Add([]byte(`{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]}}`))
-	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":5}},"added_tokens":[{"id":7,"content":"x"}]}`))
-	f.Add([]byte(`{`))
-	f.Add([]byte(`null`))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Add(hfJSON(f, testMerges, []hfAddedToken{{ID: 300, Content: "<|im_end|>", Special: true}}, false), "hello world")
+	f.Add(hfJSON(f, testMerges, nil, true), "naïve  wörld\n")
+	f.Add([]byte(`{"pre_tokenizer":{"type":"ByteLevel"},"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]}}`), "ab")
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":5}},"added_tokens":[{"id":7,"content":"x"}]}`), "x")
+	f.Add([]byte(`{`), "")
+	f.Add([]byte(`null`), "")
+	f.Fuzz(func(t *testing.T, data []byte, s string) {
 		tok, err := FromHuggingFace(data)
 		if err != nil {
 			if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrUnsupported) {
@@ -117,12 +121,87 @@ func FuzzFromHuggingFace(f *testing.F) {
 			}
 			return
 		}
-		for _, s := range []string{"hello world", "ab<|im_end|>", "x"} {
-			for _, id := range tok.EncodeSpecial(s) {
+		for _, text := range []string{"hello world", "ab<|im_end|>", "x", s} {
+			for _, id := range tok.EncodeSpecial(text) {
 				if id < 0 || id >= tok.VocabSize() {
-					t.Fatalf("EncodeSpecial(%q) produced id %d of %d", s, id, tok.VocabSize())
+					t.Fatalf("EncodeSpecial(%q) produced id %d of %d", text, id, tok.VocabSize())
 				}
 			}
+		}
+		if roundTrips(tok, s) {
+			if got := tok.Decode(tok.Encode(s)); got != s {
+				t.Errorf("Decode(Encode(%q)) = %q", s, got)
+			}
+		}
+	})
+}
+
+// roundTrips reports whether a byte-level tokenizer must give s back: s is
+// valid UTF-8, normalised if the tokenizer normalises, holds no added
+// token's text, and every byte has a symbol that decodes to it.
+func roundTrips(tok *Tokenizer, s string) bool {
+	if tok.kind != kindBPE || tok.prefixSpace || !utf8.ValidString(s) || (tok.nfc && !norm.NFC.IsNormalString(s)) {
+		return false
+	}
+	for b, id := range tok.byteSym {
+		if id < 0 || tok.decoded[id] != string([]byte{byte(b)}) {
+			return false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		for _, sp := range tok.specials[s[i]] {
+			if strings.HasPrefix(s[i:], sp.text) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// FuzzFromHFFiles fuzzes tokenizer_config.json and generation_config.json
+// beside a valid tokenizer.json. Properties: an error wraps ErrFormat; on
+// success every id in the metadata is -1 or in range and is what the
+// tokenizer reports, the stop ids include the EOS ids, and text without
+// special tokens round-trips through Encode and Decode, and through
+// Detokenize where no clean-up applies.
+func FuzzFromHFFiles(f *testing.F) {
+	added := []hfAddedToken{{ID: 300, Content: "<|im_end|>", Special: true}, {ID: 301, Content: "<s>", Special: true}}
+	tokJSON := hfJSON(f, testMerges, added, false)
+	f.Add([]byte(`{"bos_token":"<s>","eos_token":{"content":"<|im_end|>"},"add_bos_token":true,"chat_template":"x"}`), []byte(`{"eos_token_id":[300,301]}`), "hello world")
+	f.Add([]byte(`{"chat_template":[{"name":"default","template":"d"}],"clean_up_tokenization_spaces":true}`), []byte(`{"eos_token_id":300}`), "it 's fine .")
+	f.Add([]byte(`{"bos_token":null,"pad_token":"<|im_end|>"}`), []byte(`{"bos_token_id":null}`), "")
+	f.Add([]byte(`{"eos_token":"nope"}`), []byte(`[`), "x")
+	f.Fuzz(func(t *testing.T, config, gen []byte, s string) {
+		tok, meta, err := FromHFFiles(HFFiles{TokenizerJSON: tokJSON, TokenizerConfig: config, GenerationConfig: gen})
+		if err != nil {
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("error %v does not wrap ErrFormat", err)
+			}
+			return
+		}
+		n := tok.VocabSize()
+		for _, id := range append([]int{meta.BOS, meta.EOS, meta.Pad}, meta.EOSIDs...) {
+			if id < -1 || id >= n {
+				t.Fatalf("meta %+v holds id %d of %d", meta, id, n)
+			}
+		}
+		if tok.BOS() != meta.BOS || tok.EOS() != meta.EOS || tok.AddBOS() != meta.AddBOS || tok.ChatTemplate() != meta.ChatTemplate {
+			t.Fatalf("tokenizer (bos %d eos %d addBOS %v) disagrees with meta %+v", tok.BOS(), tok.EOS(), tok.AddBOS(), meta)
+		}
+		for _, id := range meta.EOSIDs {
+			if !slices.Contains(tok.StopIDs(), id) {
+				t.Fatalf("EOS id %d is not a stop id %v", id, tok.StopIDs())
+			}
+		}
+		if !roundTrips(tok, s) {
+			return
+		}
+		ids := tok.Encode(s)
+		if got := tok.Decode(ids); got != s {
+			t.Errorf("Decode(Encode(%q)) = %q", s, got)
+		}
+		if want := s; !meta.CleanUpSpaces && tok.Detokenize(ids) != want {
+			t.Errorf("Detokenize(Encode(%q)) = %q without clean-up", s, tok.Detokenize(ids))
 		}
 	})
 }

@@ -94,37 +94,26 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		t.addSpacePrefix = boolOr(f, keyAddSpacePrefix, true)
 		t.addBOS = boolOr(f, keyAddBOS, true)
 	case "gpt2":
-		t.kind = kindBPE
-		pre := stringOr(f, keyPre, "")
-		sp, ignore, ok := splitterForPre(pre)
-		if !ok {
-			return nil, fmt.Errorf("%w: %s %q", ErrUnsupported, keyPre, pre)
+		if err := t.setGGUFBPE(f); err != nil {
+			return nil, err
 		}
-		t.split, t.ignoreMerges = sp, ignore
-		merges, ok := f.Strings(keyMerges)
-		if !ok {
-			return nil, fmt.Errorf("%w: gguf has no %s", ErrFormat, keyMerges)
-		}
-		pairs := make([][2]string, 0, len(merges))
-		for i, m := range merges {
-			// The first half may itself be a space in a non-byte-level
-			// vocabulary, so the separator is searched from index 1.
-			k := -1
-			if len(m) > 1 {
-				k = strings.IndexByte(m[1:], ' ')
-			}
-			if k < 0 {
-				return nil, fmt.Errorf("%w: %s[%d] %q is not two pieces", ErrFormat, keyMerges, i, m)
-			}
-			pairs = append(pairs, [2]string{m[:k+1], m[k+2:]})
-		}
-		t.setMerges(pairs)
-		t.addBOS = boolOr(f, keyAddBOS, false)
 	default:
 		return nil, fmt.Errorf("%w: %s %q", ErrUnsupported, keyModel, model)
 	}
 	t.finish()
 	return t, nil
+}
+
+// cleanForPre is llama.cpp's clean_spaces for a byte-level BPE
+// pre-tokenizer: on, except for the pre-tokenizers whose models keep
+// spaces before punctuation as they are (Qwen2, DeepSeek, SmolLM, ...).
+func cleanForPre(pre string) cleanup {
+	switch pre {
+	case "qwen2", "deepseek-r1-qwen", "deepseek-llm", "deepseek-coder", "deepseek-v3", "command-r",
+		"smollm", "codeshell", "trillion", "hunyuan", "gpt-4o", "kimi-k2", "tekken", "chameleon":
+		return cleanNone
+	}
+	return cleanLlamaCpp
 }
 
 func ggufID(f *gguf.File, key string, n int) (int, error) {
@@ -185,4 +174,35 @@ func (t *Tokenizer) setMerges(pairs [][2]string) {
 			t.merges[k] = uint64(rank)<<32 | uint64(uint32(m))
 		}
 	}
+}
+
+// setGGUFBPE reads a "gpt2" vocabulary's pre-tokenizer and merges.
+func (t *Tokenizer) setGGUFBPE(f *gguf.File) error {
+	t.kind = kindBPE
+	pre := stringOr(f, keyPre, "")
+	sp, ignore, ok := splitterForPre(pre)
+	if !ok {
+		return fmt.Errorf("%w: %s %q", ErrUnsupported, keyPre, pre)
+	}
+	t.split, t.ignoreMerges, t.clean = sp, ignore, cleanForPre(pre)
+	merges, ok := f.Strings(keyMerges)
+	if !ok {
+		return fmt.Errorf("%w: gguf has no %s", ErrFormat, keyMerges)
+	}
+	pairs := make([][2]string, 0, len(merges))
+	for i, m := range merges {
+		// The first half may itself be a space in a non-byte-level
+		// vocabulary, so the separator is searched from index 1.
+		k := -1
+		if len(m) > 1 {
+			k = strings.IndexByte(m[1:], ' ')
+		}
+		if k < 0 {
+			return fmt.Errorf("%w: %s[%d] %q is not two pieces", ErrFormat, keyMerges, i, m)
+		}
+		pairs = append(pairs, [2]string{m[:k+1], m[k+2:]})
+	}
+	t.setMerges(pairs)
+	t.addBOS = boolOr(f, keyAddBOS, false)
+	return nil
 }

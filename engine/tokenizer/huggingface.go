@@ -72,6 +72,17 @@ type hfModel struct {
 // one of the known GPT-2, Llama 3 or Qwen2 patterns. Other pipelines are
 // ErrUnsupported; malformed JSON or inconsistent data is ErrFormat.
 func FromHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
+	t, err := parseHuggingFace(tokenizerJSON)
+	if err != nil {
+		return nil, err
+	}
+	t.finish()
+	return t, nil
+}
+
+// parseHuggingFace reads tokenizer.json into a Tokenizer that still needs
+// finish (FromHFFiles adjusts the special ids first).
+func parseHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
 	var hf hfTokenizer
 	if err := json.Unmarshal(tokenizerJSON, &hf); err != nil {
 		return nil, fmt.Errorf("%w: tokenizer.json: %w", ErrFormat, err)
@@ -98,48 +109,8 @@ func FromHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
 		return nil, fmt.Errorf("%w: tokenizer.json decoder %q (want ByteLevel)", ErrUnsupported, hf.Decoder.Type)
 	}
 
-	// Ids must be dense enough to index a table; a hole is an unused id.
-	limit := 2*(len(vocab)+len(hf.AddedTokens)) + 1024
-	size := 0
-	check := func(id int, what string) error {
-		if id < 0 || id >= limit {
-			return fmt.Errorf("%w: tokenizer.json %s id %d out of range", ErrFormat, what, id)
-		}
-		size = max(size, id+1)
-		return nil
-	}
-	for p, id := range vocab {
-		if err := check(id, fmt.Sprintf("vocab %q", p)); err != nil {
-			return nil, err
-		}
-	}
-	for _, a := range hf.AddedTokens {
-		if err := check(a.ID, fmt.Sprintf("added token %q", a.Content)); err != nil {
-			return nil, err
-		}
-	}
-	if size == 0 {
-		return nil, fmt.Errorf("%w: tokenizer.json has an empty vocabulary", ErrFormat)
-	}
-	t.pieces = make([]string, size)
-	t.types = make([]TokenType, size)
-	for i := range t.types {
-		t.types[i] = TypeUnused
-	}
-	for p, id := range vocab {
-		if t.types[id] != TypeUnused && t.pieces[id] != p {
-			return nil, fmt.Errorf("%w: tokenizer.json vocab id %d used twice", ErrFormat, id)
-		}
-		t.pieces[id], t.types[id] = p, TypeNormal
-	}
-	for _, a := range hf.AddedTokens {
-		t.pieces[a.ID], t.types[a.ID] = a.Content, TypeUserDefined
-		if a.Special {
-			t.types[a.ID] = TypeControl
-		}
-		if a.Content == "" {
-			t.types[a.ID] = TypeUnused
-		}
+	if err := t.setHFVocab(vocab, hf.AddedTokens); err != nil {
+		return nil, err
 	}
 	t.buildIDs()
 
@@ -158,7 +129,6 @@ func FromHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
 		t.bos = t.firstSpecial("<|begin_of_text|>", "<s>", "<|startoftext|>", "<bos>")
 	}
 	t.eos = t.firstSpecial("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>")
-	t.finish()
 	return t, nil
 }
 
@@ -306,4 +276,53 @@ func hfTemplateBOS(p *hfPost) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// setHFVocab fills pieces and types from the model vocabulary and the added
+// tokens (special ones are control tokens, the others user-defined).
+func (t *Tokenizer) setHFVocab(vocab map[string]int, added []hfAddedToken) error {
+	// Ids must be dense enough to index a table; a hole is an unused id.
+	limit := 2*(len(vocab)+len(added)) + 1024
+	size := 0
+	check := func(id int, what string) error {
+		if id < 0 || id >= limit {
+			return fmt.Errorf("%w: tokenizer.json %s id %d out of range", ErrFormat, what, id)
+		}
+		size = max(size, id+1)
+		return nil
+	}
+	for p, id := range vocab {
+		if err := check(id, fmt.Sprintf("vocab %q", p)); err != nil {
+			return err
+		}
+	}
+	for _, a := range added {
+		if err := check(a.ID, fmt.Sprintf("added token %q", a.Content)); err != nil {
+			return err
+		}
+	}
+	if size == 0 {
+		return fmt.Errorf("%w: tokenizer.json has an empty vocabulary", ErrFormat)
+	}
+	t.pieces = make([]string, size)
+	t.types = make([]TokenType, size)
+	for i := range t.types {
+		t.types[i] = TypeUnused
+	}
+	for p, id := range vocab {
+		if t.types[id] != TypeUnused && t.pieces[id] != p {
+			return fmt.Errorf("%w: tokenizer.json vocab id %d used twice", ErrFormat, id)
+		}
+		t.pieces[id], t.types[id] = p, TypeNormal
+	}
+	for _, a := range added {
+		t.pieces[a.ID], t.types[a.ID] = a.Content, TypeUserDefined
+		if a.Special {
+			t.types[a.ID] = TypeControl
+		}
+		if a.Content == "" {
+			t.types[a.ID] = TypeUnused
+		}
+	}
+	return nil
 }

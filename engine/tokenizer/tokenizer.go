@@ -72,9 +72,10 @@ type Tokenizer struct {
 	byteSym      [256]int          // the vocabulary id of each byte's code point
 	merges       map[uint64]uint64 // left<<32|right -> rank<<32|merged
 	split        splitter
-	ignoreMerges bool // a word that is itself a token is not merged (Llama 3)
-	nfc          bool // NFC-normalise text before splitting (Hugging Face normalizer)
-	prefixSpace  bool // BPE: ByteLevel add_prefix_space
+	ignoreMerges bool    // a word that is itself a token is not merged (Llama 3)
+	nfc          bool    // NFC-normalise text before splitting (Hugging Face normalizer)
+	prefixSpace  bool    // BPE: ByteLevel add_prefix_space
+	clean        cleanup // Detokenize's space clean-up
 
 	addSpacePrefix bool // SPM/words: "▁" before the text (and after each special)
 	maxPiece       int  // words: longest piece in bytes
