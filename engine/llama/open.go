@@ -21,11 +21,6 @@ type Loaded struct {
 	Model     *Model               //
 	Tokenizer *tokenizer.Tokenizer // nil for a llama2.c checkpoint
 	Template  *chat.Template       // nil when the model has none
-	// EOS holds the end-of-sequence ids of a Hugging Face directory's
-	// generation_config.json (nil otherwise). Until the tokenizer reads
-	// them itself, callers that stop on the tokenizer's StopIDs should add
-	// these.
-	EOS []int
 }
 
 // Close releases the model's memory map, if any. It is idempotent.
@@ -72,18 +67,28 @@ func Open(spec string) (*Loaded, error) {
 }
 
 // OpenHF loads a Hugging Face model directory: the weights as FromHFDir
-// does (memory-mapped), the tokenizer from tokenizer.json, the chat
-// template from tokenizer_config.json and the end-of-sequence ids from
-// generation_config.json. The ID is the directory's base name.
+// does (memory-mapped), and through tokenizer.FromHFDir the tokenizer of
+// tokenizer.json with the chat template of tokenizer_config.json (or
+// chat_template.jinja) and the end-of-sequence ids of
+// generation_config.json, which become the tokenizer's stop ids. The chat
+// template is checked at load by chat.Parse. The ID is the directory's
+// base name.
 func OpenHF(dir string) (*Loaded, error) {
 	m, err := FromHFDir(dir, 0)
 	if err != nil {
 		return nil, fmt.Errorf("llama: open %s: %w", dir, err)
 	}
 	l := &Loaded{ID: filepath.Base(filepath.Clean(dir)), Model: m}
-	if l.Tokenizer, l.Template, l.EOS, err = hfTokenizer(dir); err != nil {
+	var meta tokenizer.HFMeta
+	if l.Tokenizer, meta, err = tokenizer.FromHFDir(dir); err != nil {
 		_ = m.Close()
 		return nil, fmt.Errorf("llama: open %s: %w", dir, err)
+	}
+	if meta.ChatTemplate != "" {
+		if l.Template, err = chat.Parse(meta.ChatTemplate); err != nil {
+			_ = m.Close()
+			return nil, fmt.Errorf("llama: open %s: chat template: %w", dir, err)
+		}
 	}
 	if n := l.Tokenizer.VocabSize(); n > m.Config.Vocab {
 		_ = m.Close()
