@@ -20,7 +20,8 @@ const DefaultMaxSeqLen = 4096
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // FromGGUF builds a model from a GGUF file of architecture "llama" whose
-// tensors are F32, F16 or Q8_0. The weights alias f's data, so f must stay
+// matrices are of any type kernels supports (F32, F16, BF16, Q8_0, the
+// legacy 4/5-bit and the K-quant types; see matrixType). The weights alias f's data, so f must stay
 // open while the model is used; the model does not close f. maxSeqLen caps
 // the context length (0 means DefaultMaxSeqLen).
 func FromGGUF(f *gguf.File, maxSeqLen int) (*Model, error) {
@@ -106,15 +107,14 @@ func FromGGUF(f *gguf.File, maxSeqLen int) (*Model, error) {
 			return kernels.Matrix{}, fmt.Errorf("%w: %w", ErrFormat, err)
 		}
 		w := kernels.Matrix{Rows: rows, Cols: cols}
-		switch t.Type {
-		case gguf.TypeF32:
+		typ, ok := matrixType(t.Type)
+		switch {
+		case !ok:
+			return kernels.Matrix{}, fmt.Errorf("%w: gguf tensor %s has type %s; supported: %s", ErrFormat, name, gguf.TypeName(t.Type), supportedTypes())
+		case typ == kernels.F32:
 			w.Type, w.F32 = kernels.F32, floats(data)
-		case gguf.TypeF16:
-			w.Type, w.Raw = kernels.F16, data
-		case gguf.TypeQ8_0:
-			w.Type, w.Raw = kernels.Q8_0, data
 		default:
-			return kernels.Matrix{}, fmt.Errorf("%w: gguf tensor %s has type %s; supported: F32, F16, Q8_0", ErrFormat, name, gguf.TypeName(t.Type))
+			w.Type, w.Raw = typ, data
 		}
 		if err := w.Validate(); err != nil {
 			return kernels.Matrix{}, fmt.Errorf("%w: gguf tensor %s: %w", ErrFormat, name, err)
