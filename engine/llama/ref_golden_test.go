@@ -22,11 +22,11 @@ type refOutputs struct {
 
 // refCase is one case of ../shared/models/ref/golden.json.
 type refCase struct {
-	ID      string  `json:"id"`
-	File    string  `json:"file"`
-	LoRA    *string `json:"lora"`
-	Format  string  `json:"format"`
-	Prompt  []int   `json:"prompt_ids"`
+	ID     string  `json:"id"`
+	File   string  `json:"file"`
+	LoRA   *string `json:"lora"`
+	Format string  `json:"format"`
+	Prompt []int   `json:"prompt_ids"`
 	refOutputs
 	Dequant *refOutputs `json:"dequant_f32"`
 }
