@@ -81,12 +81,14 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			defer pool.Close()
 			s := m.NewState(1, pool)
 			logits := [][]float32{make([]float32, c.Vocab)}
-			s.Forward([]Row{{Pos: c.SeqLen - 1, Logits: true}}, logits)
+			rows := []Row{{Pos: c.SeqLen - 1, Logits: true}}
+			s.Forward(rows, logits)
 			b.ReportAllocs()
 			b.ResetTimer()
 			pos := 0
 			for b.Loop() {
-				s.Forward([]Row{{Pos: pos, Token: pos * 7 % c.Vocab, Logits: true}}, logits)
+				rows[0] = Row{Pos: pos, Token: pos * 7 % c.Vocab, Logits: true}
+				s.Forward(rows, logits)
 				pos = (pos + 1) % c.SeqLen
 			}
 			sec := b.Elapsed().Seconds()
