@@ -8,11 +8,11 @@
 // product over all cores.
 //
 // On amd64 CPUs with AVX2, FMA and F16C (detected once at start-up through
-// golang.org/x/sys/cpu) the products, Dot and Axpy run hand-written Plan 9
-// assembly (kernels_amd64.s): four weight rows are streamed once against two
-// activation rows at a time, so a batched decode step reads every weight
-// from memory once for all its rows; Q8_0 blocks are dequantized in
-// registers. Everywhere else, and for the other quantized types on every
+// golang.org/x/sys/cpu) the F32, F16 and Q8_0 products, Dot and Axpy run
+// hand-written Plan 9 assembly (kernels_amd64.s): four weight rows are
+// streamed once against two activation rows at a time, so a batched decode
+// step reads every weight from memory once for all its rows; Q8_0 blocks are
+// dequantized in registers. Everywhere else, and for the other quantized types on every
 // CPU, the pure-Go products run (kernels_other.go, dot_legacy.go,
 // dot_kquant.go), and the tests compare the two.
 //

@@ -49,7 +49,11 @@ func TestDequantMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			t.Cleanup(func() {
+				if err := f.Close(); err != nil {
+					t.Error(err)
+				}
+			})
 			for _, name := range sortedKeys(ref.Files[file]) {
 				want := ref.Files[file][name]
 				w := refMatrix(t, f, name)

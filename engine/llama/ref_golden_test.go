@@ -67,7 +67,11 @@ func TestRefGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			t.Cleanup(func() {
+				if err := f.Close(); err != nil {
+					t.Error(err)
+				}
+			})
 			m, err := FromGGUF(f, 0)
 			if err != nil {
 				t.Fatal(err)
