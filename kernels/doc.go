@@ -12,8 +12,8 @@
 // hand-written Plan 9 assembly (kernels_amd64.s): four weight rows are
 // streamed once against two activation rows at a time, so a batched decode
 // step reads every weight from memory once for all its rows; Q8_0 blocks are
-// dequantized in registers. Everywhere else, and for the other quantized types on every
-// CPU, the pure-Go products run (kernels_other.go, dot_legacy.go,
+// dequantized in registers. Everywhere else, and for the other types on
+// every CPU, the pure-Go products run (kernels_other.go, dot_legacy.go,
 // dot_kquant.go), and the tests compare the two.
 //
 // Concurrency: a Pool owns its n-1 worker goroutines from NewPool until
