@@ -29,6 +29,7 @@ type generateOptions struct {
 	hasSeed     bool
 	json        bool
 	threads     int
+	topLogits   int
 }
 
 // generateOutput is the --json object.
@@ -42,13 +43,16 @@ type generateOutput struct {
 	CompletionTokens int     `json:"completion_tokens"`
 	TTFTMs           float64 `json:"ttft_ms"`
 	TokensPerSec     float64 `json:"tokens_per_sec"` // decode rate after the first token
+	// TopLogits (--top-logits K) holds the K largest raw logits after the
+	// last prompt position as [id, logit] pairs, largest first.
+	TopLogits [][2]float64 `json:"top_logits,omitempty"`
 }
 
 func parseGenerateFlags(args []string, stderr io.Writer) (generateOptions, error) {
 	o := generateOptions{model: llama.TinyID, maxTokens: 256, temperature: 1, topP: 0.9}
 	fs := flag.NewFlagSet("kiln generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.model, "model", o.model, `model: "kiln-tiny" (embedded), a .gguf file or a llama2.c checkpoint`)
+	fs.StringVar(&o.model, "model", o.model, `model: "kiln-tiny" (embedded), a .gguf file, a Hugging Face model directory or a llama2.c checkpoint`)
 	fs.StringVar(&o.prompt, "prompt", "", "prompt text (needs a model with a tokenizer)")
 	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as comma-separated token ids, used as given (no BOS added)")
 	fs.IntVar(&o.maxTokens, "max-tokens", o.maxTokens, "tokens to generate at most")
@@ -65,8 +69,9 @@ func parseGenerateFlags(args []string, stderr io.Writer) (generateOptions, error
 	})
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (ids, text, timing) instead of streaming text")
 	fs.IntVar(&o.threads, "threads", 0, "compute threads (0: one per CPU)")
+	fs.IntVar(&o.topLogits, "top-logits", 0, "with --json: add the K largest raw logits after the last prompt position as [id, logit] pairs")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kiln generate [--model PATH|kiln-tiny] (--prompt TEXT | --prompt-ids 1,2,3) [--max-tokens N] [--temperature T] [--seed S] [--json]\n\nFlags:")
+		fmt.Fprintln(stderr, "usage: kiln generate [--model FILE_OR_DIR|kiln-tiny] (--prompt TEXT | --prompt-ids 1,2,3) [--max-tokens N] [--temperature T] [--seed S] [--json [--top-logits K]]\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -79,6 +84,10 @@ func parseGenerateFlags(args []string, stderr io.Writer) (generateOptions, error
 		return o, errors.New("generate: give exactly one of --prompt and --prompt-ids")
 	case o.maxTokens < 1:
 		return o, fmt.Errorf("generate: --max-tokens %d must be at least 1", o.maxTokens)
+	case o.topLogits < 0:
+		return o, fmt.Errorf("generate: --top-logits %d must be at least 0", o.topLogits)
+	case o.topLogits > 0 && !o.json:
+		return o, errors.New("generate: --top-logits goes with --json")
 	}
 	return o, nil
 }
@@ -143,6 +152,12 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 	pool := kernels.NewPool(o.threads)
 	defer pool.Close()
+	var top [][2]float64
+	if o.topLogits > 0 {
+		if top, err = topLogits(loaded.Model, pool, prompt, o.topLogits); err != nil {
+			return err
+		}
+	}
 	eng, err := engine.New(loaded.Model.NewState(1, pool), engine.Config{})
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
@@ -165,7 +180,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("generate: %w", err)
 	}
 
-	out := generateOutput{Model: loaded.ID, PromptIDs: prompt, IDs: []int{}}
+	out := generateOutput{Model: loaded.ID, PromptIDs: prompt, IDs: []int{}, TopLogits: top}
 	var text strings.Builder
 	var dec interface {
 		Next(int) string

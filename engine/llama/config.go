@@ -20,27 +20,72 @@ const (
 // cannot overflow and a bad header cannot ask for absurd allocations.
 const maxDim = 1 << 24
 
-// Config is the shape of a Llama-family decoder.
+// Config is the shape of a Llama-family decoder (llama, qwen2, qwen3).
 type Config struct {
-	Dim       int // width of the residual stream
-	HiddenDim int // width of the SwiGLU feed-forward
+	Arch      string // architecture name as the file gives it ("llama", "qwen2", "qwen3"); informational
+	Dim       int    // width of the residual stream
+	HiddenDim int    // width of the SwiGLU feed-forward
 	Layers    int
 	Heads     int // query heads
 	KVHeads   int // key/value heads (grouped-query attention when < Heads)
+	HeadSize  int // width of one head; 0 means Dim/Heads (qwen3 may differ)
 	Vocab     int
 	SeqLen    int // longest sequence the KV cache holds
 	NormEps   float32
 	RopeTheta float32
+	Rope      RopeStyle // which elements of a head the rotary embedding pairs
+	QKVBias   bool      // every layer adds BQ, BK, BV after the projections (qwen2)
+	QKNorm    bool      // every layer RMS-normalises each Q and K head before RoPE (qwen3)
+}
+
+// RopeStyle says which elements of a head one rotary frequency rotates
+// together.
+type RopeStyle uint8
+
+const (
+	// RopeNorm rotates adjacent pairs (2i, 2i+1): llama2.c, and GGUF llama
+	// files, whose Q/K rows llama.cpp's converter permutes for it.
+	RopeNorm RopeStyle = iota
+	// RopeNeoX rotates (i, i+HeadDim/2), transformers' rotate_half: qwen2,
+	// qwen3, and llama weights in Hugging Face row order.
+	RopeNeoX
+)
+
+func (r RopeStyle) String() string {
+	switch r {
+	case RopeNorm:
+		return "norm"
+	case RopeNeoX:
+		return "neox"
+	}
+	return fmt.Sprintf("RopeStyle(%d)", uint8(r))
 }
 
 // HeadDim is the width of one attention head.
-func (c Config) HeadDim() int { return c.Dim / c.Heads }
+func (c Config) HeadDim() int {
+	if c.HeadSize > 0 {
+		return c.HeadSize
+	}
+	return c.Dim / c.Heads
+}
+
+// QDim is the width of the queries (and of the attention output) of one
+// position: Heads x HeadDim, which is Dim unless HeadSize says otherwise.
+func (c Config) QDim() int { return c.HeadDim() * c.Heads }
 
 // KVDim is the width of the keys (and values) of one position.
 func (c Config) KVDim() int { return c.HeadDim() * c.KVHeads }
 
-// withDefaults fills NormEps and RopeTheta when zero.
+// withDefaults fills Arch, NormEps and RopeTheta when zero, and clears a
+// HeadSize that merely restates Dim/Heads, so that equal shapes compare
+// equal whichever file they came from.
 func (c Config) withDefaults() Config {
+	if c.Heads > 0 && c.Dim%c.Heads == 0 && c.HeadSize == c.Dim/c.Heads {
+		c.HeadSize = 0
+	}
+	if c.Arch == "" {
+		c.Arch = "llama"
+	}
 	if c.NormEps == 0 {
 		c.NormEps = DefaultNormEps
 	}
@@ -66,8 +111,12 @@ func (c Config) Validate() error {
 		}
 	}
 	switch {
-	case c.Dim%c.Heads != 0:
+	case c.HeadSize < 0 || c.HeadSize > maxDim:
+		return fmt.Errorf("%w: head size %d out of range [0, %d]", ErrFormat, c.HeadSize, maxDim)
+	case c.HeadSize == 0 && c.Dim%c.Heads != 0:
 		return fmt.Errorf("%w: dim %d not a multiple of n_heads %d", ErrFormat, c.Dim, c.Heads)
+	case c.Rope != RopeNorm && c.Rope != RopeNeoX:
+		return fmt.Errorf("%w: rope style %v unknown", ErrFormat, c.Rope)
 	case c.KVHeads > c.Heads || c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("%w: n_heads %d not a multiple of n_kv_heads %d", ErrFormat, c.Heads, c.KVHeads)
 	case c.HeadDim()%2 != 0:
@@ -78,7 +127,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: rope theta %g out of range (1, 1e12]", ErrFormat, c.RopeTheta)
 	}
 	// The largest single tensor must be addressable.
-	if !within(1<<40, c.Vocab, c.Dim) || !within(1<<40, c.Layers, c.Dim, c.HiddenDim) || !within(1<<40, c.Layers, c.Dim, c.Dim) {
+	if !within(1<<40, c.Vocab, c.Dim) || !within(1<<40, c.Layers, c.Dim, c.HiddenDim) || !within(1<<40, c.Layers, c.Dim, c.Dim) ||
+		!within(1<<40, c.Layers, c.Dim, c.Heads, c.HeadDim()) {
 		return fmt.Errorf("%w: model too large (vocab %d, dim %d, hidden %d, layers %d)", ErrFormat, c.Vocab, c.Dim, c.HiddenDim, c.Layers)
 	}
 	return nil
@@ -89,11 +139,19 @@ func (c Config) Validate() error {
 func (c Config) KVBytesPerPos() int64 { return 2 * 4 * int64(c.Layers) * int64(c.KVDim()) }
 
 // Params is the number of weights of a model of this shape with a separate
-// (untied) classifier when untied is true.
+// (untied) classifier when untied is true (Q/K/V biases and Q/K norms
+// included when the shape has them; rotary factors not).
 func (c Config) Params(untied bool) int64 {
 	d, h, kv, l := int64(c.Dim), int64(c.HiddenDim), int64(c.KVDim()), int64(c.Layers)
+	q := int64(c.QDim())
 	n := int64(c.Vocab)*d + d // embedding and final norm
-	n += l * (2*d + 2*d*d + 2*d*kv + 3*d*h)
+	n += l * (2*d + 2*d*q + 2*d*kv + 3*d*h)
+	if c.QKVBias {
+		n += l * (q + 2*kv)
+	}
+	if c.QKNorm {
+		n += l * 2 * int64(c.HeadDim())
+	}
 	if untied {
 		n += int64(c.Vocab) * d
 	}

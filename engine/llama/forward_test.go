@@ -55,6 +55,9 @@ func TestBatchingInvisible(t *testing.T) {
 		t.Fatal(err)
 	}
 	models := map[string]*Model{"random-untied": small}
+	for name, m := range archModels(t) {
+		models[name] = m
+	}
 	if _, err := testshared.Path("models", "stories260K.bin"); err == nil {
 		models["stories260K"] = loadStories(t)
 	}
@@ -125,6 +128,57 @@ func TestBatchingInvisible(t *testing.T) {
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// archModels are small random models of the qwen2 and qwen3 shapes and of
+// Llama 3 (RoPE factors), with a head size that is not Dim/Heads for
+// qwen3, so that every architecture feature takes part in batching tests.
+func archModels(tb testing.TB) map[string]*Model {
+	tb.Helper()
+	base := Config{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 97, SeqLen: 64}
+	q2, q3, l3 := base, base, base
+	q2.Arch, q2.Rope, q2.QKVBias, q2.RopeTheta = "qwen2", RopeNeoX, true, 1e6
+	q3.Arch, q3.Rope, q3.QKNorm, q3.HeadSize = "qwen3", RopeNeoX, true, 24
+	l3.RopeTheta = 500000
+	out := map[string]*Model{}
+	for name, c := range map[string]Config{"random-qwen2": q2, "random-qwen3": q3, "random-llama3rope": l3} {
+		m, err := NewRandom(c, 11, false)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if name == "random-llama3rope" {
+			m.RopeFactors = Llama3RopeFactors(c.HeadDim(), 500000, 8, 1, 4, 16)
+		}
+		if err := m.validate(); err != nil {
+			tb.Fatal(err)
+		}
+		out[name] = m
+	}
+	return out
+}
+
+// TestDecodeAllocs: a decode step allocates nothing once the slot's cache
+// and the scratch exist, for every architecture.
+func TestDecodeAllocs(t *testing.T) {
+	pool := kernels.NewPool(2)
+	defer pool.Close()
+	for name, m := range archModels(t) {
+		t.Run(name, func(t *testing.T) {
+			s := m.NewState(2, pool)
+			logits := [][]float32{make([]float32, m.Config.Vocab), make([]float32, m.Config.Vocab)}
+			rows := []Row{{Slot: 0, Pos: 0, Token: 1, Logits: true}, {Slot: 1, Pos: 0, Token: 2, Logits: true}}
+			s.Forward(rows, logits)
+			pos := 1
+			allocs := testing.AllocsPerRun(20, func() {
+				rows[0].Pos, rows[1].Pos = pos, pos
+				s.Forward(rows, logits)
+				pos++
+			})
+			if allocs != 0 {
+				t.Errorf("%v allocations per decode step, want 0", allocs)
 			}
 		})
 	}

@@ -3,8 +3,10 @@ package llama
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kiln-ai/kiln/engine/gguf"
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -85,5 +87,17 @@ func TestGGUFQuantRoundTrip(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSupportedTypesListsKernelTypes keeps the error messages' list in step
+// with the types kernels supports and the loader therefore accepts.
+func TestSupportedTypesListsKernelTypes(t *testing.T) {
+	var names []string
+	for _, typ := range kernels.Types() {
+		names = append(names, typ.String())
+	}
+	if diff := cmp.Diff(strings.Join(names, ", "), SupportedTypes); diff != "" {
+		t.Errorf("SupportedTypes (-kernels +const):\n%s", diff)
 	}
 }

@@ -123,7 +123,14 @@ func TestGGUFErrors(t *testing.T) {
 		data  func() []byte // instead of extra, when set
 		want  string
 	}{
-		{name: "wrong architecture", extra: func(w *gguf.Writer) { w.SetString("general.architecture", "qwen2") }, want: `architecture "qwen2"`},
+		{name: "unsupported architecture", extra: func(w *gguf.Writer) { w.SetString("general.architecture", "gpt2") }, want: `architecture "gpt2" is not supported; supported: llama, qwen2, qwen3`},
+		{name: "keys of another architecture", extra: func(w *gguf.Writer) { w.SetString("general.architecture", "qwen2") }, want: "qwen2.embedding_length missing"},
+		{name: "value length differs", extra: func(w *gguf.Writer) {
+			w.SetUint32("llama.attention.key_length", 8)
+			w.SetUint32("llama.attention.value_length", 16)
+		}, want: "value_length 16"},
+		{name: "rope factors wrong length", extra: func(w *gguf.Writer) { w.AddTensor("rope_freqs.weight", []uint64{3}, gguf.TypeF32, make([]byte, 12)) }, want: "rope_freqs.weight has shape [3], want [4]"},
+		{name: "rope factor zero", extra: func(w *gguf.Writer) { w.AddTensor("rope_freqs.weight", []uint64{4}, gguf.TypeF32, make([]byte, 16)) }, want: "rope factor 0 is 0"},
 		{name: "zero heads", extra: func(w *gguf.Writer) { w.SetUint32("llama.attention.head_count", 0) }, want: "head_count = 0"},
 		{name: "dim not multiple of heads", extra: func(w *gguf.Writer) { w.SetUint32("llama.attention.head_count", 5) }, want: "not a multiple of n_heads"},
 		{name: "kv heads do not divide", extra: func(w *gguf.Writer) { w.SetUint32("llama.attention.head_count_kv", 3) }, want: "n_kv_heads 3"},

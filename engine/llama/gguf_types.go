@@ -1,10 +1,6 @@
 package llama
 
-import (
-	"strings"
-
-	"github.com/kiln-ai/kiln/kernels"
-)
+import "github.com/kiln-ai/kiln/kernels"
 
 // matrixType maps a GGUF tensor type (ggml_type) to the kernels type that
 // holds it without conversion: kernels numbers its types as ggml does, so
@@ -16,13 +12,4 @@ func matrixType(ggmlType uint32) (kernels.DType, bool) {
 	t := kernels.DType(ggmlType)
 	_, _, ok := t.Block()
 	return t, ok
-}
-
-// supportedTypes names the accepted matrix types, for error messages.
-func supportedTypes() string {
-	var names []string
-	for _, t := range kernels.Types() {
-		names = append(names, t.String())
-	}
-	return strings.Join(names, ", ")
 }

@@ -3,6 +3,7 @@ package llama
 import (
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -10,15 +11,22 @@ import (
 // Layer holds the weights of one decoder block. Matrices are row-major with
 // one row per output feature (Rows = out, Cols = in).
 type Layer struct {
-	AttnNorm []float32 // Dim
-	WQ       kernels.Matrix
+	AttnNorm []float32      // Dim
+	WQ       kernels.Matrix // QDim x Dim
 	WK       kernels.Matrix // KVDim x Dim
 	WV       kernels.Matrix // KVDim x Dim
-	WO       kernels.Matrix // Dim x Dim
+	WO       kernels.Matrix // Dim x QDim
 	FFNNorm  []float32      // Dim
 	W1       kernels.Matrix // gate: HiddenDim x Dim
 	W2       kernels.Matrix // down: Dim x HiddenDim
 	W3       kernels.Matrix // up: HiddenDim x Dim
+
+	// Present only when Config.QKVBias: added to the projections (QDim,
+	// KVDim, KVDim).
+	BQ, BK, BV []float32
+	// Present only when Config.QKNorm: the per-head RMSNorm weights applied
+	// to every query and key head before RoPE (HeadDim each).
+	QNorm, KNorm []float32
 }
 
 // Model is a loaded Llama-family decoder. Its weights are read-only once
@@ -29,6 +37,10 @@ type Model struct {
 	Layers []Layer
 	Norm   []float32       // final RMSNorm, Dim
 	Output *kernels.Matrix // classifier, Vocab x Dim; == &Embed when tied
+
+	// RopeFactors divides each rotary frequency (HeadDim/2 values, lowest
+	// pair first), as Llama 3's rope_freqs / rope_scaling do; nil means none.
+	RopeFactors []float32
 
 	closer io.Closer // the memory map the weights alias, if any
 }
@@ -57,7 +69,7 @@ func (m *Model) StepBytes() int64 {
 		for _, w := range []*kernels.Matrix{&l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W2, &l.W3} {
 			n += int64(w.Bytes())
 		}
-		n += 4 * int64(len(l.AttnNorm)+len(l.FFNNorm))
+		n += 4 * int64(len(l.AttnNorm)+len(l.FFNNorm)+len(l.BQ)+len(l.BK)+len(l.BV)+len(l.QNorm)+len(l.KNorm))
 	}
 	n += 4*int64(len(m.Norm)) + int64(m.Output.Bytes())
 	n += int64(m.Embed.Bytes() / m.Embed.Rows)
@@ -71,7 +83,7 @@ func (m *Model) validate() error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	d, kv, h := c.Dim, c.KVDim(), c.HiddenDim
+	d, kv, h, q := c.Dim, c.KVDim(), c.HiddenDim, c.QDim()
 	check := func(name string, w *kernels.Matrix, rows, cols int) error {
 		if w.Rows != rows || w.Cols != cols {
 			return fmt.Errorf("%w: %s is %dx%d, want %dx%d", ErrFormat, name, w.Rows, w.Cols, rows, cols)
@@ -81,11 +93,15 @@ func (m *Model) validate() error {
 		}
 		return nil
 	}
-	vec := func(name string, v []float32) error {
-		if len(v) != d {
-			return fmt.Errorf("%w: %s has %d values, want %d", ErrFormat, name, len(v), d)
+	vecN := func(name string, v []float32, n int) error {
+		if len(v) != n {
+			return fmt.Errorf("%w: %s has %d values, want %d", ErrFormat, name, len(v), n)
 		}
 		return nil
+	}
+	vec := func(name string, v []float32) error { return vecN(name, v, d) }
+	if err := m.validateRope(); err != nil {
+		return err
 	}
 	if err := check("token embedding", &m.Embed, c.Vocab, d); err != nil {
 		return err
@@ -100,7 +116,7 @@ func (m *Model) validate() error {
 			w          *kernels.Matrix
 			rows, cols int
 		}{
-			{"wq", &l.WQ, d, d}, {"wk", &l.WK, kv, d}, {"wv", &l.WV, kv, d}, {"wo", &l.WO, d, d},
+			{"wq", &l.WQ, q, d}, {"wk", &l.WK, kv, d}, {"wv", &l.WV, kv, d}, {"wo", &l.WO, d, q},
 			{"w1", &l.W1, h, d}, {"w2", &l.W2, d, h}, {"w3", &l.W3, h, d},
 		} {
 			if err := check(fmt.Sprintf("layer %d %s", i, t.name), t.w, t.rows, t.cols); err != nil {
@@ -113,6 +129,25 @@ func (m *Model) validate() error {
 		if err := vec(fmt.Sprintf("layer %d ffn norm", i), l.FFNNorm); err != nil {
 			return err
 		}
+		opt := func(name string, v []float32, on bool, n int) error {
+			if !on {
+				n = 0 // absent when the shape does not have it
+			}
+			return vecN(fmt.Sprintf("layer %d %s", i, name), v, n)
+		}
+		for _, o := range []struct {
+			name string
+			v    []float32
+			on   bool
+			n    int
+		}{
+			{"q bias", l.BQ, c.QKVBias, q}, {"k bias", l.BK, c.QKVBias, kv}, {"v bias", l.BV, c.QKVBias, kv},
+			{"q norm", l.QNorm, c.QKNorm, c.HeadDim()}, {"k norm", l.KNorm, c.QKNorm, c.HeadDim()},
+		} {
+			if err := opt(o.name, o.v, o.on, o.n); err != nil {
+				return err
+			}
+		}
 	}
 	if err := vec("final norm", m.Norm); err != nil {
 		return err
@@ -121,6 +156,23 @@ func (m *Model) validate() error {
 		return fmt.Errorf("%w: no classifier", ErrFormat)
 	}
 	return check("classifier", m.Output, c.Vocab, d)
+}
+
+// validateRope checks RopeFactors: none, or one positive finite divisor per
+// rotary pair.
+func (m *Model) validateRope() error {
+	if m.RopeFactors == nil {
+		return nil
+	}
+	if n := m.Config.HeadDim() / 2; len(m.RopeFactors) != n {
+		return fmt.Errorf("%w: %d rope factors, want %d (head size / 2)", ErrFormat, len(m.RopeFactors), n)
+	}
+	for i, f := range m.RopeFactors {
+		if !(f > 0) || math.IsInf(float64(f), 0) {
+			return fmt.Errorf("%w: rope factor %d is %g, want a positive finite number", ErrFormat, i, f)
+		}
+	}
+	return nil
 }
 
 // embed writes the embedding of token tok into dst (len Dim), dequantising

@@ -21,19 +21,28 @@ type Loaded struct {
 	Model     *Model               //
 	Tokenizer *tokenizer.Tokenizer // nil for a llama2.c checkpoint
 	Template  *chat.Template       // nil when the model has none
+	// EOS holds the end-of-sequence ids of a Hugging Face directory's
+	// generation_config.json (nil otherwise). Until the tokenizer reads
+	// them itself, callers that stop on the tokenizer's StopIDs should add
+	// these.
+	EOS []int
 }
 
 // Close releases the model's memory map, if any. It is idempotent.
 func (l *Loaded) Close() error { return l.Model.Close() }
 
 // Open loads the model named by spec: "kiln-tiny" is the embedded default;
-// a path ending in .gguf, or a file starting with the GGUF magic, is a GGUF
+// a directory is a Hugging Face model directory (config.json, *.safetensors,
+// tokenizer.json; see OpenHF); a path ending in .gguf, or a file starting with the GGUF magic, is a GGUF
 // file (memory-mapped; its tokenizer and chat template come with it);
 // anything else is read as a llama2.c checkpoint (no tokenizer, no
 // template).
 func Open(spec string) (*Loaded, error) {
 	if spec == TinyID {
 		return OpenTiny()
+	}
+	if st, err := os.Stat(spec); err == nil && st.IsDir() {
+		return OpenHF(spec)
 	}
 	isGGUF, err := looksGGUF(spec)
 	if err != nil {
@@ -58,6 +67,27 @@ func Open(spec string) (*Loaded, error) {
 	if err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("llama: open %s: %w", spec, err)
+	}
+	return l, nil
+}
+
+// OpenHF loads a Hugging Face model directory: the weights as FromHFDir
+// does (memory-mapped), the tokenizer from tokenizer.json, the chat
+// template from tokenizer_config.json and the end-of-sequence ids from
+// generation_config.json. The ID is the directory's base name.
+func OpenHF(dir string) (*Loaded, error) {
+	m, err := FromHFDir(dir, 0)
+	if err != nil {
+		return nil, fmt.Errorf("llama: open %s: %w", dir, err)
+	}
+	l := &Loaded{ID: filepath.Base(filepath.Clean(dir)), Model: m}
+	if l.Tokenizer, l.Template, l.EOS, err = hfTokenizer(dir); err != nil {
+		_ = m.Close()
+		return nil, fmt.Errorf("llama: open %s: %w", dir, err)
+	}
+	if n := l.Tokenizer.VocabSize(); n > m.Config.Vocab {
+		_ = m.Close()
+		return nil, fmt.Errorf("llama: open %s: %w: tokenizer has %d tokens, the model's embedding %d", dir, ErrFormat, n, m.Config.Vocab)
 	}
 	return l, nil
 }

@@ -12,8 +12,11 @@ import (
 // from seed: the same (c, seed) always gives the same weights. Weights are
 // uniform with the standard deviation of a GPT-2 style initialisation (0.02,
 // residual projections scaled by 1/sqrt(2*Layers)), norms are one, and the
-// classifier is separate from the embedding when untied. It is the weight
-// source of the embedded default model and of the benchmarks.
+// classifier is separate from the embedding when untied. Q/K/V biases
+// (c.QKVBias) are uniform with the same deviation; Q/K norm weights
+// (c.QKNorm) are one plus uniform noise of deviation 0.1, so that a wrong
+// head layout shows. It is the weight source of the embedded default model
+// and of the benchmarks.
 //
 // Tensors are filled in parallel by short-lived goroutines, each from its
 // own stream derived from seed, all joined before NewRandom returns.
@@ -22,7 +25,7 @@ func NewRandom(c Config, seed uint64, untied bool) (*Model, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	d, kv, hd := c.Dim, c.KVDim(), c.HiddenDim
+	d, kv, hd, q := c.Dim, c.KVDim(), c.HiddenDim, c.QDim()
 	const std = 0.02
 	resid := std / math.Sqrt(2*float64(c.Layers))
 
@@ -36,6 +39,11 @@ func NewRandom(c Config, seed uint64, untied bool) (*Model, error) {
 		jobs = append(jobs, job{f, sd})
 		return kernels.Matrix{Rows: rows, Cols: cols, Type: kernels.F32, F32: f}
 	}
+	vec := func(n int, sd float64) []float32 {
+		f := make([]float32, n)
+		jobs = append(jobs, job{f, sd})
+		return f
+	}
 	ones := func(n int) []float32 {
 		f := make([]float32, n)
 		for i := range f {
@@ -48,14 +56,20 @@ func NewRandom(c Config, seed uint64, untied bool) (*Model, error) {
 	for l := range m.Layers {
 		m.Layers[l] = Layer{
 			AttnNorm: ones(d),
-			WQ:       mat(d, d, std),
+			WQ:       mat(q, d, std),
 			WK:       mat(kv, d, std),
 			WV:       mat(kv, d, std),
-			WO:       mat(d, d, resid),
+			WO:       mat(d, q, resid),
 			FFNNorm:  ones(d),
 			W1:       mat(hd, d, std),
 			W2:       mat(d, hd, resid),
 			W3:       mat(hd, d, std),
+		}
+		if l := &m.Layers[l]; c.QKVBias {
+			l.BQ, l.BK, l.BV = vec(q, std), vec(kv, std), vec(kv, std)
+		}
+		if l := &m.Layers[l]; c.QKNorm {
+			l.QNorm, l.KNorm = vec(c.HeadDim(), 0.1), vec(c.HeadDim(), 0.1)
 		}
 	}
 	m.Norm = ones(d)
@@ -71,6 +85,13 @@ func NewRandom(c Config, seed uint64, untied bool) (*Model, error) {
 		wg.Go(func() { fillUniform(j.dst, j.std, seed, uint64(i)) })
 	}
 	wg.Wait()
+	for i := range m.Layers {
+		for _, w := range [][]float32{m.Layers[i].QNorm, m.Layers[i].KNorm} {
+			for j := range w {
+				w[j]++ // norm weights scatter around one
+			}
+		}
+	}
 	if err := m.validate(); err != nil {
 		return nil, err
 	}

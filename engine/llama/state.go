@@ -23,15 +23,15 @@ type State struct {
 	pool *kernels.Pool
 
 	slots []kvSlot
-	rope  *kernels.RopeTable // rotary angles of positions [0, SeqLen)
+	rope  *ropeTable // rotary angles of positions [0, SeqLen)
 
 	// Scratch, sized for cap rows and grown on demand; never shrunk.
 	cap      int
 	x        []float32 // residual stream, rows x Dim
 	xb       []float32 // normalised input of a sub-block, rows x Dim
-	q        []float32 // queries, rows x Dim
+	q        []float32 // queries, rows x QDim
 	k, v     []float32 // this step's keys and values, rows x KVDim
-	att      []float32 // attention output, rows x Dim
+	att      []float32 // attention output, rows x QDim
 	hb, hb2  []float32 // feed-forward, rows x HiddenDim
 	out      []float32 // classifier output, rows wanting logits x Vocab (when more than one)
 	scores   []float32 // attention scores, one SeqLen window per attention part
@@ -71,8 +71,7 @@ func (m *Model) NewState(slots int, pool *kernels.Pool) *State {
 		pool = kernels.NewPool(1)
 	}
 	s := &State{m: m, pool: pool, slots: make([]kvSlot, max(slots, 0))}
-	// Config.Validate guarantees an even head size, so the table builds.
-	s.rope, _ = kernels.NewRopeTable(m.Config.HeadDim(), m.Config.SeqLen, m.Config.RopeTheta)
+	s.rope = newRopeTable(m.Config, m.RopeFactors)
 	s.attParts = max(pool.Workers(), 1)
 	s.scores = make([]float32, s.attParts*m.Config.SeqLen)
 	s.attnFn = s.attnPart
@@ -118,10 +117,10 @@ func (s *State) grow(n int) {
 	s.cap = n
 	s.x = make([]float32, n*c.Dim)
 	s.xb = make([]float32, n*c.Dim)
-	s.q = make([]float32, n*c.Dim)
+	s.q = make([]float32, n*c.QDim())
 	s.k = make([]float32, n*c.KVDim())
 	s.v = make([]float32, n*c.KVDim())
-	s.att = make([]float32, n*c.Dim)
+	s.att = make([]float32, n*c.QDim())
 	s.hb = make([]float32, n*c.HiddenDim)
 	s.hb2 = make([]float32, n*c.HiddenDim)
 }
@@ -166,7 +165,7 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 	}
 	m := s.m
 	c := m.Config
-	dim, kvDim, hidden := c.Dim, c.KVDim(), c.HiddenDim
+	dim, kvDim, hidden, qDim := c.Dim, c.KVDim(), c.HiddenDim, c.QDim()
 	s.grow(n)
 	nl := 0
 	for _, r := range rows {
@@ -182,7 +181,7 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		panic(fmt.Sprintf("llama: Forward has %d rows wanting logits but %d logits buffers", nl, len(logits)))
 	}
 
-	x, xb, q, k, v, att := s.x[:n*dim], s.xb[:n*dim], s.q[:n*dim], s.k[:n*kvDim], s.v[:n*kvDim], s.att[:n*dim]
+	x, xb, q, k, v, att := s.x[:n*dim], s.xb[:n*dim], s.q[:n*qDim], s.k[:n*kvDim], s.v[:n*kvDim], s.att[:n*qDim]
 	hb, hb2 := s.hb[:n*hidden], s.hb2[:n*hidden]
 	for i, r := range rows {
 		m.embed(x[i*dim:(i+1)*dim], r.Token)
@@ -197,12 +196,11 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		s.qkvW = [3]*kernels.Matrix{&L.WQ, &L.WK, &L.WV}
 		s.pool.MatMulSet(s.qkvOut[:], s.qkvW[:], xb, n)
 		for i, r := range rows {
-			s.rope.Apply(q[i*dim:(i+1)*dim], r.Pos)
-			ki := k[i*kvDim : (i+1)*kvDim]
-			s.rope.Apply(ki, r.Pos)
+			qi, ki, vi := q[i*qDim:(i+1)*qDim], k[i*kvDim:(i+1)*kvDim], v[i*kvDim:(i+1)*kvDim]
+			s.positionQKV(L, qi, ki, vi, r.Pos)
 			kv := &s.slots[r.Slot]
 			copy(kv.key[l][r.Pos*kvDim:(r.Pos+1)*kvDim], ki)
-			copy(kv.val[l][r.Pos*kvDim:(r.Pos+1)*kvDim], v[i*kvDim:(i+1)*kvDim])
+			copy(kv.val[l][r.Pos*kvDim:(r.Pos+1)*kvDim], vi)
 		}
 		s.attention(l, rows)
 		s.pool.MatMul(xb, &L.WO, att, n)
@@ -219,9 +217,18 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		kernels.Axpy(1, xb, x)
 	}
 
-	if nl == 0 {
-		return
+	if nl > 0 {
+		s.classify(rows, logits, nl)
 	}
+}
+
+// classify writes the logits of the nl rows that asked for them from the
+// final residual stream.
+func (s *State) classify(rows []Row, logits [][]float32, nl int) {
+	m := s.m
+	c := m.Config
+	dim := c.Dim
+	x, xb := s.x, s.xb
 	j := 0
 	for i, r := range rows {
 		if r.Logits {
@@ -244,6 +251,28 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 	}
 }
 
+// positionQKV finishes one row's projections in place: biases (qwen2),
+// per-head RMSNorm of queries and keys (qwen3), then the rotary embedding.
+func (s *State) positionQKV(L *Layer, q, k, v []float32, pos int) {
+	c := &s.m.Config
+	if c.QKVBias {
+		kernels.Axpy(1, L.BQ, q)
+		kernels.Axpy(1, L.BK, k)
+		kernels.Axpy(1, L.BV, v)
+	}
+	if c.QKNorm {
+		hs := c.HeadDim()
+		for h := 0; h < len(q); h += hs {
+			kernels.RMSNorm(q[h:h+hs], q[h:h+hs], L.QNorm, c.NormEps)
+		}
+		for h := 0; h < len(k); h += hs {
+			kernels.RMSNorm(k[h:h+hs], k[h:h+hs], L.KNorm, c.NormEps)
+		}
+	}
+	s.rope.apply(q, pos)
+	s.rope.apply(k, pos)
+}
+
 // attention computes s.att for every row of layer l from s.q and the slots'
 // caches, in parallel over (row, head) pairs when there is enough work.
 func (s *State) attention(l int, rows []Row) {
@@ -252,7 +281,7 @@ func (s *State) attention(l int, rows []Row) {
 	for _, r := range rows {
 		work += r.Pos + 1
 	}
-	work *= c.Dim
+	work *= c.QDim()
 	tasks := len(rows) * c.Heads
 	s.attnLayer, s.attnRows = l, rows
 	if work < attnWork || s.attParts == 1 || tasks == 1 {
@@ -276,7 +305,7 @@ func (s *State) attnPart(lo, hi int) {
 // attend to more positions.
 func (s *State) attnTasks(part, first, stride int) {
 	c := s.m.Config
-	dim, kvDim, hs := c.Dim, c.KVDim(), c.HeadDim()
+	qDim, kvDim, hs := c.QDim(), c.KVDim(), c.HeadDim()
 	kvMul := c.Heads / c.KVHeads
 	scale := float32(math.Sqrt(float64(hs)))
 	scores := s.scores[part*c.SeqLen : (part+1)*c.SeqLen]
@@ -288,13 +317,13 @@ func (s *State) attnTasks(part, first, stride int) {
 		kv := &s.slots[r.Slot]
 		keys, vals := kv.key[l], kv.val[l]
 		off := (h / kvMul) * hs
-		q := s.q[i*dim+h*hs : i*dim+(h+1)*hs]
+		q := s.q[i*qDim+h*hs : i*qDim+(h+1)*hs]
 		sc := scores[:r.Pos+1]
 		for p := range sc {
 			sc[p] = kernels.Dot(q, keys[p*kvDim+off:p*kvDim+off+hs]) / scale
 		}
 		kernels.Softmax(sc)
-		out := s.att[i*dim+h*hs : i*dim+(h+1)*hs]
+		out := s.att[i*qDim+h*hs : i*qDim+(h+1)*hs]
 		clear(out)
 		for p, a := range sc {
 			kernels.Axpy(a, vals[p*kvDim+off:p*kvDim+off+hs], out)

@@ -18,7 +18,7 @@ const tinySeed = 0x6b696c6e
 // heads, hidden 768) over the English word vocabulary.
 func TinyConfig() Config {
 	return Config{
-		Dim: 288, HiddenDim: 768, Layers: 6, Heads: 6, KVHeads: 6,
+		Arch: "llama", Dim: 288, HiddenDim: 768, Layers: 6, Heads: 6, KVHeads: 6,
 		Vocab:   tokenizer.English().VocabSize(),
 		SeqLen:  2048,
 		NormEps: DefaultNormEps, RopeTheta: DefaultRopeTheta,

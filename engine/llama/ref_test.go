@@ -1,0 +1,245 @@
+package llama
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kiln-ai/kiln/engine/internal/testshared"
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// refGolden is the part of ../shared/models/ref/golden.json the tests read:
+// llama.cpp's (and the float64 reference's) outputs for the reference
+// models, and the tokenizer cases.
+type refGolden struct {
+	Cases     []refCase     `json:"cases"`
+	Tokenizer []refTokGroup `json:"tokenizer"`
+}
+
+// refOutputs are the outputs of one prompt on one model.
+type refOutputs struct {
+	Top8         [][2]float64 `json:"top8"`
+	Greedy       []int        `json:"greedy"`
+	GreedyMargin []float64    `json:"greedy_margin"`
+}
+
+type refCase struct {
+	ID        string  `json:"id"`
+	File      string  `json:"file"` // a GGUF file or an HF directory, relative to models/ref
+	Format    string  `json:"format"`
+	Lora      *string `json:"lora"`
+	PromptIDs []int   `json:"prompt_ids"`
+	refOutputs
+	DequantF32 *refOutputs `json:"dequant_f32"` // quantized files: the same case on the dequantized twin
+}
+
+type refTokGroup struct {
+	Pre    string   `json:"pre"`
+	Files  []string `json:"files"`
+	HFDirs []string `json:"hf_dirs"`
+	Cases  []struct {
+		Text string `json:"text"`
+		IDs  []int  `json:"ids"`
+	} `json:"cases"`
+}
+
+// Tolerances of models/ref/README.md: float32 computation against a float
+// reference, and a dequantizing engine against llama.cpp's quantized-domain
+// logits (it quantizes activations, we do not).
+const (
+	refTolFloat = 1e-4
+	refTolQuant = 0.15
+)
+
+// refDir returns ../shared/models/ref or skips.
+func refDir(tb testing.TB) string {
+	tb.Helper()
+	return filepath.Dir(testshared.Require(tb, "models", "ref", "golden.json"))
+}
+
+// refDirPath is ../shared/models/ref, or why it is absent (for fuzz seeds).
+func refDirPath() (string, error) { return testshared.Path("models", "ref") }
+
+func loadRefGolden(tb testing.TB) *refGolden {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(refDir(tb), "golden.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var g refGolden
+	if err := json.Unmarshal(data, &g); err != nil {
+		tb.Fatalf("golden.json: %v", err)
+	}
+	if len(g.Cases) == 0 {
+		tb.Fatal("golden.json has no cases")
+	}
+	return &g
+}
+
+// refModels opens each reference file once per test binary run and keeps
+// it open: several tests share them.
+var refModels struct {
+	sync.Mutex
+	m map[string]refModel
+}
+
+type refModel struct {
+	l   *Loaded
+	err error
+}
+
+// openRef opens file (relative to models/ref) through Open, as kiln does.
+// A tensor type the loader does not support yet skips the test, naming it.
+func openRef(t *testing.T, file string) *Loaded {
+	t.Helper()
+	refModels.Lock()
+	defer refModels.Unlock()
+	if refModels.m == nil {
+		refModels.m = map[string]refModel{}
+	}
+	r, ok := refModels.m[file]
+	if !ok {
+		r.l, r.err = Open(filepath.Join(refDir(t), file))
+		refModels.m[file] = r // kept open for the other tests of this run
+	}
+	if IsUnsupportedType(r.err) {
+		t.Skipf("%s: tensor type not supported by this build: %v", file, r.err)
+	}
+	if r.err != nil {
+		t.Fatalf("open %s: %v", file, r.err)
+	}
+	return r.l
+}
+
+// TestReferenceModels runs every case of golden.json: the top-8 logits after
+// the prompt (fed in one step, as the reference does) and 16 greedy steps.
+// Float files and HF directories must match to 1e-4 with exact greedy ids
+// (up to the README's margin rule); quantized files must match their
+// dequantized twin to 1e-4 and llama.cpp's quantized logits to 0.15. Cases
+// whose tensor types the loader refuses are skipped, so new types are just
+// more files that start passing.
+func TestReferenceModels(t *testing.T) {
+	g := loadRefGolden(t)
+	pool := kernels.NewPool(2)
+	defer pool.Close()
+	for _, gc := range g.Cases {
+		t.Run(gc.ID, func(t *testing.T) {
+			if gc.Lora != nil {
+				t.Skipf("LoRA adapter %s: adapters are not supported", *gc.Lora)
+			}
+			l := openRef(t, gc.File)
+			logits, greedy := runRef(l.Model, pool, gc.PromptIDs, len(gc.Greedy))
+			if gc.DequantF32 == nil {
+				checkRef(t, "float reference", logits, greedy, &gc.refOutputs, refTolFloat)
+				return
+			}
+			checkRef(t, "dequant_f32 twin", logits, greedy, gc.DequantF32, refTolFloat)
+			checkTop(t, "llama.cpp quantized", logits, gc.Top8, refTolQuant)
+		})
+	}
+}
+
+// runRef feeds prompt in one Forward and returns the logits after it and
+// the next steps greedy ids.
+func runRef(m *Model, pool *kernels.Pool, prompt []int, steps int) ([]float32, []int) {
+	s := m.NewState(1, pool)
+	logits := prefill(s, 0, 0, prompt, len(prompt))
+	first := append([]float32(nil), logits...)
+	greedy := make([]int, 0, steps)
+	for pos := len(prompt); len(greedy) < steps; pos++ {
+		tok := argmax(logits)
+		greedy = append(greedy, tok)
+		s.Forward([]Row{{Slot: 0, Pos: pos, Token: tok, Logits: true}}, [][]float32{logits})
+	}
+	return first, greedy
+}
+
+// checkRef compares the top-8 logits within tol and the greedy ids up to the
+// first step whose reference margin is below 2·tol (README "Tolerance").
+func checkRef(t *testing.T, what string, logits []float32, greedy []int, want *refOutputs, tol float64) {
+	t.Helper()
+	checkTop(t, what, logits, want.Top8, tol)
+	for k, id := range want.Greedy {
+		if k < len(want.GreedyMargin) && want.GreedyMargin[k] < 2*tol {
+			break
+		}
+		if greedy[k] != id {
+			t.Errorf("%s: greedy step %d: got id %d, want %d (reference margin %g); got %v, want %v",
+				what, k, greedy[k], id, want.GreedyMargin[k], greedy, want.Greedy)
+			return
+		}
+	}
+}
+
+// checkTop requires every reference top-8 id to have its logit within tol,
+// and no other id to exceed the eighth reference logit by more than tol:
+// together, our top 8 is the reference's up to tol.
+func checkTop(t *testing.T, what string, logits []float32, top [][2]float64, tol float64) {
+	t.Helper()
+	if len(top) == 0 {
+		t.Fatalf("%s: reference has no top logits", what)
+	}
+	in := map[int]bool{}
+	worst := 0.0
+	for _, p := range top {
+		id := int(p[0])
+		in[id] = true
+		d := math.Abs(float64(logits[id]) - p[1])
+		worst = max(worst, d)
+		if d > tol {
+			t.Errorf("%s: logit of id %d = %.6f, want %.6f (tol %g)", what, id, logits[id], p[1], tol)
+		}
+	}
+	last := top[len(top)-1][1]
+	for id, v := range logits {
+		if !in[id] && float64(v) > last+tol {
+			t.Errorf("%s: id %d (logit %.6f) is above the reference's 8th logit %.6f", what, id, v, last)
+		}
+	}
+	t.Logf("%s: top-8 max |diff| %.2g", what, worst)
+}
+
+// TestHFTokenizers: each HF directory's tokenizer.json gives the ids of the
+// GGUF tokenizer of its group (and of llama.cpp) on golden.json's strings,
+// its chat template parses and generation_config.json's eos id is read.
+func TestHFTokenizers(t *testing.T) {
+	g := loadRefGolden(t)
+	dir := refDir(t)
+	for _, grp := range g.Tokenizer {
+		if len(grp.Files) == 0 || len(grp.HFDirs) == 0 {
+			continue
+		}
+		ggufTok := openRef(t, grp.Files[0]).Tokenizer
+		for _, d := range grp.HFDirs {
+			t.Run(grp.Pre+"/"+d, func(t *testing.T) {
+				tok, tmpl, eos, err := hfTokenizer(filepath.Join(dir, d))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tok.AddBOS() != ggufTok.AddBOS() {
+					t.Errorf("add BOS %v, GGUF says %v", tok.AddBOS(), ggufTok.AddBOS())
+				}
+				if tmpl == nil {
+					t.Error("no chat template read from tokenizer_config.json")
+				}
+				if diff := cmp.Diff([]int{598}, eos); diff != "" {
+					t.Errorf("eos ids (-want +got):\n%s", diff)
+				}
+				for _, tc := range grp.Cases {
+					got, fromGGUF := tok.EncodeSpecial(tc.Text), ggufTok.EncodeSpecial(tc.Text)
+					if diff := cmp.Diff(fromGGUF, got); diff != "" {
+						t.Errorf("%q: tokenizer.json vs GGUF ids (-gguf +hf):\n%s", tc.Text, diff)
+					}
+					if diff := cmp.Diff(tc.IDs, got); diff != "" {
+						t.Errorf("%q: ids (-llama.cpp +hf):\n%s", tc.Text, diff)
+					}
+				}
+			})
+		}
+	}
+}
