@@ -1,16 +1,20 @@
 // Package kernels holds the compute primitives of the engine: matrix-vector
-// and batched matrix-matrix products over f32, F16-stored and Q8_0 weights,
+// and batched matrix-matrix products over weights stored as F32, F16, BF16,
+// Q8_0, the legacy Q4_0/Q4_1/Q5_0/Q5_1 and the K-quants Q2_K..Q6_K (ggml's
+// block layouts, kept as stored: products read the quantized blocks and
+// DequantRow decodes one row exactly as ggml does),
 // RMSNorm, rotary embeddings (RoPE and the precomputed RopeTable), softmax,
 // SiLU/SwiGLU, Dot and Axpy, and the persistent worker Pool that spreads one
 // product over all cores.
 //
 // On amd64 CPUs with AVX2, FMA and F16C (detected once at start-up through
-// golang.org/x/sys/cpu) the products, Dot and Axpy run hand-written Plan 9
-// assembly (kernels_amd64.s): four weight rows are streamed once against two
-// activation rows at a time, so a batched decode step reads every weight
-// from memory once for all its rows; Q8_0 blocks are dequantized in
-// registers. Everywhere else the pure-Go reference runs (kernels_other.go),
-// and the tests compare the two.
+// golang.org/x/sys/cpu) the F32, F16 and Q8_0 products, Dot and Axpy run
+// hand-written Plan 9 assembly (kernels_amd64.s): four weight rows are
+// streamed once against two activation rows at a time, so a batched decode
+// step reads every weight from memory once for all its rows; Q8_0 blocks are
+// dequantized in registers. Everywhere else, and for the other types on
+// every CPU, the pure-Go products run (kernels_other.go, dot_legacy.go,
+// dot_kquant.go), and the tests compare the two.
 //
 // Concurrency: a Pool owns its n-1 worker goroutines from NewPool until
 // Close; each waits on its own channel for a preallocated job, so a product

@@ -82,8 +82,47 @@ func matMulRowsGeneric(out []float32, w *Matrix, x []float32, batch, lo, hi int)
 			}
 		}
 	default:
-		panic("kernels: unsupported matrix type " + w.Type.String())
+		dot := rowDots[w.Type]
+		if dot == nil {
+			panic("kernels: unsupported matrix type " + w.Type.String())
+		}
+		rb := w.rowBytes()
+		for r := lo; r < hi; r++ {
+			raw := w.Raw[r*rb : (r+1)*rb]
+			for b := range batch {
+				out[b*w.Rows+r] = dot(raw, x[b*cols:(b+1)*cols])
+			}
+		}
 	}
+}
+
+// rowDots holds the row product of each type that has no case of its own
+// in matMulRowsGeneric: dot(raw row, x) straight from the stored bytes.
+var rowDots = [...]func(raw []byte, x []float32) float32{
+	Q4_0: dotQ4_0,
+	Q4_1: dotQ4_1,
+	Q5_0: dotQ5_0,
+	Q5_1: dotQ5_1,
+	Q2_K: dotQ2_K,
+	Q3_K: dotQ3_K,
+	Q4_K: dotQ4_K,
+	Q5_K: dotQ5_K,
+	Q6_K: dotQ6_K,
+	BF16: dotBF16,
+}
+
+// dotBF16 is the dot product of a row of bfloat16 weights with x.
+func dotBF16(raw []byte, x []float32) float32 {
+	var s0, s1 float32
+	n := min(len(raw)/2, len(x)) &^ 1
+	for i := 0; i < n; i += 2 {
+		s0 += math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:]))<<16) * x[i]
+		s1 += math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i+2:]))<<16) * x[i+1]
+	}
+	if n < len(x) && 2*n+2 <= len(raw) {
+		s0 += math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*n:]))<<16) * x[n]
+	}
+	return s0 + s1
 }
 
 // q8Scale is the scale d of a Q8_0 block (its largest magnitude over 127)

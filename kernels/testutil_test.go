@@ -22,6 +22,13 @@ func randMatrix(t testing.TB, rng *rand.Rand, typ DType, rows, cols int) *Matrix
 		}
 	case Q8_0:
 		m.Raw = QuantizeQ8(make([]byte, 0, rows*cols/Q8Block*Q8BlockBytes), vals)
+	case BF16:
+		m.Raw = make([]byte, 0, 2*len(vals))
+		for _, v := range vals {
+			m.Raw = binary.LittleEndian.AppendUint16(m.Raw, uint16(math.Float32bits(v)>>16))
+		}
+	default:
+		m.Raw = randBlocks(rng, typ, rows*cols)
 	}
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
@@ -56,20 +63,34 @@ func absDots(w *Matrix, x []float32, batch int) []float64 {
 
 func dequantRow(w *Matrix, r int) []float32 {
 	row := make([]float32, w.Cols)
-	switch w.Type {
-	case F32:
-		copy(row, w.F32[r*w.Cols:])
-	case F16:
-		for c := range row {
-			row[c] = HalfToFloat(binary.LittleEndian.Uint16(w.Raw[2*(r*w.Cols+c):]))
-		}
-	case Q8_0:
-		rb := w.Cols / Q8Block * Q8BlockBytes
-		raw := w.Raw[r*rb : (r+1)*rb]
-		for c := range row {
-			blk := raw[c/Q8Block*Q8BlockBytes:]
-			row[c] = HalfToFloat(binary.LittleEndian.Uint16(blk)) * float32(int8(blk[2+c%Q8Block]))
-		}
-	}
+	DequantRow(row, w, r)
 	return row
 }
+
+// halfFields are the byte offsets of the half-precision scales and mins in
+// one block of each quantized type; every other byte is quants or packed
+// sub-block scales, valid whatever its value.
+var halfFields = map[DType][]int{
+	Q4_0: {0}, Q4_1: {0, 2}, Q5_0: {0}, Q5_1: {0, 2},
+	Q2_K: {80, 82}, Q3_K: {108}, Q4_K: {0, 2}, Q5_K: {0, 2}, Q6_K: {208},
+}
+
+// randBlocks is n weights of the quantized type typ: random bytes, with
+// every half scale and min a random value of magnitude below 1/32, so the
+// weights stay of order 1.
+func randBlocks(rng *rand.Rand, typ DType, n int) []byte {
+	elems, size, _ := typ.Block()
+	raw := make([]byte, n/elems*size)
+	for i := range raw {
+		raw[i] = byte(rng.Uint32())
+	}
+	for b := 0; b < len(raw); b += size {
+		for _, off := range halfFields[typ] {
+			binary.LittleEndian.PutUint16(raw[b+off:], FloatToHalf((rng.Float32()*2-1)/32))
+		}
+	}
+	return raw
+}
+
+// quantTypes are the types whose products run in Go only (no assembly).
+var quantTypes = []DType{Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, BF16}

@@ -78,8 +78,9 @@ func (t ValueType) encodedSize() uint64 {
 }
 
 // Tensor types (ggml_type) of TensorInfo.Type. The model loader supports
-// F32, F16 and Q8_0; the others are named so that files holding them can be
-// described and their sizes checked.
+// F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and Q2_K..Q6_K (kernels.DType
+// numbers them alike); the others are named so that files holding them can
+// be described and their sizes checked.
 const (
 	TypeF32     uint32 = 0
 	TypeF16     uint32 = 1

@@ -42,7 +42,7 @@ func supportedList[V any](m map[string]V) string {
 
 // SupportedTypes lists the weight types the loaders accept, for error
 // messages. It grows with the kernels' types.
-const SupportedTypes = "F32, F16, Q8_0"
+const SupportedTypes = "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, BF16"
 
 // UnsupportedTypeError is a tensor whose storage type the engine cannot
 // run. It wraps ErrFormat, so callers that only check ErrFormat still see a

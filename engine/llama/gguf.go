@@ -130,15 +130,14 @@ func (g *ggufLoader) matrix(name string, rows, cols int) (kernels.Matrix, error)
 		return kernels.Matrix{}, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
 	w := kernels.Matrix{Rows: rows, Cols: cols}
-	switch t.Type {
-	case gguf.TypeF32:
-		w.Type, w.F32 = kernels.F32, floats(data)
-	case gguf.TypeF16:
-		w.Type, w.Raw = kernels.F16, data
-	case gguf.TypeQ8_0:
-		w.Type, w.Raw = kernels.Q8_0, data
-	default:
+	typ, ok := matrixType(t.Type)
+	switch {
+	case !ok:
 		return kernels.Matrix{}, &UnsupportedTypeError{Tensor: name, Type: gguf.TypeName(t.Type)}
+	case typ == kernels.F32:
+		w.Type, w.F32 = kernels.F32, floats(data)
+	default:
+		w.Type, w.Raw = typ, data
 	}
 	if err := w.Validate(); err != nil {
 		return kernels.Matrix{}, fmt.Errorf("%w: gguf tensor %s: %w", ErrFormat, name, err)

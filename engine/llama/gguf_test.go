@@ -141,7 +141,7 @@ func TestGGUFErrors(t *testing.T) {
 		{name: "partial rotary", extra: func(w *gguf.Writer) { w.SetUint32("llama.rope.dimension_count", 4) }, want: "dimension_count 4"},
 		{name: "missing context length", data: func() []byte { return ggufWithout(t, good, "llama.context_length", "") }, want: "llama.context_length missing"},
 		{name: "missing tensor", data: func() []byte { return ggufWithout(t, good, "", "blk.0.ffn_up.weight") }, want: "blk.0.ffn_up.weight missing"},
-		{name: "unsupported tensor type", data: func() []byte { return ggufRetype(t, good, "blk.0.attn_k.weight", gguf.TypeQ4_0) }, want: "type Q4_0"},
+		{name: "unsupported tensor type", data: func() []byte { return ggufRetype(t, good, "blk.0.attn_k.weight", gguf.TypeIQ4_NL) }, want: "type IQ4_NL; supported: F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, BF16"},
 		{name: "bad epsilon", extra: func(w *gguf.Writer) { w.SetFloat32("llama.attention.layer_norm_rms_epsilon", -1) }, want: "epsilon"},
 	}
 	for _, tc := range tests {

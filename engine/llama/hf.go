@@ -251,7 +251,9 @@ func (h *hfTensors) matrix(name string, rows, cols int) (kernels.Matrix, error) 
 		w.Type, w.F32 = kernels.F32, floats(data)
 	case "F16":
 		w.Type, w.Raw = kernels.F16, data
-	default: // BF16 waits for a kernels.BF16 product
+	case "BF16":
+		w.Type, w.Raw = kernels.BF16, data
+	default:
 		return kernels.Matrix{}, &UnsupportedTypeError{Tensor: name, Type: r.t.DType}
 	}
 	if err := w.Validate(); err != nil {

@@ -1,7 +1,6 @@
 package llama
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -177,30 +176,8 @@ func (m *Model) validateRope() error {
 }
 
 // embed writes the embedding of token tok into dst (len Dim), dequantising
-// one row when the embedding is stored as F16 or Q8_0.
+// one row when the embedding is stored in a half or quantized type.
 func (m *Model) embed(dst []float32, tok int) { dequantRow(dst, &m.Embed, tok) }
 
 // dequantRow writes row r of w as float32 into dst (len w.Cols).
-func dequantRow(dst []float32, w *kernels.Matrix, r int) {
-	cols := w.Cols
-	switch w.Type {
-	case kernels.F32:
-		copy(dst, w.F32[r*cols:(r+1)*cols])
-	case kernels.F16:
-		raw := w.Raw[r*cols*2 : (r+1)*cols*2]
-		for i := range dst[:cols] {
-			dst[i] = kernels.HalfToFloat(binary.LittleEndian.Uint16(raw[2*i:]))
-		}
-	case kernels.Q8_0:
-		nb := cols / kernels.Q8Block
-		raw := w.Raw[r*nb*kernels.Q8BlockBytes : (r+1)*nb*kernels.Q8BlockBytes]
-		for k := range nb {
-			blk := raw[k*kernels.Q8BlockBytes : (k+1)*kernels.Q8BlockBytes]
-			s := kernels.HalfToFloat(binary.LittleEndian.Uint16(blk))
-			out := dst[k*kernels.Q8Block : (k+1)*kernels.Q8Block]
-			for j := range out {
-				out[j] = s * float32(int8(blk[2+j]))
-			}
-		}
-	}
-}
+func dequantRow(dst []float32, w *kernels.Matrix, r int) { kernels.DequantRow(dst, w, r) }

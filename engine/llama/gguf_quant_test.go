@@ -1,0 +1,103 @@
+package llama
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kiln-ai/kiln/engine/gguf"
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// FuzzLoadGGUFQuant mutates small GGUF models whose matrices are of the
+// legacy, K-quant and BF16 types: whatever the bytes, loading either fails
+// with an error wrapping ErrFormat or yields a model whose matrices are
+// valid for their types and that runs a step without panicking.
+func FuzzLoadGGUFQuant(f *testing.F) {
+	small := Config{Dim: 32, HiddenDim: 32, Layers: 1, Heads: 2, KVHeads: 1, Vocab: 6, SeqLen: 4}
+	for i, typ := range []kernels.DType{kernels.Q4_0, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.BF16} {
+		f.Add(quantSeed(f, small, typ, i%2 == 0))
+	}
+	f.Add(quantSeed(f, Config{Dim: 256, HiddenDim: 256, Layers: 1, Heads: 2, KVHeads: 1, Vocab: 3, SeqLen: 4}, kernels.Q4_K, true))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		gf, err := gguf.Parse(data)
+		if err != nil {
+			return
+		}
+		m, err := FromGGUF(gf, 8)
+		if err != nil {
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("error does not wrap ErrFormat: %v", err)
+			}
+			return
+		}
+		if err := m.validate(); err != nil {
+			t.Fatalf("loaded an invalid model: %v", err)
+		}
+		if m.Config.Dim*m.Config.Vocab > 1<<16 || m.Config.Layers > 2 || m.Config.HiddenDim > 1024 {
+			return // keep the run cheap; loading was the point
+		}
+		s := m.NewState(1, nil)
+		s.Forward([]Row{{Token: m.Config.Vocab - 1, Logits: true}}, [][]float32{make([]float32, m.Config.Vocab)})
+	})
+}
+
+// quantSeed is a random model of shape c with every matrix random valid
+// blocks of typ, written as GGUF.
+func quantSeed(tb testing.TB, c Config, typ kernels.DType, untied bool) []byte {
+	tb.Helper()
+	m, err := NewRandom(c, uint64(typ), untied)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ggufBytes(tb, randomQuantModel(tb, m, typ, 1), typ, nil)
+}
+
+// TestGGUFQuantRoundTrip writes random models of every quantized type as
+// GGUF and loads them back: the matrices keep their type and bytes (they
+// alias the file, no dequantized copy), and the logits equal those of the
+// in-memory model bit for bit.
+func TestGGUFQuantRoundTrip(t *testing.T) {
+	c := Config{Dim: 256, HiddenDim: 512, Layers: 1, Heads: 4, KVHeads: 2, Vocab: 9, SeqLen: 8}
+	for _, typ := range []kernels.DType{kernels.Q4_0, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.Q8_0,
+		kernels.Q2_K, kernels.Q3_K, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K, kernels.BF16} {
+		t.Run(typ.String(), func(t *testing.T) {
+			base, err := NewRandom(c, 3, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := randomQuantModel(t, base, typ, 5)
+			data := ggufBytes(t, want, typ, nil)
+			got := parseGGUFModel(t, data)
+			if got.Layers[0].W2.Type != typ || got.Output.Type != typ {
+				t.Fatalf("loaded types %v/%v, want %v", got.Layers[0].W2.Type, got.Output.Type, typ)
+			}
+			if string(got.Layers[0].W2.Raw) != string(want.Layers[0].W2.Raw) {
+				t.Fatal("ffn_down bytes changed through GGUF")
+			}
+			tokens := []int{1, 8, 3, 3}
+			wl, gl := sequenceLogits(want, tokens), sequenceLogits(got, tokens)
+			for i := range wl {
+				for j := range wl[i] {
+					if math.Float32bits(wl[i][j]) != math.Float32bits(gl[i][j]) || math.IsNaN(float64(gl[i][j])) {
+						t.Fatalf("pos %d logit %d: %v after GGUF, %v before", i, j, gl[i][j], wl[i][j])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSupportedTypesListsKernelTypes keeps the error messages' list in step
+// with the types kernels supports and the loader therefore accepts.
+func TestSupportedTypesListsKernelTypes(t *testing.T) {
+	var names []string
+	for _, typ := range kernels.Types() {
+		names = append(names, typ.String())
+	}
+	if diff := cmp.Diff(strings.Join(names, ", "), SupportedTypes); diff != "" {
+		t.Errorf("SupportedTypes (-kernels +const):\n%s", diff)
+	}
+}
