@@ -108,9 +108,6 @@ func openRef(t *testing.T, file string) *Loaded {
 		r.l, r.err = Open(filepath.Join(refDir(t), file))
 		refModels.m[file] = r // kept open for the other tests of this run
 	}
-	if IsUnsupportedType(r.err) {
-		t.Skipf("%s: tensor type not supported by this build: %v", file, r.err)
-	}
 	if r.err != nil {
 		t.Fatalf("open %s: %v", file, r.err)
 	}
@@ -121,9 +118,9 @@ func openRef(t *testing.T, file string) *Loaded {
 // the prompt (fed in one step, as the reference does) and 16 greedy steps.
 // Float files and HF directories must match to 1e-4 with exact greedy ids
 // (up to the README's margin rule); quantized files must match their
-// dequantized twin to 1e-4 and llama.cpp's quantized logits to 0.15. Cases
-// whose tensor types the loader refuses are skipped, so new types are just
-// more files that start passing.
+// dequantized twin to 1e-4 and llama.cpp's quantized logits to 0.15. Every
+// file must load: a refused tensor type fails the case. Only the adapter
+// cases are skipped, until adapters are served.
 func TestReferenceModels(t *testing.T) {
 	g := loadRefGolden(t)
 	pool := kernels.NewPool(2)

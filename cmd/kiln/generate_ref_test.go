@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// refCase is one case of ../shared/models/ref/golden.json: a model file (or
+// Hugging Face directory), a prompt, and the reference top logits and greedy
+// continuation of llama.cpp (or of a float64 reference pass).
+type refCase struct {
+	ID           string       `json:"id"`
+	File         string       `json:"file"`
+	Format       string       `json:"format"`
+	Lora         *string      `json:"lora"`
+	PromptIDs    []int        `json:"prompt_ids"`
+	Top8         [][2]float64 `json:"top8"`
+	Greedy       []int        `json:"greedy"`
+	GreedyMargin []float64    `json:"greedy_margin"`
+}
+
+func loadRefCases(t *testing.T) []refCase {
+	t.Helper()
+	raw, err := os.ReadFile(sharedModelPath(t, filepath.Join("ref", "golden.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Cases []refCase `json:"cases"`
+	}
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Cases) == 0 {
+		t.Fatal("golden.json has no cases")
+	}
+	return g.Cases
+}
+
+// refTolerance is the README's advice for comparing our logits with the
+// reference of a file: float references (F32 files, Hugging Face
+// directories, the float64 passes) to 1e-4; F16 to 0.01; quantized files to
+// 0.15, since llama.cpp also quantizes the activations.
+func refTolerance(c refCase) float64 {
+	switch {
+	case c.Format == "hf", strings.Contains(c.File, ".F32."):
+		return 1e-4
+	case strings.Contains(c.File, ".F16."):
+		return 0.01
+	}
+	return 0.15
+}
+
+// TestGenerateRefModels: `kiln generate --model FILE_OR_DIR --prompt-ids P
+// --temperature 0 --json --top-logits K` reproduces every reference case of
+// ../shared/models/ref (adapter cases excepted: they need --adapter): the
+// reference top-8 logits within the file type's tolerance, and the greedy
+// ids up to the first step whose reference margin is below twice that
+// tolerance (README's rule: below it, either id is a correct answer).
+func TestGenerateRefModels(t *testing.T) {
+	for _, c := range loadRefCases(t) {
+		if c.Lora != nil {
+			continue
+		}
+		t.Run(c.ID, func(t *testing.T) {
+			model := sharedModelPath(t, filepath.Join("ref", c.File))
+			ids := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(c.PromptIDs)), ","), "[]")
+			out := generateJSON(t, "--model", model, "--prompt-ids", ids, "--max-tokens", fmt.Sprint(len(c.Greedy)),
+				"--temperature", "0", "--top-logits", "16")
+			tol := refTolerance(c)
+			got := make(map[int]float64, len(out.TopLogits))
+			for _, p := range out.TopLogits {
+				got[int(p[0])] = p[1]
+			}
+			for _, w := range c.Top8 {
+				g, ok := got[int(w[0])]
+				if !ok || math.Abs(g-w[1]) > tol {
+					t.Errorf("logit of id %d = %v (present %v), want %v ± %g", int(w[0]), g, ok, w[1], tol)
+				}
+			}
+			for k, want := range c.Greedy {
+				if c.GreedyMargin[k] < 2*tol {
+					break
+				}
+				if k >= len(out.IDs) || out.IDs[k] != want {
+					t.Fatalf("greedy ids %v, want %v up to step %d", out.IDs, c.Greedy, k)
+				}
+			}
+		})
+	}
+}
