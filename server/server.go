@@ -83,7 +83,7 @@ type Server struct {
 	handler http.Handler
 
 	stopping atomic.Bool
-	outcomes [numOutcomes]atomic.Uint64
+	outcomes [telemetry.NumOutcomes]atomic.Uint64 // by telemetry.Outcome
 
 	mu        sync.Mutex
 	hs        *http.Server
