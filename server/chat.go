@@ -527,7 +527,7 @@ func (p *performance) appendJSON(b []byte) []byte {
 	b = append(b, `,"ttft_ms":`...)
 	b = appendNullFloat(b, p.ttftMs)
 	b = append(b, `,"total_latency_ms":`...)
-	b = appendFloat(b, p.totalLatencyMs)
+	b = latency.AppendFloat(b, p.totalLatencyMs)
 	b = append(b, `,"decode_tokens_per_sec":`...)
 	b = appendNullFloat(b, p.decodeTokensPerSec)
 	b = append(b, `,"finish_reason":`...)
@@ -541,5 +541,5 @@ func appendNullFloat(b []byte, f latency.NullFloat) []byte {
 	if !f.Valid {
 		return append(b, "null"...)
 	}
-	return appendFloat(b, f.V)
+	return latency.AppendFloat(b, f.V)
 }

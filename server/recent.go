@@ -62,7 +62,7 @@ func (r *recentRecord) appendJSON(b []byte) []byte {
 	b = append(b, `,"completion_tokens":`...)
 	b = appendInt(b, int64(r.completionTokens))
 	b = append(b, `,"duration_ms":`...)
-	b = appendFloat(b, r.durationMs)
+	b = latency.AppendFloat(b, r.durationMs)
 	b = append(b, `,"streamed":`...)
 	if r.streamed {
 		b = append(b, "true"...)
