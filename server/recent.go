@@ -25,14 +25,16 @@ type recentRecord struct {
 	completion       string
 }
 
-func (x *exchange) record(finish string, ended time.Time, sum latency.Summary) recentRecord {
+// record is the request's entry; ended is its end (the record's wall
+// time) and totalMs receipt to end.
+func (x *exchange) record(finish string, ended time.Time, totalMs float64, sum latency.Summary) recentRecord {
 	rec := recentRecord{
 		id:               x.id,
-		time:             time.Now().UTC(),
+		time:             ended.UTC(),
 		model:            x.s.modelID,
 		promptTokens:     x.promptLen,
 		completionTokens: x.completion,
-		durationMs:       msSince(x.received, ended),
+		durationMs:       totalMs,
 		streamed:         x.req.Stream,
 		finishReason:     finish,
 		latency:          sum,
