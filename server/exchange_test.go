@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -16,8 +14,7 @@ import (
 // record's duration_ms are the same number, for a streamed and a whole
 // response.
 func TestRequestEndReadOnce(t *testing.T) {
-	exp := tracetest.NewInMemoryExporter()
-	h := newHarness(t, withSpans(exp))
+	h, exp := tracedHarness(t)
 	for i, stream := range []bool{false, true} {
 		status, _, body := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{"include_performance": true, "stream": stream}), nil)
 		if status != http.StatusOK {

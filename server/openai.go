@@ -33,15 +33,21 @@ func (x *exchange) appendChunk(b []byte, content string) []byte {
 	return x.appendChunkTail(b)
 }
 
-func (x *exchange) appendChunkHead(b []byte) []byte {
+// appendHead opens a completion object of the given type: its id, object,
+// created, model and system_fingerprint, then a comma.
+func (x *exchange) appendHead(b []byte, object string) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, x.id)
-	b = append(b, `,"object":"chat.completion.chunk","created":`...)
+	b = append(b, `,"object":"`...)
+	b = append(b, object...)
+	b = append(b, `","created":`...)
 	b = appendInt(b, x.created)
 	b = append(b, `,"model":`...)
 	b = appendJSONString(b, x.s.modelID)
 	return append(b, `,"system_fingerprint":null,`...)
 }
+
+func (x *exchange) appendChunkHead(b []byte) []byte { return x.appendHead(b, "chat.completion.chunk") }
 
 // appendChunkTail closes a chunk; with include_usage every chunk carries
 // "usage":null except the final usage chunk, as OpenAI's do.
@@ -94,14 +100,8 @@ func (x *exchange) appendUsage(b []byte) []byte {
 
 // writeCompletion writes the non-streaming chat.completion.
 func (x *exchange) writeCompletion(finish string, perf performance) error {
-	b := make([]byte, 0, 512+x.text.Len())
-	b = append(b, `{"id":`...)
-	b = appendJSONString(b, x.id)
-	b = append(b, `,"object":"chat.completion","created":`...)
-	b = appendInt(b, x.created)
-	b = append(b, `,"model":`...)
-	b = appendJSONString(b, x.s.modelID)
-	b = append(b, `,"system_fingerprint":null,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	b := x.appendHead(make([]byte, 0, 512+x.text.Len()), "chat.completion")
+	b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	b = appendJSONString(b, x.text.String())
 	b = append(b, `,"refusal":null},"logprobs":null,"finish_reason":`...)
 	b = appendJSONString(b, finish)

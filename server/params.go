@@ -4,25 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"math"
 )
 
 // Typed readers of the fields of a JSON object, each answering a 400 that
 // names the field when it has the wrong type.
-
-// jsonErrText describes a syntax error without echoing request content.
-func jsonErrText(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("syntax error at byte %d", se.Offset)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return "unexpected end of input"
-	}
-	return "malformed JSON"
-}
 
 // jsonKind names the JSON type of a raw value for error messages.
 func jsonKind(raw json.RawMessage) string {
@@ -69,43 +55,36 @@ func requiredString(fields map[string]json.RawMessage, key string) (string, erro
 	return s, nil
 }
 
-func optionalString(fields map[string]json.RawMessage, key string) (*string, error) {
+// optional reads the field key as a T; absent or null is nil, and a
+// value that is not a T is a 400 saying it wanted want.
+func optional[T any](fields map[string]json.RawMessage, key, want string) (*T, error) {
 	raw := fields[key]
 	if isNull(raw) {
 		return nil, nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, wrongType(key, "a string", raw)
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, wrongType(key, want, raw)
 	}
-	return &s, nil
+	return &v, nil
+}
+
+func optionalString(fields map[string]json.RawMessage, key string) (*string, error) {
+	return optional[string](fields, key, "a string")
 }
 
 func optionalBool(fields map[string]json.RawMessage, key string) (*bool, error) {
-	raw := fields[key]
-	if isNull(raw) {
-		return nil, nil
-	}
-	var v bool
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, wrongType(key, "a boolean", raw)
-	}
-	return &v, nil
+	return optional[bool](fields, key, "a boolean")
 }
 
+// optionalNumber reads a number; one that does not fit a float64 is out
+// of range rather than of the wrong type.
 func optionalNumber(fields map[string]json.RawMessage, key string) (*float64, error) {
-	raw := fields[key]
-	if isNull(raw) {
-		return nil, nil
+	v, err := optional[float64](fields, key, "a number")
+	if err != nil && jsonKind(fields[key]) == "a number" {
+		return nil, invalid(key, "invalid_value", "'%s' is out of range", key)
 	}
-	var v float64
-	if err := json.Unmarshal(raw, &v); err != nil {
-		if jsonKind(raw) == "a number" {
-			return nil, invalid(key, "invalid_value", "'%s' is out of range", key)
-		}
-		return nil, wrongType(key, "a number", raw)
-	}
-	return &v, nil
+	return v, err
 }
 
 func optionalInt(fields map[string]json.RawMessage, key string) (*int64, error) {

@@ -120,6 +120,18 @@ func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 	return fields, nil
 }
 
+// jsonErrText describes a syntax error without echoing request content.
+func jsonErrText(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "unexpected end of input"
+	}
+	return "malformed JSON"
+}
+
 // decodeSampling reads temperature, top_p, top_k and seed.
 func decodeSampling(fields map[string]json.RawMessage, req *chatRequest) error {
 	var err error

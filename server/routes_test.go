@@ -5,15 +5,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // TestRouteSpans: the HTTP server span of a traced route is named after
 // the pattern the mux matched (one name for every model id, every unknown
 // path), and probes, scrapes, dashboard polling and static files get none.
 func TestRouteSpans(t *testing.T) {
-	exp := tracetest.NewInMemoryExporter()
-	h := newHarness(t, withSpans(exp))
+	h, exp := tracedHarness(t)
 	requests := []struct{ method, path string }{
 		{http.MethodGet, "/v1/models"},
 		{http.MethodGet, "/v1/models/" + h.model.ID},
