@@ -7,16 +7,16 @@ import (
 	"strings"
 )
 
-// requireToken wraps next so that every request but GET /health and the
-// dashboard's static files carries "Authorization: Bearer <token>". The
-// dashboard's files (GET /ui, /ui/...) are open because a browser cannot
-// send a bearer header when it loads a page; they are embedded static
-// assets that hold no data, and the page sends the token on every API
-// call it makes. Tokens are compared in constant time
-// (over their SHA-256 digests, so the length does not leak either). An
-// empty token disables the check.
-func (s *Server) requireToken(next http.Handler) http.Handler {
-	if s.cfg.AccessToken == "" {
+// requireToken wraps the handler of route rt so that the request carries
+// "Authorization: Bearer <token>", unless the route is open: GET /health,
+// and reads of the dashboard's static files (GET /ui, /ui/...), which are
+// open because a browser cannot send a bearer header when it loads a
+// page; they are embedded static assets that hold no data, and the page
+// sends the token on every API call it makes. Tokens are compared in
+// constant time (over their SHA-256 digests, so the length does not leak
+// either). An empty token disables the check.
+func (s *Server) requireToken(next http.Handler, rt route) http.Handler {
+	if s.cfg.AccessToken == "" || rt.access == open {
 		return next
 	}
 	want := sha256.Sum256([]byte(s.cfg.AccessToken))
@@ -26,14 +26,14 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 			Message: "missing or invalid access token: send 'Authorization: Bearer <token>'"}
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" || isDashboardAsset(r) {
+		if rt.access == openReads && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		got, ok := bearer(r.Header.Get("Authorization"))
 		sum := sha256.Sum256([]byte(got))
 		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
-			if r.URL.Path == chatPath {
+			if rt.pattern == chatPath {
 				s.countRejected()
 			}
 			deny.ServeHTTP(w, r)
@@ -41,14 +41,6 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// isDashboardAsset reports a read of the embedded dashboard files.
-func isDashboardAsset(r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return false
-	}
-	return r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/")
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" value;

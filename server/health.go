@@ -80,11 +80,11 @@ func snapshotJSON(s engine.Snapshot) engineSnapshot {
 
 func (s *Server) outcomeCounts() outcomeCounts {
 	return outcomeCounts{
-		OK:               s.outcomes[outcomeOK].Load(),
-		Error:            s.outcomes[outcomeError].Load(),
-		Timeout:          s.outcomes[outcomeTimeout].Load(),
-		Rejected:         s.outcomes[outcomeRejected].Load(),
-		ClientDisconnect: s.outcomes[outcomeClientDisconnect].Load(),
+		OK:               s.outcomes[telemetry.OutcomeOK].Load(),
+		Error:            s.outcomes[telemetry.OutcomeError].Load(),
+		Timeout:          s.outcomes[telemetry.OutcomeTimeout].Load(),
+		Rejected:         s.outcomes[telemetry.OutcomeRejected].Load(),
+		ClientDisconnect: s.outcomes[telemetry.OutcomeClientDisconnect].Load(),
 	}
 }
 

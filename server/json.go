@@ -58,9 +58,4 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendMillis appends a duration-like float in milliseconds.
-func appendFloat(b []byte, f float64) []byte {
-	return strconv.AppendFloat(b, f, 'f', -1, 64)
-}
-
 func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }

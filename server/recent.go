@@ -25,14 +25,16 @@ type recentRecord struct {
 	completion       string
 }
 
-func (x *exchange) record(finish string, ended time.Time, sum latency.Summary) recentRecord {
+// record is the request's entry; ended is its end (the record's wall
+// time) and totalMs receipt to end.
+func (x *exchange) record(finish string, ended time.Time, totalMs float64, sum latency.Summary) recentRecord {
 	rec := recentRecord{
 		id:               x.id,
-		time:             time.Now().UTC(),
+		time:             ended.UTC(),
 		model:            x.s.modelID,
 		promptTokens:     x.promptLen,
 		completionTokens: x.completion,
-		durationMs:       msSince(x.received, ended),
+		durationMs:       totalMs,
 		streamed:         x.req.Stream,
 		finishReason:     finish,
 		latency:          sum,
@@ -62,7 +64,7 @@ func (r *recentRecord) appendJSON(b []byte) []byte {
 	b = append(b, `,"completion_tokens":`...)
 	b = appendInt(b, int64(r.completionTokens))
 	b = append(b, `,"duration_ms":`...)
-	b = appendFloat(b, r.durationMs)
+	b = latency.AppendFloat(b, r.durationMs)
 	b = append(b, `,"streamed":`...)
 	if r.streamed {
 		b = append(b, "true"...)

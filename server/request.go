@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 )
 
 // chatRequest is a validated POST /v1/chat/completions body. Optional
@@ -51,27 +50,11 @@ func decodeChatRequest(r io.Reader) (*chatRequest, error) {
 }
 
 func parseChatRequest(data []byte) (*chatRequest, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, invalid("", "invalid_json", "the request body is empty; send a JSON object")
+	fields, err := decodeObject(data)
+	if err != nil {
+		return nil, err
 	}
-	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&fields); err != nil {
-		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
-			return nil, invalid("", "invalid_json", "the request body must be a JSON object")
-		}
-		return nil, invalid("", "invalid_json", "the request body is not valid JSON: %s", jsonErrText(err))
-	}
-	if fields == nil {
-		return nil, invalid("", "invalid_json", "the request body must be a JSON object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, invalid("", "invalid_json", "the request body has data after the JSON object")
-	}
-
 	req := &chatRequest{}
-	var err error
 	if req.Model, err = requiredString(fields, "model"); err != nil {
 		return nil, err
 	}
@@ -81,27 +64,7 @@ func parseChatRequest(data []byte) (*chatRequest, error) {
 	if err := decodeMaxTokens(fields, req); err != nil {
 		return nil, err
 	}
-	if req.Temperature, err = optionalNumber(fields, "temperature"); err != nil {
-		return nil, err
-	}
-	if t := req.Temperature; t != nil && (*t < 0 || *t > 2) {
-		return nil, invalid("temperature", "invalid_value", "'temperature' must be between 0 and 2, got %v", *t)
-	}
-	if req.TopP, err = optionalNumber(fields, "top_p"); err != nil {
-		return nil, err
-	}
-	if p := req.TopP; p != nil && (*p <= 0 || *p > 1) {
-		return nil, invalid("top_p", "invalid_value", "'top_p' must be greater than 0 and at most 1, got %v", *p)
-	}
-	if k, err := optionalInt(fields, "top_k"); err != nil {
-		return nil, err
-	} else if k != nil {
-		if *k < 0 || *k > math.MaxInt32 {
-			return nil, invalid("top_k", "invalid_value", "'top_k' must be a non-negative integer, got %d", *k)
-		}
-		req.TopK = int(*k)
-	}
-	if req.Seed, err = optionalInt(fields, "seed"); err != nil {
+	if err := decodeSampling(fields, req); err != nil {
 		return nil, err
 	}
 	if req.Stop, err = decodeStop(fields["stop"]); err != nil {
@@ -132,6 +95,70 @@ func parseChatRequest(data []byte) (*chatRequest, error) {
 		return nil, err
 	}
 	return req, nil
+}
+
+// decodeObject parses the body as exactly one JSON object.
+func decodeObject(data []byte) (map[string]json.RawMessage, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, invalid("", "invalid_json", "the request body is empty; send a JSON object")
+	}
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&fields); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return nil, invalid("", "invalid_json", "the request body must be a JSON object")
+		}
+		return nil, invalid("", "invalid_json", "the request body is not valid JSON: %s", jsonErrText(err))
+	}
+	if fields == nil {
+		return nil, invalid("", "invalid_json", "the request body must be a JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, invalid("", "invalid_json", "the request body has data after the JSON object")
+	}
+	return fields, nil
+}
+
+// jsonErrText describes a syntax error without echoing request content.
+func jsonErrText(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "unexpected end of input"
+	}
+	return "malformed JSON"
+}
+
+// decodeSampling reads temperature, top_p, top_k and seed.
+func decodeSampling(fields map[string]json.RawMessage, req *chatRequest) error {
+	var err error
+	if req.Temperature, err = optionalNumber(fields, "temperature"); err != nil {
+		return err
+	}
+	if t := req.Temperature; t != nil && (*t < 0 || *t > 2) {
+		return invalid("temperature", "invalid_value", "'temperature' must be between 0 and 2, got %v", *t)
+	}
+	if req.TopP, err = optionalNumber(fields, "top_p"); err != nil {
+		return err
+	}
+	if p := req.TopP; p != nil && (*p <= 0 || *p > 1) {
+		return invalid("top_p", "invalid_value", "'top_p' must be greater than 0 and at most 1, got %v", *p)
+	}
+	if k, err := optionalInt(fields, "top_k"); err != nil {
+		return err
+	} else if k != nil {
+		if *k < 0 || *k > math.MaxInt32 {
+			return invalid("top_k", "invalid_value", "'top_k' must be a non-negative integer, got %d", *k)
+		}
+		req.TopK = int(*k)
+	}
+	if req.Seed, err = optionalInt(fields, "seed"); err != nil {
+		return err
+	}
+	return nil
 }
 
 // rejectUnsupported refuses the OpenAI parameters this server cannot
@@ -179,128 +206,6 @@ func rejectUnsupported(fields map[string]json.RawMessage) error {
 		}
 	}
 	return nil
-}
-
-// jsonErrText describes a syntax error without echoing request content.
-func jsonErrText(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("syntax error at byte %d", se.Offset)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return "unexpected end of input"
-	}
-	return "malformed JSON"
-}
-
-// jsonKind names the JSON type of a raw value for error messages.
-func jsonKind(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	default:
-		return "a number"
-	}
-}
-
-func isNull(raw json.RawMessage) bool {
-	return raw == nil || string(bytes.TrimSpace(raw)) == "null"
-}
-
-func wrongType(param, want string, raw json.RawMessage) *Error {
-	return invalid(param, "invalid_type", "invalid type for '%s': expected %s, but got %s instead", param, want, jsonKind(raw))
-}
-
-func requiredString(fields map[string]json.RawMessage, key string) (string, error) {
-	raw, ok := fields[key]
-	if !ok || isNull(raw) {
-		return "", invalid(key, "missing_required_parameter", "missing required parameter: '%s'", key)
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", wrongType(key, "a string", raw)
-	}
-	if s == "" {
-		return "", invalid(key, "invalid_value", "'%s' must not be empty", key)
-	}
-	return s, nil
-}
-
-func optionalString(fields map[string]json.RawMessage, key string) (*string, error) {
-	raw := fields[key]
-	if isNull(raw) {
-		return nil, nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, wrongType(key, "a string", raw)
-	}
-	return &s, nil
-}
-
-func optionalBool(fields map[string]json.RawMessage, key string) (*bool, error) {
-	raw := fields[key]
-	if isNull(raw) {
-		return nil, nil
-	}
-	var v bool
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, wrongType(key, "a boolean", raw)
-	}
-	return &v, nil
-}
-
-func optionalNumber(fields map[string]json.RawMessage, key string) (*float64, error) {
-	raw := fields[key]
-	if isNull(raw) {
-		return nil, nil
-	}
-	var v float64
-	if err := json.Unmarshal(raw, &v); err != nil {
-		if jsonKind(raw) == "a number" {
-			return nil, invalid(key, "invalid_value", "'%s' is out of range", key)
-		}
-		return nil, wrongType(key, "a number", raw)
-	}
-	return &v, nil
-}
-
-func optionalInt(fields map[string]json.RawMessage, key string) (*int64, error) {
-	raw := fields[key]
-	if isNull(raw) {
-		return nil, nil
-	}
-	return parseInt(key, raw)
-}
-
-// parseInt accepts a JSON integer (an integral float such as 5.0 too) that
-// fits int64.
-func parseInt(key string, raw json.RawMessage) (*int64, error) {
-	var n json.Number
-	if err := json.Unmarshal(raw, &n); err != nil || jsonKind(raw) != "a number" {
-		return nil, wrongType(key, "an integer", raw)
-	}
-	if v, err := n.Int64(); err == nil {
-		return &v, nil
-	}
-	f, err := n.Float64()
-	if err != nil || f != math.Trunc(f) || f < math.MinInt64 || f >= math.MaxInt64 {
-		return nil, invalid(key, "invalid_type", "invalid type for '%s': expected an integer, but got a decimal or out-of-range number", key)
-	}
-	v := int64(f)
-	return &v, nil
 }
 
 func decodeMaxTokens(fields map[string]json.RawMessage, req *chatRequest) error {
@@ -373,98 +278,10 @@ func decodeStreamOptions(raw json.RawMessage, req *chatRequest) error {
 	}
 	v, err := optionalBool(opts, "include_usage")
 	if err != nil {
-		err.(*Error).Param = "stream_options.include_usage"
-		return err
+		return withParam(err, "stream_options.include_usage")
 	}
 	if v != nil {
 		req.IncludeUsage = *v
 	}
 	return nil
-}
-
-// Roles the chat template accepts. "developer" is OpenAI's newer name for
-// system and is mapped to it.
-var roles = map[string]string{"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
-
-func decodeMessages(raw json.RawMessage) ([]chatMessage, error) {
-	if isNull(raw) {
-		return nil, invalid("messages", "missing_required_parameter", "missing required parameter: 'messages'")
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, wrongType("messages", "an array", raw)
-	}
-	if len(items) == 0 {
-		return nil, invalid("messages", "empty_array", "'messages' must hold at least one message")
-	}
-	msgs := make([]chatMessage, 0, len(items))
-	for i, it := range items {
-		param := fmt.Sprintf("messages[%d]", i)
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(it, &m); err != nil || m == nil {
-			return nil, wrongType(param, "an object", it)
-		}
-		roleRaw, ok := m["role"]
-		if !ok || isNull(roleRaw) {
-			return nil, invalid(param+".role", "missing_required_parameter", "missing required parameter: '%s.role'", param)
-		}
-		var role string
-		if err := json.Unmarshal(roleRaw, &role); err != nil {
-			return nil, wrongType(param+".role", "a string", roleRaw)
-		}
-		mapped, ok := roles[role]
-		if !ok {
-			return nil, invalid(param+".role", "invalid_value",
-				"invalid value for '%s.role': supported roles are system, developer, user and assistant", param)
-		}
-		content, err := decodeContent(param+".content", m["content"])
-		if err != nil {
-			return nil, err
-		}
-		msgs = append(msgs, chatMessage{Role: mapped, Content: content})
-	}
-	return msgs, nil
-}
-
-// decodeContent accepts a string or an array of text parts
-// ({"type":"text","text":"..."}), joined without separator as OpenAI does.
-func decodeContent(param string, raw json.RawMessage) (string, error) {
-	if isNull(raw) {
-		return "", invalid(param, "missing_required_parameter", "missing required parameter: '%s'", param)
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
-	}
-	var parts []json.RawMessage
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", wrongType(param, "a string or an array of content parts", raw)
-	}
-	var b strings.Builder
-	for i, p := range parts {
-		pp := fmt.Sprintf("%s[%d]", param, i)
-		var part map[string]json.RawMessage
-		if err := json.Unmarshal(p, &part); err != nil || part == nil {
-			return "", wrongType(pp, "an object", p)
-		}
-		typ, err := requiredString(part, "type")
-		if err != nil {
-			err.(*Error).Param = pp + ".type"
-			return "", err
-		}
-		if typ != "text" {
-			return "", invalid(pp+".type", "invalid_value",
-				"content parts of type '%s' are not supported: this model accepts text parts only", typ)
-		}
-		textRaw, ok := part["text"]
-		if !ok || isNull(textRaw) {
-			return "", invalid(pp+".text", "missing_required_parameter", "missing required parameter: '%s.text'", pp)
-		}
-		var text string
-		if err := json.Unmarshal(textRaw, &text); err != nil {
-			return "", wrongType(pp+".text", "a string", textRaw)
-		}
-		b.WriteString(text)
-	}
-	return b.String(), nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -270,5 +271,23 @@ func TestErrorFor(t *testing.T) {
 			}
 			checkErrorBody(t, appendError(nil, e))
 		})
+	}
+}
+
+// TestWithParam: naming the parameter of a decoder error never panics on
+// an error that is not a client *Error (the handler maps it to a 500), and
+// reaches a wrapped *Error.
+func TestWithParam(t *testing.T) {
+	plain := errors.New("read failed")
+	if got := withParam(plain, "p"); got != plain { //nolint:errorlint // identity is the point
+		t.Errorf("withParam(plain) = %v, want the same error", got)
+	}
+	e := invalid("x", "invalid_type", "bad")
+	wrapped := fmt.Errorf("context: %w", e)
+	if got := withParam(wrapped, "stream_options.include_usage"); got != wrapped || e.Param != "stream_options.include_usage" { //nolint:errorlint // identity is the point
+		t.Errorf("withParam(wrapped) = %v with param %q, want the same error naming stream_options.include_usage", got, e.Param)
+	}
+	if withParam(nil, "p") != nil {
+		t.Error("withParam(nil) is not nil")
 	}
 }

@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/chat"
@@ -86,7 +83,7 @@ type Server struct {
 	handler http.Handler
 
 	stopping atomic.Bool
-	outcomes [numOutcomes]atomic.Uint64
+	outcomes [telemetry.NumOutcomes]atomic.Uint64 // by telemetry.Outcome
 
 	mu        sync.Mutex
 	hs        *http.Server
@@ -148,76 +145,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	return s, nil
 }
 
-// Paths.
-const (
-	chatPath   = "/v1/chat/completions"
-	healthPath = "/health"
-)
-
-func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
-	get := func(path string, h handlerFunc) { mux.Handle(path, s.handle(methods(h, http.MethodGet))) }
-	mux.Handle(chatPath, s.handle(methods(s.chat, http.MethodPost)))
-	get("/v1/models", s.models)
-	get("/v1/models/{id}", s.modelByID)
-	get("/v1/stats/decode", s.decodeStats)
-	get("/v1/stats/recent-requests", s.recentRequests)
-	get(healthPath, s.health)
-	get("/v1/health", s.health)
-	get("/v1/debug/model-state", s.debugState)
-	get("/v1/config", s.config)
-	mux.Handle("/metrics", s.handle(methods(func(w http.ResponseWriter, r *http.Request) error {
-		s.tel.MetricsHandler().ServeHTTP(w, r)
-		return nil
-	}, http.MethodGet)))
-	get("/ui", s.ui)
-	get("/ui/{file...}", s.ui)
-	mux.Handle("/", s.handle(notFound))
-
-	var h http.Handler = mux
-	h = s.requireToken(h)
-	return otelhttp.NewHandler(h, "kiln",
-		otelhttp.WithTracerProvider(s.tel.TracerProvider()),
-		otelhttp.WithPropagators(propagation.TraceContext{}),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-			return r.Method + " " + routeName(r.URL.Path)
-		}),
-		otelhttp.WithFilter(traced),
-	)
-}
-
-// traced reports whether a request gets an HTTP server span. Probes,
-// scrapes, the dashboard's polling and its static files recur every few
-// seconds and explain no token's latency: tracing them would bury the chat
-// traces in a trace back end.
-func traced(r *http.Request) bool {
-	switch p := r.URL.Path; {
-	case p == "/health", p == "/v1/health", p == "/metrics",
-		strings.HasPrefix(p, "/v1/stats/"), p == "/ui", strings.HasPrefix(p, "/ui/"):
-		return false
-	}
-	return true
-}
-
-// routeName maps a path to a low-cardinality route for span names.
-func routeName(p string) string {
-	switch p {
-	case chatPath, "/v1/models", "/v1/stats/decode", "/v1/stats/recent-requests", healthPath,
-		"/v1/health", "/v1/debug/model-state", "/v1/config", "/metrics", "/ui":
-		return p
-	}
-	if len(p) > len("/v1/models/") && p[:len("/v1/models/")] == "/v1/models/" {
-		return "/v1/models/{id}"
-	}
-	if len(p) > len("/ui/") && p[:len("/ui/")] == "/ui/" {
-		return "/ui/{file}"
-	}
-	return "unknown"
-}
-
-// Handler returns the server's whole HTTP surface, wrapped in otelhttp
-// with the telemetry's tracer provider (W3C traceparent honoured) and the
-// access-token check.
+// Handler returns the server's whole HTTP surface (routes.go): each
+// route traced by otelhttp with the telemetry's tracer provider (W3C
+// traceparent honoured) unless it is a probe, scrape or dashboard read,
+// and behind the access-token check unless it is open.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Start listens on cfg.Addr and serves in a goroutine that Shutdown stops.

@@ -19,6 +19,14 @@ func withSpans(exp *tracetest.InMemoryExporter) harnessOption {
 	}
 }
 
+// tracedHarness is a harness whose sampled spans reach the returned
+// in-memory exporter.
+func tracedHarness(t *testing.T) (*harness, *tracetest.InMemoryExporter) {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	return newHarness(t, withSpans(exp)), exp
+}
+
 // waitSpans returns the exported spans once one named name has ended (the
 // otelhttp server span ends after the handler returns, just after the
 // client has the whole response).

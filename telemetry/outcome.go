@@ -14,6 +14,10 @@ const (
 	numOutcomes
 )
 
+// NumOutcomes is the number of outcomes: every defined Outcome is below
+// it, so it sizes arrays indexed by Outcome (the server's counters).
+const NumOutcomes = numOutcomes
+
 var outcomeNames = [numOutcomes]string{"ok", "error", "timeout", "rejected", "client_disconnect"}
 
 // String returns the status label value.

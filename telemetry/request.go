@@ -30,6 +30,9 @@ type EndInfo struct {
 	// Engine instants (engine.Result); zero when unknown.
 	Submitted, Admitted, AdmissionDone, PrefillDone time.Time
 	Err                                             error
+	// End is the request's end, read once by the caller from the clock
+	// of its other instants; zero reads the telemetry's clock.
+	End time.Time
 }
 
 // Request is the telemetry of one request: its `chat {model}` span and
@@ -43,12 +46,11 @@ type Request struct {
 	// carrying the chat span's context, built once so that per-token
 	// recordings attach exemplars without allocating. It is not the
 	// request's context.
-	exemplar  context.Context
-	stream    bool
-	tr        latency.Tracker
-	lastReady time.Time // the latest token's Ready
-	ended     bool
-	summary   latency.Summary
+	exemplar context.Context
+	stream   bool
+	tr       latency.Tracker // also the first and last token instants
+	ended    bool
+	summary  latency.Summary
 }
 
 var phaseSpanNames = func() (n [latency.NumPhases]string) {
@@ -142,12 +144,17 @@ func (r *Request) Token(tt latency.TokenTiming) latency.TokenEvent {
 		return latency.TokenEvent{}
 	}
 	e := r.tr.Observe(tt)
-	r.lastReady = tt.Ready
 	r.t.proc.ObserveToken(r.exemplar, tt.Ready, &e)
 	if e.HasBlocking && e.Gap.Gap >= latency.StallThreshold {
 		r.stall(tt, &e)
 	}
 	return e
+}
+
+// TokenReady returns the ready instants of the request's first and
+// latest token (zero before the first), as its latency tracker keeps them.
+func (r *Request) TokenReady() (first, last time.Time) {
+	return r.tr.FirstReady(), r.tr.LastReady()
 }
 
 // stall emits the stall span with the reason, the gap and every non-zero
@@ -255,12 +262,15 @@ func (r *Request) End(info EndInfo) latency.Summary {
 		return r.summary
 	}
 	r.ended = true
-	end := r.t.now()
+	end := info.End
+	if end.IsZero() {
+		end = r.t.now()
+	}
 	defer r.t.reqs.end(r.id)
 	hasQueue := !info.Submitted.IsZero() && !info.Admitted.IsZero()
 	hasAdmission := !info.Admitted.IsZero() && !info.AdmissionDone.IsZero()
 	hasPrefill := !info.Admitted.IsZero() && !info.PrefillDone.IsZero()
-	hasDecode := !info.PrefillDone.IsZero() && r.tr.Emitted() > 0 && !r.lastReady.Before(info.PrefillDone)
+	hasDecode := !info.PrefillDone.IsZero() && r.tr.Emitted() > 0 && !r.tr.LastReady().Before(info.PrefillDone)
 	if r.tr.Emitted() == 0 {
 		if hasQueue {
 			r.tr.AddPhase(latency.PhaseActorQueue, info.Admitted.Sub(info.Submitted))
@@ -282,7 +292,7 @@ func (r *Request) End(info EndInfo) latency.Summary {
 		r.child(SpanActorPrefill, info.Admitted, info.PrefillDone)
 	}
 	if hasDecode {
-		r.child(SpanActorDecode, info.PrefillDone, r.lastReady)
+		r.child(SpanActorDecode, info.PrefillDone, r.tr.LastReady())
 	}
 	s := r.tr.Summary()
 	r.summary = s

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/kiln-ai/kiln/cmd/kiln/internal/bench"
 )
 
@@ -116,10 +114,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	httpClient := &http.Client{Timeout: *timeout}
 	defer httpClient.CloseIdleConnections()
-	isTerm := false
-	if f, ok := stderr.(*os.File); ok {
-		isTerm = term.IsTerminal(int(f.Fd()))
-	}
+	isTerm := isTerminal(stderr)
 	runArm := func(name, base string) (*bench.ArmResult, error) {
 		c := &bench.Client{BaseURL: base, Token: *token, HTTP: httpClient}
 		res, err := bench.Run(ctx, c, &w, &bench.Bar{W: stderr, Terminal: isTerm, Label: name})

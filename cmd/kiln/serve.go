@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/term"
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/llama"
@@ -118,9 +119,10 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	if tcfg.ServiceVersion == "" {
 		tcfg.ServiceVersion = version
 	}
-	tel, err := telemetry.New(tcfg)
+	level, _ := zerolog.ParseLevel(extra.logLevel)
+	tel, log, err := newTelemetry(tcfg, stderr, level)
 	if err != nil {
-		return fmt.Errorf("telemetry: %w", err)
+		return err
 	}
 	defer func() {
 		// Flush telemetry last, with a deadline of its own.
@@ -128,8 +130,6 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 		defer cancel()
 		err = errors.Join(err, tel.Shutdown(sctx))
 	}()
-	level, _ := zerolog.ParseLevel(extra.logLevel)
-	log := zerolog.New(stderr).Level(level).With().Timestamp().Logger()
 
 	model, err := llama.Open(cfg.Model)
 	if err != nil {
@@ -175,4 +175,22 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 		log.Warn().Err(err).Msg("shutdown deadline passed")
 	}
 	return nil
+}
+
+// newTelemetry builds the telemetry and the process's one logger: the
+// telemetry's (telemetry.NewLogger over stderr: console text on a
+// terminal, JSON otherwise, trace and span ids from an event's context),
+// at the configured level.
+func newTelemetry(tcfg telemetry.Config, stderr io.Writer, level zerolog.Level) (*telemetry.Telemetry, zerolog.Logger, error) {
+	tel, err := telemetry.New(tcfg, telemetry.WithLogOutput(stderr, isTerminal(stderr)))
+	if err != nil {
+		return nil, zerolog.Logger{}, fmt.Errorf("telemetry: %w", err)
+	}
+	return tel, tel.Logger().Level(level), nil
+}
+
+// isTerminal reports whether w is a terminal (a human reads it).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

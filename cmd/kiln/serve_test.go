@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kiln-ai/kiln/server"
+	"github.com/kiln-ai/kiln/telemetry"
 )
 
 // TestParseServeConfig: flags over KILN_* variables over defaults; errors
@@ -66,5 +72,40 @@ func TestParseServeConfig(t *testing.T) {
 				t.Errorf("config (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestServeLogger: kiln serve logs through telemetry.NewLogger, so an
+// event given a request's context carries its trace and span ids, and
+// the configured level filters.
+func TestServeLogger(t *testing.T) {
+	var out bytes.Buffer
+	tel, log, err := newTelemetry(telemetry.Config{}, &out, zerolog.InfoLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x4b, 0xf9, 1},
+		SpanID:     trace.SpanID{0x00, 0xf0, 2},
+		TraceFlags: trace.FlagsSampled,
+	})
+	ctx := trace.ContextWithSpanContext(context.Background(), sc)
+	log.Debug().Ctx(ctx).Msg("filtered")
+	log.Info().Ctx(ctx).Msg("kept")
+
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("%d log lines, want the info one only:\n%s", len(lines), out.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
+		t.Fatalf("not JSON (stderr is not a terminal): %v: %s", err, lines[0])
+	}
+	want := map[string]any{"message": "kept", "trace_id": sc.TraceID().String(), "span_id": sc.SpanID().String(), "level": "info"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v (line %s)", k, got[k], v, lines[0])
+		}
 	}
 }

@@ -35,6 +35,17 @@ func appendInt(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 1
 
 func appendBool(b []byte, v bool) []byte { return strconv.AppendBool(b, v) }
 
+// AppendFloat appends f as a JSON number formatted as encoding/json
+// formats it; NaN and ±Inf, which JSON cannot carry, are written as null.
+// It is the one float writer of the project's hand-written JSON (the
+// server's responses use it too).
+func AppendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	return appendFloat(b, f)
+}
+
 // appendFloat formats like encoding/json: shortest representation, 'e'
 // notation only for very small or very large magnitudes. NaN and ±Inf
 // cannot come out of the derivation; they are written as 0 so the output

@@ -53,6 +53,15 @@ func (t *Tracker) Received() time.Time { return t.received }
 // Emitted is the number of tokens observed so far.
 func (t *Tracker) Emitted() int { return t.emitted }
 
+// FirstReady is the ready instant of the first observed token, and
+// LastReady that of the latest (after clamping: it never decreases); both
+// are zero before the first token. The tracker is the one place a
+// request's first and last token instants are kept.
+func (t *Tracker) FirstReady() time.Time { return t.first }
+
+// LastReady: see FirstReady.
+func (t *Tracker) LastReady() time.Time { return t.prev }
+
 // later returns x, or lo when x is before lo (a saturated instant).
 func later(x, lo time.Time) time.Time {
 	if x.Before(lo) {

@@ -170,6 +170,20 @@ func TestClientRecordsFailures(t *testing.T) {
 		{"http 429", nil, http.StatusTooManyRequests, "HTTP 429"},
 		{"closed early", []string{`{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"}}]}`}, http.StatusOK, "without [DONE]"},
 		{"garbage", []string{`{not json`}, http.StatusOK, "chunk:"},
+		{"error event mid-stream", []string{
+			`{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}`,
+			`{"error":{"message":"the engine failed","type":"server_error","param":null,"code":null}}`,
+			`[DONE]`,
+		}, http.StatusOK, "stream error event: the engine failed"},
+		{"finish_reason error", []string{
+			`{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}`,
+			`{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"error"}]}`,
+			`[DONE]`,
+		}, http.StatusOK, `finish_reason "error"`},
+		{"finish_reason timeout", []string{
+			`{"object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"timeout"}]}`,
+			`[DONE]`,
+		}, http.StatusOK, `finish_reason "timeout"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -180,8 +194,9 @@ func TestClientRecordsFailures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Run: %v (a failing server is evidence, not a run error)", err)
 			}
-			if len(res.Samples) != 3 || res.Stats.Failed != 3 {
-				t.Fatalf("samples %d failed %d, want 3 and 3", len(res.Samples), res.Stats.Failed)
+			if len(res.Samples) != 3 || res.Stats.Failed != 3 || res.Stats.OutputTokens != 0 {
+				t.Fatalf("samples %d failed %d output tokens %d, want 3, 3 and 0 (failed samples count no output)",
+					len(res.Samples), res.Stats.Failed, res.Stats.OutputTokens)
 			}
 			for _, s := range res.Samples {
 				if !strings.Contains(s.Error, tt.want) {
@@ -189,5 +204,23 @@ func TestClientRecordsFailures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestClientWholeResponseFailure: a non-streaming completion that finished
+// with reason error or timeout is a failed sample too.
+func TestClientWholeResponseFailure(t *testing.T) {
+	for _, reason := range []string{"error", "timeout"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"a"},"finish_reason":%q}],"usage":{"completion_tokens":1}}`, reason)
+		}))
+		c := &Client{BaseURL: srv.URL, HTTP: srv.Client()}
+		var s Sample
+		c.Do(context.Background(), &Workload{Model: "m", MaxTokens: 2}, []Message{{Role: "user", Content: "hi"}}, 1, &s)
+		srv.Close()
+		if want := fmt.Sprintf("finish_reason %q", reason); s.Error != want {
+			t.Errorf("finish_reason %s: sample error %q, want %q", reason, s.Error, want)
+		}
 	}
 }

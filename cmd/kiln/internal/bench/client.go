@@ -54,6 +54,23 @@ type chunk struct {
 			Latency json.RawMessage `json:"latency"`
 		} `json:"performance"`
 	} `json:"metadata"`
+	// Error is set on an OpenAI-shaped error object, which a server sends
+	// as a data line when a stream fails after its headers went out.
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// failedFinish is the failure a finish_reason reports, or nil: Kiln ends a
+// stream whose generation failed with "error" and one it evicted with
+// "timeout" (SPEC section 9), after status 200. Such a request is a
+// failed sample, not a success.
+func failedFinish(reason string) error {
+	switch reason {
+	case "error", "timeout":
+		return fmt.Errorf("finish_reason %q", reason)
+	}
+	return nil
 }
 
 // Do sends one request and records what came back into s. It never returns
@@ -122,6 +139,9 @@ func (c *Client) readWhole(r io.Reader, s *Sample, since func() float64) {
 	if len(ch.Choices) > 0 && ch.Choices[0].FinishReason != nil {
 		s.FinishReason = *ch.Choices[0].FinishReason
 	}
+	if err := failedFinish(s.FinishReason); err != nil {
+		s.Error = err.Error()
+	}
 	if ch.Usage != nil {
 		s.OutputTokens, s.UsageTokens = ch.Usage.CompletionTokens, true
 	}
@@ -132,7 +152,8 @@ func (c *Client) readWhole(r io.Reader, s *Sample, since func() float64) {
 
 // readStream parses the SSE body: content chunks, kiln.token_timing events,
 // the terminal chunk and usage, until [DONE]. A stream that ends without
-// [DONE] is an error (the server closed it early).
+// [DONE] (the server closed it early), carries an error event, or
+// finishes with reason error or timeout is an error.
 func (c *Client) readStream(r io.Reader, s *Sample, since func() float64) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 8<<20)
@@ -147,7 +168,7 @@ func (c *Client) readStream(r io.Reader, s *Sample, since func() float64) error 
 			if !s.UsageTokens {
 				s.OutputTokens = len(s.ChunkMs)
 			}
-			return nil
+			return failedFinish(s.FinishReason)
 		}
 		if bytes.Contains(data, []byte(`"kiln.token_timing"`)) && s.Server != nil {
 			var ev TimingEvent
@@ -162,6 +183,9 @@ func (c *Client) readStream(r io.Reader, s *Sample, since func() float64) error 
 		var ch chunk
 		if err := json.Unmarshal(data, &ch); err != nil {
 			return fmt.Errorf("chunk: %w", err)
+		}
+		if ch.Error != nil {
+			return fmt.Errorf("stream error event: %s", ch.Error.Message)
 		}
 		if ch.Usage != nil {
 			s.OutputTokens, s.UsageTokens = ch.Usage.CompletionTokens, true
