@@ -16,6 +16,11 @@ type Attribution struct {
 // threshold of the Prometheus stall counter.
 const StallThreshold = 250 * time.Millisecond
 
+// stallThresholdMs is the adaptive stall threshold of SPEC.md sections 4
+// and 7 for gaps whose median is p50 (ms): max(250 ms, 5 x p50). A
+// request's summary and the rolling window both count stalls with it.
+func stallThresholdMs(p50 float64) float64 { return max(ms(StallThreshold), 5*p50) }
+
 // Classify attributes a gap to a reason.
 //
 // Candidates, in the closed order: actor_queue, actor_admission,

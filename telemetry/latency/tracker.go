@@ -195,7 +195,7 @@ func (t *Tracker) Summary() Summary {
 	slices.Sort(sorted)
 	t.scratch = sorted
 	p50 := Percentile(sorted, 0.50)
-	thr := max(ms(StallThreshold), 5*p50)
+	thr := stallThresholdMs(p50)
 	s.ITLP50Ms = Float(p50)
 	s.ITLP99Ms = Float(Percentile(sorted, 0.99))
 	s.ITLP999Ms = Float(Percentile(sorted, 0.999))

@@ -134,7 +134,7 @@ func decodeStats(gaps []float64, reasons []Reason) DecodeStats {
 	sorted := slices.Clone(gaps)
 	slices.Sort(sorted)
 	p50 := Percentile(sorted, 0.5)
-	thr := max(ms(StallThreshold), 5*p50)
+	thr := stallThresholdMs(p50)
 	for i, g := range gaps {
 		if g >= thr {
 			s.StallCount++
