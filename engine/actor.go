@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // pollInterval is how often an actor with nothing to compute retries the
@@ -140,7 +141,7 @@ func (a *actor) idle(d time.Duration) {
 	case <-a.e.stop:
 		a.idleTimer.Stop()
 	}
-	a.c.idle += sub(a.now(), t0)
+	a.c.idle += timing.Elapsed(t0, a.now())
 }
 
 // cycle runs one actor cycle and reports whether it advanced work (computed
@@ -188,7 +189,7 @@ func (a *actor) reap() {
 			if now.IsZero() {
 				now = a.now()
 			}
-			if sub(now, r.blocked) > e.cfg.EvictGrace {
+			if timing.Elapsed(r.blocked, now) > e.cfg.EvictGrace {
 				a.snap.Evictions++
 				a.finish(r, FinishEvicted, nil)
 			}
@@ -217,7 +218,7 @@ func (a *actor) admit() {
 		a.free = a.free[:len(a.free)-1]
 		a.kvUsed += r.reserve
 		r.mark = mark
-		r.queueWait = sub(t0, r.submitted)
+		r.queueWait = timing.Elapsed(r.submitted, t0)
 		r.stream.res.Admitted = t0
 		a.active = append(a.active, r)
 		n++
@@ -232,7 +233,7 @@ func (a *actor) admit() {
 	for _, r := range a.active[len(a.active)-n:] {
 		r.stream.res.AdmissionDone = t1
 	}
-	d := sub(t1, t0)
+	d := timing.Elapsed(t0, t1)
 	a.c.admission += d
 	a.snap.Admitted += uint64(n)
 	a.snap.Admissions++
@@ -274,7 +275,7 @@ func (a *actor) compute() bool {
 	l0 := a.now()
 	waited, err := e.own.rlock(e.stop)
 	if err != nil {
-		d := sub(a.now(), l0)
+		d := timing.Elapsed(l0, a.now())
 		a.c.lockWait += d
 		a.c.decode += d
 		a.snap.LockWaitTotal += d
@@ -282,7 +283,7 @@ func (a *actor) compute() bool {
 	}
 	defer e.own.RUnlock()
 	t := a.now()
-	d := sub(t, l0)
+	d := timing.Elapsed(l0, t)
 	a.c.lockWait += d
 	a.c.decode += d
 	a.snap.LockWaitTotal += d
@@ -321,7 +322,7 @@ func (a *actor) compute() bool {
 	if len(a.rows) > 0 {
 		a.snap.PrefillLast = len(a.rows)
 		end := a.forward(t)
-		a.c.prefill += sub(end, t)
+		a.c.prefill += timing.Elapsed(t, end)
 		for _, r := range a.prefilled {
 			a.segs.add(BlockerPrefill, r.id, t, end)
 		}
@@ -364,8 +365,8 @@ func (a *actor) compute() bool {
 		a.sampled = append(a.sampled, r)
 	}
 	ready := a.now()
-	a.c.sampling += sub(ready, s0)
-	a.c.decode += sub(ready, t)
+	a.c.sampling += timing.Elapsed(s0, ready)
+	a.c.decode += timing.Elapsed(t, ready)
 	a.snap.TokensGenerated += uint64(len(a.sampled))
 
 	// The tokens are ready: their phases are the counters' progress since
@@ -394,7 +395,7 @@ func (a *actor) compute() bool {
 func (a *actor) forward(t0 time.Time) time.Time {
 	a.e.backend.Forward(a.rows, a.logits)
 	end := a.now()
-	d := sub(end, t0)
+	d := timing.Elapsed(t0, end)
 	a.snap.Forwards++
 	a.snap.ForwardLast = d
 	a.snap.ForwardMax = max(a.snap.ForwardMax, d)
@@ -435,7 +436,7 @@ func (a *actor) deliver() bool {
 		}
 		delivered = true
 		if !r.blocked.IsZero() {
-			a.snap.BlockedTotal += sub(now, r.blocked)
+			a.snap.BlockedTotal += timing.Elapsed(r.blocked, now)
 		}
 		r.hasPending = false
 		r.blocked = time.Time{}
@@ -449,7 +450,7 @@ func (a *actor) deliver() bool {
 		}
 	}
 	if !t0.IsZero() {
-		a.c.delivery += sub(a.now(), t0)
+		a.c.delivery += timing.Elapsed(t0, a.now())
 	}
 	a.compact()
 	return delivered

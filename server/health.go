@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
-	"github.com/kiln-ai/kiln/telemetry"
 )
 
 // healthBody is GET /health and /v1/health (SPEC section 10).
@@ -181,32 +180,4 @@ func (s *Server) configJSON() map[string]any {
 // config serves GET /v1/config.
 func (s *Server) config(w http.ResponseWriter, _ *http.Request) error {
 	return marshalJSON(w, http.StatusOK, s.configJSON())
-}
-
-// engineStats copies the engine's snapshot into telemetry's mirror of it
-// for the kiln_batching_engine_* families (telemetry does not import the
-// engine).
-func engineStats(s engine.Snapshot) telemetry.EngineStats {
-	return telemetry.EngineStats{
-		QueueDepth:           s.QueueDepth,
-		Active:               s.Active,
-		Prefilling:           s.Prefilling,
-		BatchSizeLast:        s.BatchLast,
-		BatchSizeMax:         s.BatchMax,
-		ForwardLast:          s.ForwardLast,
-		ForwardMax:           s.ForwardMax,
-		ForwardTotal:         s.ForwardTotal,
-		ForwardCount:         int64(s.Forwards),
-		AdmissionLast:        s.AdmissionLast,
-		AdmissionMax:         s.AdmissionMax,
-		AdmissionTotal:       s.AdmissionTotal,
-		AdmissionCount:       int64(s.Admissions),
-		CycleIdleTotal:       s.CycleIdleTotal,
-		DeliveryBlocked:      int64(s.BlockedEvents),
-		DeliveryBlockedTotal: s.BlockedTotal,
-		Evictions:            int64(s.Evictions),
-		Cancellations:        int64(s.Cancellations),
-		TokensGenerated:      int64(s.TokensGenerated),
-		Cycles:               int64(s.Cycles),
-	}
 }

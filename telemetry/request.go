@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -161,14 +162,14 @@ func (r *Request) stall(tt latency.TokenTiming, e *latency.TokenEvent) {
 	attrs := []attribute.KeyValue{
 		attribute.String(AttrStallReason, g.Reason.String()),
 		attribute.String(AttrStallChosen, g.Chosen.String()),
-		attribute.Float64(AttrStallGapMs, msOf(g.Gap)),
-		attribute.Float64(AttrStallCandidateMs, msOf(g.Candidate)),
-		attribute.Float64(AttrStallUnexplained, msOf(g.Unexplained)),
+		attribute.Float64(AttrStallGapMs, timing.Ms(g.Gap)),
+		attribute.Float64(AttrStallCandidateMs, timing.Ms(g.Candidate)),
+		attribute.Float64(AttrStallUnexplained, timing.Ms(g.Unexplained)),
 		attribute.Int(AttrStallTokenIndex, tt.Index),
 	}
 	add := func(r latency.Reason, d time.Duration) {
 		if d > 0 {
-			attrs = append(attrs, attribute.Float64(AttrStallPhasePrefix+r.String()+"_ms", msOf(d)))
+			attrs = append(attrs, attribute.Float64(AttrStallPhasePrefix+r.String()+"_ms", timing.Ms(d)))
 		}
 	}
 	add(latency.ReasonActorQueue, p.ActorQueue)
@@ -187,8 +188,8 @@ func (r *Request) stall(tt latency.TokenTiming, e *latency.TokenEvent) {
 	s := r.startChild(SpanStall, end.Add(-g.Gap), trace.WithAttributes(attrs...), trace.WithLinks(links...))
 	for _, b := range waits {
 		s.AddEvent(EventBlockerLockWait, trace.WithTimestamp(b.Start), trace.WithAttributes(
-			attribute.Float64(AttrBlockerStartOffsetMs, msOf(b.Start.Sub(r.tr.Received()))),
-			attribute.Float64(AttrBlockerDurationMs, msOf(later(b.End, b.Start).Sub(b.Start))),
+			attribute.Float64(AttrBlockerStartOffsetMs, timing.Ms(b.Start.Sub(r.tr.Received()))),
+			attribute.Float64(AttrBlockerDurationMs, timing.Ms(b.Duration())),
 		))
 	}
 	s.End(trace.WithTimestamp(end))
@@ -209,7 +210,7 @@ func (r *Request) blockerLinks(bs []latency.Blocker, attrs []attribute.KeyValue)
 	)
 	received := r.tr.Received()
 	for _, b := range bs {
-		d := later(b.End, b.Start).Sub(b.Start)
+		d := b.Duration()
 		switch b.Kind {
 		case latency.BlockerPrefill:
 			sc, ok := r.t.reqs.lookup(b.Request)
@@ -219,8 +220,8 @@ func (r *Request) blockerLinks(bs []latency.Blocker, attrs []attribute.KeyValue)
 			}
 			links = append(links, trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{
 				attribute.String(AttrLinkKind, LinkKindActorPrefill),
-				attribute.Float64(AttrBlockerStartOffsetMs, msOf(b.Start.Sub(received))),
-				attribute.Float64(AttrBlockerDurationMs, msOf(d)),
+				attribute.Float64(AttrBlockerStartOffsetMs, timing.Ms(b.Start.Sub(received))),
+				attribute.Float64(AttrBlockerDurationMs, timing.Ms(d)),
 				attribute.Bool(AttrBlockerSelf, b.Request == r.id),
 			}})
 		case latency.BlockerLockWait:
@@ -229,15 +230,13 @@ func (r *Request) blockerLinks(bs []latency.Blocker, attrs []attribute.KeyValue)
 		}
 	}
 	if len(waits) > 0 {
-		attrs = append(attrs, attribute.Float64(AttrBlockerLockWaitMs, msOf(lockWait)))
+		attrs = append(attrs, attribute.Float64(AttrBlockerLockWaitMs, timing.Ms(lockWait)))
 	}
 	if unresolved > 0 {
 		attrs = append(attrs, attribute.Int(AttrBlockerUnresolved, unresolved))
 	}
 	return links, attrs, waits
 }
-
-func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // End ends the request: the engine's phase spans (`kiln.actor_queue`,
 // `kiln.actor_admission`, `kiln.actor_prefill`, `kiln.actor_decode`) with
@@ -311,7 +310,7 @@ func (r *Request) summaryAttributes(s *latency.Summary, info EndInfo, end time.T
 		attribute.Int(AttrGenAIUsageInputTokens, info.PromptTokens),
 		attribute.Int(AttrGenAIUsageOutputTokens, info.CompletionTokens),
 		attribute.String(AttrStatus, info.Outcome.String()),
-		attribute.Float64(AttrDurationMs, msOf(max(end.Sub(r.tr.Received()), 0))),
+		attribute.Float64(AttrDurationMs, timing.Ms(timing.Elapsed(r.tr.Received(), end))),
 		attribute.Int(AttrEmittedTokens, s.EmittedTokens),
 		attribute.Int(AttrGapSamples, s.GapSamples),
 		attribute.Int(AttrRetainedGapSamples, s.RetainedGapSamples),

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // Rolling window defaults (SPEC.md section 7).
@@ -113,7 +115,7 @@ func (w *Window) Stats(now time.Time) DecodeStats {
 		if e.seq.Load() != seq || off-time.Duration(at) >= w.span {
 			continue
 		}
-		gaps = append(gaps, ms(time.Duration(val>>8)))
+		gaps = append(gaps, timing.Ms(time.Duration(val>>8)))
 		reasons = append(reasons, Reason(val&0xff))
 	}
 	return decodeStats(gaps, reasons)
@@ -122,7 +124,7 @@ func (w *Window) Stats(now time.Time) DecodeStats {
 // decodeStats computes the SPEC section 7 object over gaps (ms) with
 // their reasons, parallel slices.
 func decodeStats(gaps []float64, reasons []Reason) DecodeStats {
-	s := DecodeStats{StallThresholdMs: ms(StallThreshold), WindowSecs: int(WindowSpan / time.Second)}
+	s := DecodeStats{StallThresholdMs: timing.Ms(StallThreshold), WindowSecs: int(WindowSpan / time.Second)}
 	n := len(gaps)
 	if n == 0 {
 		return s
