@@ -305,12 +305,20 @@ func (r *Request) End(info EndInfo) latency.Summary {
 // summaryAttributes is the chat span's end state (names.go documents
 // each).
 func (r *Request) summaryAttributes(s *latency.Summary, info EndInfo, end time.Time) []attribute.KeyValue {
+	gaps, reasons := r.tr.AppendGaps(make([]float64, 0, s.RetainedGapSamples), make([]int64, 0, s.RetainedGapSamples))
+	return endAttributes(s, info, timing.Elapsed(r.tr.Received(), end), gaps, reasons)
+}
+
+// endAttributes are the attributes a chat span ends with: the outcome,
+// usage and duration of info and dur, the summary s, and the retained gaps
+// (ms) with their reasons. ObservationsFromAttributes reads them back.
+func endAttributes(s *latency.Summary, info EndInfo, dur time.Duration, gaps []float64, reasons []int64) []attribute.KeyValue {
 	a := make([]attribute.KeyValue, 0, 64)
 	a = append(a,
 		attribute.Int(AttrGenAIUsageInputTokens, info.PromptTokens),
 		attribute.Int(AttrGenAIUsageOutputTokens, info.CompletionTokens),
 		attribute.String(AttrStatus, info.Outcome.String()),
-		attribute.Float64(AttrDurationMs, timing.Ms(timing.Elapsed(r.tr.Received(), end))),
+		attribute.Float64(AttrDurationMs, timing.Ms(dur)),
 		attribute.Int(AttrEmittedTokens, s.EmittedTokens),
 		attribute.Int(AttrGapSamples, s.GapSamples),
 		attribute.Int(AttrRetainedGapSamples, s.RetainedGapSamples),
@@ -342,7 +350,6 @@ func (r *Request) summaryAttributes(s *latency.Summary, info EndInfo, end time.T
 			a = append(a, attribute.Float64(AttrPhasePrefix+latency.Phase(p).Key(), v.V))
 		}
 	}
-	gaps, reasons := r.tr.AppendGaps(make([]float64, 0, s.RetainedGapSamples), make([]int64, 0, s.RetainedGapSamples))
 	a = append(a, attribute.Float64Slice(AttrGapsMs, gaps), attribute.Int64Slice(AttrGapReasons, reasons))
 	return a
 }
