@@ -298,7 +298,7 @@ func (x *exchange) token(tok engine.Token) {
 		ProducerDelivered: tok.Delivered,
 		HandlerReceived:   recv,
 		BodyEnqueued:      enq,
-		Phases:            latency.GapPhases(tok.Phases),
+		Phases:            tok.Phases, // engine.Phases is latency.GapPhases (internal/timing)
 		Blockers:          x.tokenBlockers(&tok),
 	})
 	if x.sse != nil && x.events {
