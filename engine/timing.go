@@ -7,20 +7,15 @@ import (
 )
 
 // The per-token vocabulary is defined once in internal/timing and shared
-// with the latency core (latency.Slot, latency.GapPhases, latency.Blocker
-// are the same types), so a Token's record reaches telemetry without
+// with the latency core: Phases (a token's phase durations, its Slots
+// indexed by timing.Slot), Blocker (one identified piece of work inside a
+// token's interval) and BlockerKind are latency.GapPhases, latency.Blocker
+// and latency.BlockerKind, so a Token's record reaches telemetry without
 // conversion and the two sides cannot drift.
 type (
-	// Slot names a backend phase inside the actor's decode phase
-	// (timing.SlotSampling, timing.SlotGPULockWait, ...).
-	Slot = timing.Slot
-	// Phases are the durations of the actor's work that overlapped one
-	// interval of one request (timing.Phases documents each field).
-	Phases = timing.Phases
-	// BlockerKind says what kind of work a Blocker was.
+	Phases      = timing.Phases
+	Blocker     = timing.Blocker
 	BlockerKind = timing.BlockerKind
-	// Blocker is one identified piece of work inside a token's interval.
-	Blocker = timing.Blocker
 )
 
 // Blocker kinds the actor reports.

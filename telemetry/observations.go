@@ -65,7 +65,7 @@ func (o *Observations) set(k string, v attribute.Value) {
 	case AttrUnexplainedStallCount:
 		s.UnexplainedStallCount = int(v.AsInt64())
 	default:
-		if f := summaryFloat(s, k); f != nil {
+		if f := summaryFloatField(s, k); f != nil {
 			*f = latency.Float(v.AsFloat64())
 		} else if name, ok := strings.CutPrefix(k, AttrStallReasonPrefix); ok {
 			if r, ok := latency.ParseReason(name); ok {
@@ -79,22 +79,29 @@ func (o *Observations) set(k string, v attribute.Value) {
 	}
 }
 
-// summaryFloat returns the nullable summary field named by the attribute
+// summaryFloat is a nullable summary field and its attribute key.
+type summaryFloat struct {
+	k string
+	v *latency.NullFloat
+}
+
+// summaryFloats pairs each nullable summary field of s with its attribute
+// key: the one mapping both directions use (endAttributes writes it,
+// ObservationsFromAttributes reads it).
+func summaryFloats(s *latency.Summary) [6]summaryFloat {
+	return [6]summaryFloat{
+		{AttrTTFTMs, &s.TTFTMs}, {AttrITLP50Ms, &s.ITLP50Ms}, {AttrITLP99Ms, &s.ITLP99Ms},
+		{AttrITLP999Ms, &s.ITLP999Ms}, {AttrMaxITLMs, &s.MaxITLMs}, {AttrStallThresholdMs, &s.StallThresholdMs},
+	}
+}
+
+// summaryFloatField returns the nullable field of s named by the attribute
 // key k, or nil.
-func summaryFloat(s *latency.Summary, k string) *latency.NullFloat {
-	switch k {
-	case AttrTTFTMs:
-		return &s.TTFTMs
-	case AttrITLP50Ms:
-		return &s.ITLP50Ms
-	case AttrITLP99Ms:
-		return &s.ITLP99Ms
-	case AttrITLP999Ms:
-		return &s.ITLP999Ms
-	case AttrMaxITLMs:
-		return &s.MaxITLMs
-	case AttrStallThresholdMs:
-		return &s.StallThresholdMs
+func summaryFloatField(s *latency.Summary, k string) *latency.NullFloat {
+	for _, f := range summaryFloats(s) {
+		if f.k == k {
+			return f.v
+		}
 	}
 	return nil
 }

@@ -329,13 +329,7 @@ func endAttributes(s *latency.Summary, info EndInfo, dur time.Duration, gaps []f
 	if info.FinishReason != "" {
 		a = append(a, attribute.StringSlice(AttrGenAIResponseFinishReasons, []string{info.FinishReason}))
 	}
-	for _, f := range []struct {
-		k string
-		v latency.NullFloat
-	}{
-		{AttrTTFTMs, s.TTFTMs}, {AttrITLP50Ms, s.ITLP50Ms}, {AttrITLP99Ms, s.ITLP99Ms},
-		{AttrITLP999Ms, s.ITLP999Ms}, {AttrMaxITLMs, s.MaxITLMs}, {AttrStallThresholdMs, s.StallThresholdMs},
-	} {
+	for _, f := range summaryFloats(s) {
 		if f.v.Valid {
 			a = append(a, attribute.Float64(f.k, f.v.V))
 		}

@@ -11,23 +11,25 @@ import (
 // engine's own types (engine.Slot, engine.Phases, engine.BlockerKind,
 // engine.Blocker), so the server passes a token's record through without
 // conversion and the two sides cannot drift.
-type (
-	// Slot names a backend phase inside the actor's decode phase, in the
-	// closed order of SPEC.md section 6; String gives its snake_case name.
-	Slot = timing.Slot
-	// GapPhases are the phase durations that overlapped one interval of
-	// one request, as the engine reports them: for a token after the
-	// first, the gap since the previous token became ready; for the first,
-	// the time since submission. A backend slot counts only when its bit
-	// is set in Observed.
-	GapPhases = timing.Phases
-	// BlockerKind says what kind of work a Blocker was; String gives the
-	// stall reason it belongs to.
-	BlockerKind = timing.BlockerKind
-	// Blocker is one identified piece of work that delayed a token, with
-	// its instants on the engine's clock.
-	Blocker = timing.Blocker
-)
+
+// Slot names a backend phase inside the actor's decode phase, in the
+// closed order of SPEC.md section 6; String gives its snake_case name.
+type Slot = timing.Slot
+
+// GapPhases are the phase durations that overlapped one interval of one
+// request, as the engine reports them: for a token after the first, the
+// gap since the previous token became ready; for the first, the time
+// since submission. A backend slot counts only when its bit is set in
+// Observed.
+type GapPhases = timing.Phases
+
+// BlockerKind says what kind of work a Blocker was; String gives the stall
+// reason it belongs to.
+type BlockerKind = timing.BlockerKind
+
+// Blocker is one identified piece of work that delayed a token, with its
+// instants on the engine's clock.
+type Blocker = timing.Blocker
 
 // Backend slots.
 const (
