@@ -147,3 +147,14 @@ func BenchmarkWindowAddUnderStats(b *testing.B) {
 	close(stop)
 	<-done
 }
+
+// BenchmarkWindowAdd is the per-token Add alone, on a full window.
+func BenchmarkWindowAdd(b *testing.B) {
+	w := NewWindow(0)
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		w.Add(at(time.Duration(i)*time.Microsecond), 20*msD, ReasonActorDecode)
+		i++
+	}
+}
