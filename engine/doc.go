@@ -18,6 +18,14 @@
 // pause. Maintenance operations (a later issue) will run by taking the
 // Ownership lock exclusively.
 //
+// Each step has its file: admit.go (reap, admit), compute.go (acquire,
+// prefillStep, decodeStep, sample, tokensReady), deliver.go (deliver,
+// finish, end). A request's progress is one explicit state (state.go):
+// queued, admitting, prefilling, decoding, finishing (its slot freed, its
+// last token waiting for room), ended; every change goes through one
+// transition table that rejects illegal moves. The maintenance barrier
+// adds its state there.
+//
 // # Timing
 //
 // The actor keeps cumulative per-phase counters (admission, prefill,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/internal/testshared"
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // sharedModel returns the path of a file in ../shared/models, skipping
@@ -91,15 +92,15 @@ func checkPhases(t *testing.T, toks []engine.Token, submitted time.Time) {
 				t.Errorf("token %d: %s %v outside [0, gap %v]", i, name, d, gap)
 			}
 		}
-		for s := range engine.NumSlots {
+		for s := range timing.NumSlots {
 			if p.Slots[s] > p.Decode {
 				t.Errorf("token %d: slot %v %v exceeds decode %v", i, s, p.Slots[s], p.Decode)
 			}
 		}
-		if !p.Has(engine.SlotSampling) || !p.Has(engine.SlotLockWait) {
+		if !p.Has(timing.SlotSampling) || !p.Has(timing.SlotGPULockWait) {
 			t.Errorf("token %d: sampling and gpu_lock_wait not observed (%b)", i, p.Observed)
 		}
-		for _, s := range []engine.Slot{engine.SlotReadback, engine.SlotGraphCapture, engine.SlotGraphReplay, engine.SlotSynchronization} {
+		for _, s := range []timing.Slot{timing.SlotReadback, timing.SlotGraphCapture, timing.SlotGraphReplay, timing.SlotSynchronization} {
 			if p.Has(s) {
 				t.Errorf("token %d: %v observed on the CPU path", i, s)
 			}

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
+)
 
 // counters are the actor's cumulative phase durations. Each advances by the
 // length of a segment when the segment ends; segments never overlap, so the
@@ -15,7 +19,7 @@ type counters struct {
 // Readback, graph capture and replay and synchronization do not exist on
 // it; the maintenance slots are observed only when such an operation
 // overlapped the interval (none exist yet).
-const observedSlots = 1<<SlotSampling | 1<<SlotLockWait
+const observedSlots = 1<<timing.SlotSampling | 1<<timing.SlotGPULockWait
 
 // phasesSince returns the work between mark and now (now's values minus
 // mark's).
@@ -26,16 +30,8 @@ func (now *counters) phasesSince(mark *counters) Phases {
 	p.Decode = now.decode - mark.decode
 	p.CycleIdle = now.idle - mark.idle
 	p.ResponseDelivery = now.delivery - mark.delivery
-	p.Slots[SlotSampling] = now.sampling - mark.sampling
-	p.Slots[SlotLockWait] = now.lockWait - mark.lockWait
+	p.Slots[timing.SlotSampling] = now.sampling - mark.sampling
+	p.Slots[timing.SlotGPULockWait] = now.lockWait - mark.lockWait
 	p.Observed = observedSlots
 	return p
-}
-
-// sub returns b - a, saturated at zero.
-func sub(b, a time.Time) time.Duration {
-	if d := b.Sub(a); d > 0 {
-		return d
-	}
-	return 0
 }

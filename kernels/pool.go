@@ -22,9 +22,13 @@ const spinFor = 50 * time.Microsecond
 // product. It is created by NewPool and stopped by Close.
 //
 // Each worker owns a preallocated job and a one-slot wake channel; a product
-// fills the jobs, sends one token per worker, runs its own part on the
-// caller's goroutine and waits on a WaitGroup. Nothing is allocated per call
-// and nobody spins: an idle worker is parked on its channel receive.
+// fills the jobs, posts each worker's part (a counter the worker polls) and
+// sends a wake token only to a worker that has parked, runs its own part on
+// the caller's goroutine, then polls for the other parts' end and waits on
+// a WaitGroup. Nothing is allocated per call. Workers and the caller do
+// poll: each for up to spinFor (50 us), yielding between checks, before it
+// parks; a worker idle for longer than that is parked on its channel
+// receive and costs nothing.
 type Pool struct {
 	workers int
 	jobs    []job           // jobs[0] is the caller's part

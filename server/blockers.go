@@ -5,24 +5,9 @@ import (
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
-// tokenBlockers converts the token's blockers into the exchange's reused
-// array (no allocation per token); the slice is valid until the next
-// token.
-func (x *exchange) tokenBlockers(tok *engine.Token) []latency.Blocker {
-	n := min(max(tok.NumBlockers, 0), len(x.blockers))
-	for i, b := range tok.Blockers[:n] {
-		x.blockers[i] = latency.Blocker{Kind: blockerKind(b.Kind), Request: b.Request, Start: b.Start, End: b.End}
-	}
-	return x.blockers[:n]
-}
-
-// blockerKind maps the engine's blocker kinds to the latency core's.
-func blockerKind(k engine.BlockerKind) latency.BlockerKind {
-	switch k {
-	case engine.BlockerPrefill:
-		return latency.BlockerPrefill
-	case engine.BlockerLockWait:
-		return latency.BlockerLockWait
-	}
-	return 0
+// tokenBlockers is the token's list of blockers, aliasing its fixed array
+// (no allocation per token): engine.Blocker and latency.Blocker are one type
+// (internal/timing), so nothing is translated.
+func tokenBlockers(tok *engine.Token) []latency.Blocker {
+	return tok.Blockers[:min(max(tok.NumBlockers, 0), len(tok.Blockers))]
 }

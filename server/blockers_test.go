@@ -10,9 +10,9 @@ import (
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
-// TestTokenBlockers: the engine's blockers reach telemetry with their
-// kinds mapped, identities and instants unchanged, in the exchange's
-// reused array (no allocation per token).
+// TestTokenBlockers: the engine's blockers reach telemetry with kinds,
+// identities and instants unchanged, aliasing the token's array (no
+// allocation per token), whatever NumBlockers claims.
 func TestTokenBlockers(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -34,26 +34,34 @@ func TestTokenBlockers(t *testing.T) {
 			},
 		},
 		{
-			"full, unknown kind",
+			"full",
 			[]engine.Blocker{
 				{Kind: engine.BlockerPrefill, Request: 1}, {Kind: engine.BlockerPrefill, Request: 2},
-				{Kind: engine.BlockerPrefill, Request: 3}, {Kind: 99, Request: 4},
+				{Kind: engine.BlockerPrefill, Request: 3}, {Kind: engine.BlockerLockWait, Request: 4},
 			},
 			[]latency.Blocker{
 				{Kind: latency.BlockerPrefill, Request: 1}, {Kind: latency.BlockerPrefill, Request: 2},
-				{Kind: latency.BlockerPrefill, Request: 3}, {Kind: 0, Request: 4},
+				{Kind: latency.BlockerPrefill, Request: 3}, {Kind: latency.BlockerLockWait, Request: 4},
 			},
 		},
 	}
+	t.Run("count out of range", func(t *testing.T) {
+		var tok engine.Token
+		for _, n := range []int{-1, len(tok.Blockers) + 5} {
+			tok.NumBlockers = n
+			if got := len(tokenBlockers(&tok)); got != min(max(n, 0), len(tok.Blockers)) {
+				t.Errorf("NumBlockers %d: %d blockers", n, got)
+			}
+		}
+	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var tok engine.Token
 			tok.NumBlockers = copy(tok.Blockers[:], tc.in)
-			x := &exchange{}
-			if d := cmp.Diff(tc.want, x.tokenBlockers(&tok)); d != "" {
+			if d := cmp.Diff(tc.want, tokenBlockers(&tok)); d != "" {
 				t.Errorf("blockers (-want +got):\n%s", d)
 			}
-			if n := testing.AllocsPerRun(100, func() { x.tokenBlockers(&tok) }); n != 0 {
+			if n := testing.AllocsPerRun(100, func() { tokenBlockers(&tok) }); n != 0 {
 				t.Errorf("%v allocations per token", n)
 			}
 		})

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry"
-	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
 // exchange is the state of one chat request from submission to the end of
@@ -44,7 +44,6 @@ type exchange struct {
 	roleSent   bool            // the first chunk (with the role) was written
 	writeErr   error
 
-	blockers [engine.MaxBlockers]latency.Blocker // the current token's, reused
 }
 
 func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, req *chatRequest, treq *telemetry.Request,
@@ -136,6 +135,4 @@ func (x *exchange) finish(res engine.Result) (string, telemetry.Outcome) {
 }
 
 // msSince is the saturating difference b - a in milliseconds.
-//
-// TODO(r2): use the telemetry/latency helper once it is exported.
-func msSince(a, b time.Time) float64 { return float64(max(b.Sub(a), 0)) / 1e6 }
+func msSince(a, b time.Time) float64 { return timing.Ms(timing.Elapsed(a, b)) }

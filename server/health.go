@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -61,18 +62,16 @@ type engineSnapshot struct {
 	Cycles           uint64  `json:"cycles"`
 }
 
-func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
-
 func snapshotJSON(s engine.Snapshot) engineSnapshot {
 	return engineSnapshot{
 		Ready: s.Ready, QueueDepth: s.QueueDepth, Active: s.Active, Prefilling: s.Prefilling, Draining: s.Draining,
 		KVReserved: s.KVReserved, KVBudget: s.KVBudget,
 		BatchLast: s.BatchLast, BatchMax: s.BatchMax, PrefillLast: s.PrefillLast,
-		Forwards: s.Forwards, ForwardLastMs: msOf(s.ForwardLast), ForwardMaxMs: msOf(s.ForwardMax), ForwardTotalMs: msOf(s.ForwardTotal),
-		Admissions: s.Admissions, AdmissionLastMs: msOf(s.AdmissionLast), AdmissionMaxMs: msOf(s.AdmissionMax),
-		AdmissionTotalMs: msOf(s.AdmissionTotal),
-		CycleIdleTotalMs: msOf(s.CycleIdleTotal), LockWaitTotalMs: msOf(s.LockWaitTotal),
-		Blocked: s.Blocked, BlockedEvents: s.BlockedEvents, BlockedTotalMs: msOf(s.BlockedTotal),
+		Forwards: s.Forwards, ForwardLastMs: timing.Ms(s.ForwardLast), ForwardMaxMs: timing.Ms(s.ForwardMax), ForwardTotalMs: timing.Ms(s.ForwardTotal),
+		Admissions: s.Admissions, AdmissionLastMs: timing.Ms(s.AdmissionLast), AdmissionMaxMs: timing.Ms(s.AdmissionMax),
+		AdmissionTotalMs: timing.Ms(s.AdmissionTotal),
+		CycleIdleTotalMs: timing.Ms(s.CycleIdleTotal), LockWaitTotalMs: timing.Ms(s.LockWaitTotal),
+		Blocked: s.Blocked, BlockedEvents: s.BlockedEvents, BlockedTotalMs: timing.Ms(s.BlockedTotal),
 		Admitted: s.Admitted, Completed: s.Completed, Evictions: s.Evictions, Cancellations: s.Cancellations,
 		Errors: s.Errors, TokensGenerated: s.TokensGenerated, Cycles: s.Cycles,
 	}
@@ -172,8 +171,8 @@ func (s *Server) configJSON() map[string]any {
 			"kv_budget":       c.Engine.KVBudget,
 			"prefill_chunk":   c.Engine.PrefillChunk,
 			"delivery_buffer": c.Engine.DeliveryBuffer,
-			"evict_grace_ms":  msOf(c.Engine.EvictGrace),
-			"cycle_idle_ms":   msOf(c.Engine.CycleIdle),
+			"evict_grace_ms":  timing.Ms(c.Engine.EvictGrace),
+			"cycle_idle_ms":   timing.Ms(c.Engine.CycleIdle),
 		},
 	}
 }
@@ -181,32 +180,4 @@ func (s *Server) configJSON() map[string]any {
 // config serves GET /v1/config.
 func (s *Server) config(w http.ResponseWriter, _ *http.Request) error {
 	return marshalJSON(w, http.StatusOK, s.configJSON())
-}
-
-// engineStats copies the engine's snapshot into telemetry's mirror of it
-// for the kiln_batching_engine_* families (telemetry does not import the
-// engine).
-func engineStats(s engine.Snapshot) telemetry.EngineStats {
-	return telemetry.EngineStats{
-		QueueDepth:           s.QueueDepth,
-		Active:               s.Active,
-		Prefilling:           s.Prefilling,
-		BatchSizeLast:        s.BatchLast,
-		BatchSizeMax:         s.BatchMax,
-		ForwardLast:          s.ForwardLast,
-		ForwardMax:           s.ForwardMax,
-		ForwardTotal:         s.ForwardTotal,
-		ForwardCount:         int64(s.Forwards),
-		AdmissionLast:        s.AdmissionLast,
-		AdmissionMax:         s.AdmissionMax,
-		AdmissionTotal:       s.AdmissionTotal,
-		AdmissionCount:       int64(s.Admissions),
-		CycleIdleTotal:       s.CycleIdleTotal,
-		DeliveryBlocked:      int64(s.BlockedEvents),
-		DeliveryBlockedTotal: s.BlockedTotal,
-		Evictions:            int64(s.Evictions),
-		Cancellations:        int64(s.Cancellations),
-		TokensGenerated:      int64(s.TokensGenerated),
-		Cycles:               int64(s.Cycles),
-	}
 }

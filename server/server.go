@@ -140,7 +140,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if cfg.MaxStreams > 0 {
 		s.streams = make(chan struct{}, cfg.MaxStreams)
 	}
-	deps.Telemetry.SetEngineSource(func() telemetry.EngineStats { return engineStats(gen.Snapshot()) })
+	deps.Telemetry.SetEngineSource(gen.Snapshot)
 	s.handler = s.routes()
 	return s, nil
 }

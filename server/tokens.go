@@ -77,8 +77,8 @@ func (x *exchange) token(tok engine.Token) {
 		ProducerDelivered: tok.Delivered,
 		HandlerReceived:   recv,
 		BodyEnqueued:      enq,
-		Phases:            latency.GapPhases(tok.Phases),
-		Blockers:          x.tokenBlockers(&tok),
+		Phases:            tok.Phases,
+		Blockers:          tokenBlockers(&tok),
 	})
 	if x.sse != nil && x.events {
 		x.write(ev.AppendJSON)

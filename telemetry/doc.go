@@ -31,11 +31,12 @@
 //     instants (kiln.tokenization, kiln.actor_queue, kiln.actor_admission,
 //     kiln.actor_prefill, kiln.actor_decode)
 //     and end the chat span with the summary and the retained gaps as
-//     attributes (names.go lists every name). Processor.OnEnd reads those
-//     attributes and records the request families (TTFT, duration,
-//     phases, outcomes, GenAI histograms); OnStart/OnEnd keep the active
-//     gauge. A Collector connector can derive the same numbers from the
-//     exported chat spans with the same latency core.
+//     attributes (names.go lists every name). Processor.OnEnd turns those
+//     attributes into Observations (ObservationsFromAttributes) and
+//     records the request families (TTFT, duration, phases, outcomes,
+//     GenAI histograms); OnStart/OnEnd keep the active gauge. A Collector
+//     connector derives the same numbers from the exported chat spans by
+//     calling the same function.
 //
 // Metrics go to an own prometheus.Registry (never the global one) through
 // the OTel Prometheus exporter; MetricsHandler serves it, OpenMetrics with

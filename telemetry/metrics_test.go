@@ -75,7 +75,7 @@ func playTraffic(h *harness) {
 	h.runRequest(ctx, "secret-model-xyz", nil, nil, OutcomeTimeout)
 	h.tel.CountRejected()
 	h.tel.SetEngineSource(func() EngineStats {
-		return EngineStats{QueueDepth: 3, Active: 2, BatchSizeLast: 2, ForwardTotal: 1500 * msD, ForwardCount: 10, Cycles: 12}
+		return EngineStats{QueueDepth: 3, Active: 2, BatchLast: 2, ForwardTotal: 1500 * msD, Forwards: 10, Cycles: 12}
 	})
 }
 

@@ -27,3 +27,13 @@ func (o Outcome) String() string {
 	}
 	return "error"
 }
+
+// ParseOutcome returns the outcome whose status label is name.
+func ParseOutcome(name string) (Outcome, bool) {
+	for o, n := range outcomeNames {
+		if n == name {
+			return Outcome(o), true
+		}
+	}
+	return OutcomeError, false
+}

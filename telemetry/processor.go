@@ -177,7 +177,9 @@ func (p *Processor) OnStart(parent context.Context, s sdktrace.ReadWriteSpan) {
 	}
 }
 
-// OnEnd derives the request-level metrics from a chat span's attributes.
+// OnEnd derives the request-level metrics from a chat span's attributes
+// through ObservationsFromAttributes, the derivation a Collector connector
+// runs over exported spans.
 func (p *Processor) OnEnd(s sdktrace.ReadOnlySpan) {
 	if !isChat(s) {
 		return
@@ -185,52 +187,23 @@ func (p *Processor) OnEnd(s sdktrace.ReadOnlySpan) {
 	ctx := trace.ContextWithSpanContext(context.Background(), s.SpanContext())
 	p.active.Add(ctx, -1, p.noneAdd...)
 
-	var (
-		status             = OutcomeError
-		ttft, dur          = -1.0, -1.0
-		emitted            int64
-		phases             [latency.NumPhases]float64
-		havePhase          uint32
-		statusKey, durKey  = attribute.Key(AttrStatus), attribute.Key(AttrDurationMs)
-		ttftKey, tokensKey = attribute.Key(AttrTTFTMs), attribute.Key(AttrEmittedTokens)
-	)
-	for _, kv := range s.Attributes() {
-		switch kv.Key {
-		case statusKey:
-			for o := range numOutcomes {
-				if o.String() == kv.Value.AsString() {
-					status = o
-				}
-			}
-		case durKey:
-			dur = kv.Value.AsFloat64()
-		case ttftKey:
-			ttft = kv.Value.AsFloat64()
-		case tokensKey:
-			emitted = kv.Value.AsInt64()
-		default:
-			if name, ok := strings.CutPrefix(string(kv.Key), AttrPhasePrefix); ok {
-				if ph, ok := latency.ParsePhase(strings.TrimSuffix(name, "_ms")); ok {
-					phases[ph], havePhase = kv.Value.AsFloat64(), havePhase|1<<ph
-				}
-			}
+	o := ObservationsFromAttributes(s.Attributes())
+	p.requests.Add(ctx, 1, p.byOutcome[o.Outcome]...)
+	dur, ttft := o.DurationMs, o.Summary.TTFTMs
+	if dur.Valid && dur.V >= 0 {
+		p.duration.Record(ctx, dur.V/1000, p.none...)
+		p.genaiTotal.Record(ctx, dur.V/1000, p.genai...)
+	}
+	if ttft.Valid && ttft.V >= 0 {
+		p.ttft.Record(ctx, ttft.V/1000, p.none...)
+		p.genaiTTFT.Record(ctx, ttft.V/1000, p.genai...)
+		if n := o.Summary.EmittedTokens; dur.Valid && dur.V >= ttft.V && n > 1 {
+			p.genaiTPOT.Record(ctx, (dur.V-ttft.V)/1000/float64(n-1), p.genai...)
 		}
 	}
-	p.requests.Add(ctx, 1, p.byOutcome[status]...)
-	if dur >= 0 {
-		p.duration.Record(ctx, dur/1000, p.none...)
-		p.genaiTotal.Record(ctx, dur/1000, p.genai...)
-	}
-	if ttft >= 0 {
-		p.ttft.Record(ctx, ttft/1000, p.none...)
-		p.genaiTTFT.Record(ctx, ttft/1000, p.genai...)
-		if dur >= ttft && emitted > 1 {
-			p.genaiTPOT.Record(ctx, (dur-ttft)/1000/float64(emitted-1), p.genai...)
-		}
-	}
-	for ph := range latency.NumPhases {
-		if havePhase&(1<<ph) != 0 {
-			p.phase.Record(ctx, phases[ph]/1000, p.byPhase[ph]...)
+	for ph, v := range o.Summary.Phases {
+		if v.Valid {
+			p.phase.Record(ctx, v.V/1000, p.byPhase[ph]...)
 		}
 	}
 }

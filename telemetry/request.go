@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -168,14 +169,14 @@ func (r *Request) stall(tt latency.TokenTiming, e *latency.TokenEvent) {
 	attrs := []attribute.KeyValue{
 		attribute.String(AttrStallReason, g.Reason.String()),
 		attribute.String(AttrStallChosen, g.Chosen.String()),
-		attribute.Float64(AttrStallGapMs, msOf(g.Gap)),
-		attribute.Float64(AttrStallCandidateMs, msOf(g.Candidate)),
-		attribute.Float64(AttrStallUnexplained, msOf(g.Unexplained)),
+		attribute.Float64(AttrStallGapMs, timing.Ms(g.Gap)),
+		attribute.Float64(AttrStallCandidateMs, timing.Ms(g.Candidate)),
+		attribute.Float64(AttrStallUnexplained, timing.Ms(g.Unexplained)),
 		attribute.Int(AttrStallTokenIndex, tt.Index),
 	}
 	add := func(r latency.Reason, d time.Duration) {
 		if d > 0 {
-			attrs = append(attrs, attribute.Float64(AttrStallPhasePrefix+r.String()+"_ms", msOf(d)))
+			attrs = append(attrs, attribute.Float64(AttrStallPhasePrefix+r.String()+"_ms", timing.Ms(d)))
 		}
 	}
 	add(latency.ReasonActorQueue, p.ActorQueue)
@@ -194,8 +195,8 @@ func (r *Request) stall(tt latency.TokenTiming, e *latency.TokenEvent) {
 	s := r.startChild(SpanStall, end.Add(-g.Gap), trace.WithAttributes(attrs...), trace.WithLinks(links...))
 	for _, b := range waits {
 		s.AddEvent(EventBlockerLockWait, trace.WithTimestamp(b.Start), trace.WithAttributes(
-			attribute.Float64(AttrBlockerStartOffsetMs, msOf(b.Start.Sub(r.tr.Received()))),
-			attribute.Float64(AttrBlockerDurationMs, msOf(later(b.End, b.Start).Sub(b.Start))),
+			attribute.Float64(AttrBlockerStartOffsetMs, timing.Ms(b.Start.Sub(r.tr.Received()))),
+			attribute.Float64(AttrBlockerDurationMs, timing.Ms(b.Duration())),
 		))
 	}
 	s.End(trace.WithTimestamp(end))
@@ -216,7 +217,7 @@ func (r *Request) blockerLinks(bs []latency.Blocker, attrs []attribute.KeyValue)
 	)
 	received := r.tr.Received()
 	for _, b := range bs {
-		d := later(b.End, b.Start).Sub(b.Start)
+		d := b.Duration()
 		switch b.Kind {
 		case latency.BlockerPrefill:
 			sc, ok := r.t.reqs.lookup(b.Request)
@@ -226,8 +227,8 @@ func (r *Request) blockerLinks(bs []latency.Blocker, attrs []attribute.KeyValue)
 			}
 			links = append(links, trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{
 				attribute.String(AttrLinkKind, LinkKindActorPrefill),
-				attribute.Float64(AttrBlockerStartOffsetMs, msOf(b.Start.Sub(received))),
-				attribute.Float64(AttrBlockerDurationMs, msOf(d)),
+				attribute.Float64(AttrBlockerStartOffsetMs, timing.Ms(b.Start.Sub(received))),
+				attribute.Float64(AttrBlockerDurationMs, timing.Ms(d)),
 				attribute.Bool(AttrBlockerSelf, b.Request == r.id),
 			}})
 		case latency.BlockerLockWait:
@@ -236,15 +237,13 @@ func (r *Request) blockerLinks(bs []latency.Blocker, attrs []attribute.KeyValue)
 		}
 	}
 	if len(waits) > 0 {
-		attrs = append(attrs, attribute.Float64(AttrBlockerLockWaitMs, msOf(lockWait)))
+		attrs = append(attrs, attribute.Float64(AttrBlockerLockWaitMs, timing.Ms(lockWait)))
 	}
 	if unresolved > 0 {
 		attrs = append(attrs, attribute.Int(AttrBlockerUnresolved, unresolved))
 	}
 	return links, attrs, waits
 }
-
-func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // End ends the request: the engine's phase spans (`kiln.actor_queue`,
 // `kiln.actor_admission`, `kiln.actor_prefill`, `kiln.actor_decode`) with
@@ -316,12 +315,20 @@ func (r *Request) End(info EndInfo) latency.Summary {
 // summaryAttributes is the chat span's end state (names.go documents
 // each).
 func (r *Request) summaryAttributes(s *latency.Summary, info EndInfo, end time.Time) []attribute.KeyValue {
+	gaps, reasons := r.tr.AppendGaps(make([]float64, 0, s.RetainedGapSamples), make([]int64, 0, s.RetainedGapSamples))
+	return endAttributes(s, info, timing.Elapsed(r.tr.Received(), end), gaps, reasons)
+}
+
+// endAttributes are the attributes a chat span ends with: the outcome,
+// usage and duration of info and dur, the summary s, and the retained gaps
+// (ms) with their reasons. ObservationsFromAttributes reads them back.
+func endAttributes(s *latency.Summary, info EndInfo, dur time.Duration, gaps []float64, reasons []int64) []attribute.KeyValue {
 	a := make([]attribute.KeyValue, 0, 64)
 	a = append(a,
 		attribute.Int(AttrGenAIUsageInputTokens, info.PromptTokens),
 		attribute.Int(AttrGenAIUsageOutputTokens, info.CompletionTokens),
 		attribute.String(AttrStatus, info.Outcome.String()),
-		attribute.Float64(AttrDurationMs, msOf(max(end.Sub(r.tr.Received()), 0))),
+		attribute.Float64(AttrDurationMs, timing.Ms(dur)),
 		attribute.Int(AttrEmittedTokens, s.EmittedTokens),
 		attribute.Int(AttrGapSamples, s.GapSamples),
 		attribute.Int(AttrRetainedGapSamples, s.RetainedGapSamples),
@@ -332,13 +339,7 @@ func (r *Request) summaryAttributes(s *latency.Summary, info EndInfo, end time.T
 	if info.FinishReason != "" {
 		a = append(a, attribute.StringSlice(AttrGenAIResponseFinishReasons, []string{info.FinishReason}))
 	}
-	for _, f := range []struct {
-		k string
-		v latency.NullFloat
-	}{
-		{AttrTTFTMs, s.TTFTMs}, {AttrITLP50Ms, s.ITLP50Ms}, {AttrITLP99Ms, s.ITLP99Ms},
-		{AttrITLP999Ms, s.ITLP999Ms}, {AttrMaxITLMs, s.MaxITLMs}, {AttrStallThresholdMs, s.StallThresholdMs},
-	} {
+	for _, f := range summaryFloats(s) {
 		if f.v.Valid {
 			a = append(a, attribute.Float64(f.k, f.v.V))
 		}
@@ -353,7 +354,6 @@ func (r *Request) summaryAttributes(s *latency.Summary, info EndInfo, end time.T
 			a = append(a, attribute.Float64(AttrPhasePrefix+latency.Phase(p).Key(), v.V))
 		}
 	}
-	gaps, reasons := r.tr.AppendGaps(make([]float64, 0, s.RetainedGapSamples), make([]int64, 0, s.RetainedGapSamples))
 	a = append(a, attribute.Float64Slice(AttrGapsMs, gaps), attribute.Int64Slice(AttrGapReasons, reasons))
 	return a
 }

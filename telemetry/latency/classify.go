@@ -1,6 +1,10 @@
 package latency
 
-import "time"
+import (
+	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
+)
 
 // Attribution is the classification of one inter-token gap (SPEC.md
 // section 6).
@@ -15,6 +19,11 @@ type Attribution struct {
 // StallThreshold is the fixed minimum stall threshold, and the fixed
 // threshold of the Prometheus stall counter.
 const StallThreshold = 250 * time.Millisecond
+
+// stallThresholdMs is the adaptive stall threshold of SPEC.md sections 4
+// and 7 for gaps whose median is p50 (ms): max(250 ms, 5 x p50). A
+// request's summary and the rolling window both count stalls with it.
+func stallThresholdMs(p50 float64) float64 { return max(timing.Ms(StallThreshold), 5*p50) }
 
 // Classify attributes a gap to a reason.
 //

@@ -29,7 +29,8 @@
 //
 // Concurrency: a Tracker belongs to one request's goroutine and is not
 // safe for concurrent use; Reset makes it reusable from a pool. A Window
-// is shared: Add and Stats take its mutex for O(1) and O(n) copy work
-// respectively; the sort runs outside the lock. Nothing here starts a
-// goroutine.
+// is shared and lock-free on its per-token path: Add writes one ring entry
+// under a per-entry sequence number and never waits behind Stats, which
+// copies the ring without a lock and sorts the copy. Nothing here starts
+// a goroutine.
 package latency

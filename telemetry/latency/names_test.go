@@ -53,6 +53,13 @@ func TestNamesFollowSPECOrder(t *testing.T) {
 			t.Errorf("slot %d: phase %v reason %v name %v disagree", s, slotPhase[s], slotReason(s), s)
 		}
 	}
+	// The engine's blocker kinds (shared through internal/timing) name
+	// the stall reasons the latency core classifies their work under.
+	for k, want := range map[BlockerKind]Reason{BlockerPrefill: ReasonActorPrefill, BlockerLockWait: ReasonGPULockWait} {
+		if k.String() != want.String() {
+			t.Errorf("blocker kind %d is %q, want the reason %q", k, k, want)
+		}
+	}
 	if Reason(200).String() != "unknown" || Phase(200).String() != "unknown" {
 		t.Error("out-of-range names are not unknown")
 	}

@@ -1,6 +1,10 @@
 package latency
 
-import "time"
+import (
+	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
+)
 
 // Phase is one of the twenty request phases of SPEC.md section 5, in its
 // fixed order. String gives the name without the "_ms" suffix, which is
@@ -115,7 +119,7 @@ func (a *phaseAcc) add(p Phase, d time.Duration) {
 func (a *phaseAcc) totals() (t PhaseTotals) {
 	for i := range t {
 		if a.observed&(1<<i) != 0 {
-			t[i] = Float(ms(a.d[i]))
+			t[i] = Float(timing.Ms(a.d[i]))
 		}
 	}
 	return t

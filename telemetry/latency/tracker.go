@@ -3,6 +3,8 @@ package latency
 import (
 	"slices"
 	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // MaxRetainedGaps is the size of a request's gap ring: the newest gaps
@@ -97,13 +99,13 @@ func (t *Tracker) Observe(tt TokenTiming) TokenEvent {
 	e := TokenEvent{
 		Index:               tt.Index,
 		ID:                  tt.ID,
-		ReadyMs:             ms(since(t.received, ready)),
-		ProducerDeliveredMs: ms(since(t.received, pd)),
-		HandlerReceivedMs:   ms(since(t.received, hr)),
-		BodyEnqueuedMs:      ms(since(t.received, be)),
-		ResponseDeliveryMs:  ms(rd),
-		HandlerQueueMs:      ms(hq),
-		ClientDeliveryMs:    ms(cd),
+		ReadyMs:             timing.Ms(timing.Elapsed(t.received, ready)),
+		ProducerDeliveredMs: timing.Ms(timing.Elapsed(t.received, pd)),
+		HandlerReceivedMs:   timing.Ms(timing.Elapsed(t.received, hr)),
+		BodyEnqueuedMs:      timing.Ms(timing.Elapsed(t.received, be)),
+		ResponseDeliveryMs:  timing.Ms(rd),
+		HandlerQueueMs:      timing.Ms(hq),
+		ClientDeliveryMs:    timing.Ms(cd),
 	}
 	e.QueueDelayMs = e.ResponseDeliveryMs + e.HandlerQueueMs
 
@@ -132,7 +134,7 @@ func (t *Tracker) Observe(tt TokenTiming) TokenEvent {
 		t.phases.add(PhaseUnexplained, a.Unexplained)
 		e.HasBlocking = true
 		e.BlockingPhase = a.Reason
-		e.BlockingPhaseMs = ms(a.Candidate)
+		e.BlockingPhaseMs = timing.Ms(a.Candidate)
 		e.Gap = a
 	}
 	t.prev = ready
@@ -175,7 +177,7 @@ func (t *Tracker) AppendGaps(gapsMs []float64, reasons []int64) ([]float64, []in
 	n := len(t.ring)
 	for i := range n {
 		j := (t.head + i) % n
-		gapsMs = append(gapsMs, ms(t.ring[j]))
+		gapsMs = append(gapsMs, timing.Ms(t.ring[j]))
 		reasons = append(reasons, int64(t.reasons[j]))
 	}
 	return gapsMs, reasons
@@ -192,26 +194,26 @@ func (t *Tracker) Summary() Summary {
 		Phases:              t.phases.totals(),
 	}
 	if t.emitted > 0 {
-		s.TTFTMs = Float(ms(since(t.received, t.first)))
+		s.TTFTMs = Float(timing.Ms(timing.Elapsed(t.received, t.first)))
 	}
 	if len(t.ring) == 0 {
 		return s
 	}
 	sorted := t.scratch[:0]
 	for _, g := range t.ring {
-		sorted = append(sorted, ms(g))
+		sorted = append(sorted, timing.Ms(g))
 	}
 	slices.Sort(sorted)
 	t.scratch = sorted
 	p50 := Percentile(sorted, 0.50)
-	thr := max(ms(StallThreshold), 5*p50)
+	thr := stallThresholdMs(p50)
 	s.ITLP50Ms = Float(p50)
 	s.ITLP99Ms = Float(Percentile(sorted, 0.99))
 	s.ITLP999Ms = Float(Percentile(sorted, 0.999))
 	s.MaxITLMs = Float(sorted[len(sorted)-1])
 	s.StallThresholdMs = Float(thr)
 	for i, g := range t.ring {
-		if ms(g) >= thr {
+		if timing.Ms(g) >= thr {
 			s.StallCount++
 			s.StallReasons[t.reasons[i]]++
 		}

@@ -3,7 +3,10 @@ package latency
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // Rolling window defaults (SPEC.md section 7).
@@ -13,22 +16,41 @@ const (
 )
 
 // Window is the rolling 60 s window of request-local gaps behind
-// GET /v1/stats/decode: a bounded ring evicted by age and by capacity (the
-// oldest entry is overwritten when full). It is safe for concurrent use:
-// Add is O(1) under a short mutex; Stats copies the live entries under the
-// mutex and sorts outside it. Time is always passed in, never read, so
+// GET /v1/stats/decode: a ring of the newest capacity gaps, of which Stats
+// counts those younger than 60 s. Time is always passed in, never read, so
 // tests drive it with a fake clock.
+//
+// Add runs once per token and must never wait behind a reader (a scrape or
+// a dashboard poll copies up to 65,536 entries), so the ring takes no lock:
+// Add claims the next index with one atomic add and writes its entry under
+// a per-entry sequence number (odd while being written, 2(i+1) once entry
+// i is complete); Stats copies the entries without blocking anyone and
+// skips an entry whose sequence changed during its read (overwritten by a
+// newer Add, which is then as young as the read itself). Two Adds a whole
+// ring apart writing one entry at once could mix their fields; both are
+// valid gaps, so the worst case is one sample attributed to the other's
+// instant. Adds serialize only on the first call, which sets the epoch.
 type Window struct {
-	mu     sync.Mutex
-	span   time.Duration
-	epoch  time.Time // instant of the first Add; entry times are offsets from it
-	hasEp  bool
-	at     []time.Duration // ring: offsets from epoch
-	gap    []time.Duration
-	reason []Reason
-	head   int // oldest entry
-	n      int // live entries
+	span    time.Duration
+	ring    []windowEntry
+	next    atomic.Uint64             // entries ever claimed
+	epoch   atomic.Pointer[time.Time] // &ep once the first Add set it
+	epochMu sync.Mutex                // guards ep's single write
+	ep      time.Time                 // instant of the first Add; entry times are offsets from it
+
+	midStats func() // test hook: called once in the middle of Stats' copy
 }
+
+// windowEntry is one gap of the ring; every field is read and written
+// atomically.
+type windowEntry struct {
+	seq atomic.Uint64 // 2(i+1) when entry i is complete, odd while written
+	at  atomic.Int64  // offset from the epoch, ns
+	val atomic.Int64  // gap ns << 8 | reason
+}
+
+// maxWindowGap bounds a stored gap so that it fits beside the reason.
+const maxWindowGap = time.Duration(1<<55 - 1)
 
 // NewWindow returns a 60 s window holding at most capacity gaps
 // (DefaultWindowCapacity when capacity <= 0).
@@ -36,71 +58,73 @@ func NewWindow(capacity int) *Window {
 	if capacity <= 0 {
 		capacity = DefaultWindowCapacity
 	}
-	return &Window{
-		span:   WindowSpan,
-		at:     make([]time.Duration, capacity),
-		gap:    make([]time.Duration, capacity),
-		reason: make([]Reason, capacity),
-	}
+	return &Window{span: WindowSpan, ring: make([]windowEntry, capacity)}
 }
 
-// Add records a gap that ended at now (the token's ready instant).
+// Add records a gap that ended at now (the token's ready instant). It
+// takes no lock after the first call and does not allocate.
 func (w *Window) Add(now time.Time, gap time.Duration, r Reason) {
-	w.mu.Lock()
-	if !w.hasEp {
-		w.epoch, w.hasEp = now, true
+	ep := w.epoch.Load()
+	if ep == nil {
+		ep = w.setEpoch(now)
 	}
-	off := now.Sub(w.epoch)
-	w.evictLocked(off)
-	c := len(w.at)
-	if w.n == c { // full: overwrite the oldest
-		w.head = (w.head + 1) % c
-		w.n--
-	}
-	i := (w.head + w.n) % c
-	w.at[i], w.gap[i], w.reason[i] = off, max(gap, 0), r
-	w.n++
-	w.mu.Unlock()
+	i := w.next.Add(1) - 1
+	e := &w.ring[i%uint64(len(w.ring))]
+	e.seq.Store(2*i + 1)
+	e.at.Store(int64(now.Sub(*ep)))
+	e.val.Store(int64(min(max(gap, 0), maxWindowGap))<<8 | int64(r))
+	e.seq.Store(2*i + 2)
 }
 
-// evictLocked drops entries at least span old from the head. Entries added
-// slightly out of order stay until they reach the head; Stats filters by
-// age as well.
-func (w *Window) evictLocked(off time.Duration) {
-	c := len(w.at)
-	for w.n > 0 && off-w.at[w.head] >= w.span {
-		w.head = (w.head + 1) % c
-		w.n--
+// setEpoch sets the epoch to now unless another Add did first, and
+// returns it.
+func (w *Window) setEpoch(now time.Time) *time.Time {
+	w.epochMu.Lock()
+	defer w.epochMu.Unlock()
+	if ep := w.epoch.Load(); ep != nil {
+		return ep
 	}
+	w.ep = now
+	w.epoch.Store(&w.ep)
+	return &w.ep
 }
 
-// Stats summarizes the gaps younger than 60 s at now.
+// Stats summarizes the gaps younger than 60 s at now. It copies the ring
+// without blocking Add and sorts the copy.
 func (w *Window) Stats(now time.Time) DecodeStats {
-	w.mu.Lock()
-	var gaps []float64
-	var reasons []Reason
-	if w.hasEp {
-		off := now.Sub(w.epoch)
-		w.evictLocked(off)
-		gaps = make([]float64, 0, w.n)
-		reasons = make([]Reason, 0, w.n)
-		c := len(w.at)
-		for k := range w.n {
-			i := (w.head + k) % c
-			if off-w.at[i] < w.span {
-				gaps = append(gaps, ms(w.gap[i]))
-				reasons = append(reasons, w.reason[i])
-			}
-		}
+	ep := w.epoch.Load()
+	if ep == nil {
+		return decodeStats(nil, nil)
 	}
-	w.mu.Unlock()
+	off := now.Sub(*ep)
+	end := w.next.Load()
+	start := end - min(end, uint64(len(w.ring)))
+	mid := start + (end-start)/2
+	gaps := make([]float64, 0, end-start)
+	reasons := make([]Reason, 0, end-start)
+	for i := start; i < end; i++ {
+		if i == mid && w.midStats != nil {
+			w.midStats()
+		}
+		e := &w.ring[i%uint64(len(w.ring))]
+		seq := e.seq.Load()
+		if seq != 2*i+2 {
+			continue // still being written, or already overwritten
+		}
+		at, val := e.at.Load(), e.val.Load()
+		if e.seq.Load() != seq || off-time.Duration(at) >= w.span {
+			continue
+		}
+		gaps = append(gaps, timing.Ms(time.Duration(val>>8)))
+		reasons = append(reasons, Reason(val&0xff))
+	}
 	return decodeStats(gaps, reasons)
 }
 
 // decodeStats computes the SPEC section 7 object over gaps (ms) with
 // their reasons, parallel slices.
 func decodeStats(gaps []float64, reasons []Reason) DecodeStats {
-	s := DecodeStats{StallThresholdMs: ms(StallThreshold), WindowSecs: int(WindowSpan / time.Second)}
+	s := DecodeStats{StallThresholdMs: timing.Ms(StallThreshold), WindowSecs: int(WindowSpan / time.Second)}
 	n := len(gaps)
 	if n == 0 {
 		return s
@@ -112,7 +136,7 @@ func decodeStats(gaps []float64, reasons []Reason) DecodeStats {
 	sorted := slices.Clone(gaps)
 	slices.Sort(sorted)
 	p50 := Percentile(sorted, 0.5)
-	thr := max(ms(StallThreshold), 5*p50)
+	thr := stallThresholdMs(p50)
 	for i, g := range gaps {
 		if g >= thr {
 			s.StallCount++

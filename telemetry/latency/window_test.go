@@ -138,3 +138,57 @@ func TestWindowConcurrent(t *testing.T) {
 		t.Errorf("sample_count %d, want %d", s.SampleCount, writers*per)
 	}
 }
+
+// TestWindowAddDuringStats shows that Add never waits behind a reader:
+// Adds made from inside Stats' copy (through the midStats hook, on the
+// reading goroutine itself) complete, which a window whose Stats held a
+// lock shared with Add would turn into a deadlock. The Adds overwrite the
+// half of the ring Stats already copied, so that read still sees every
+// original gap, and the next read sees the new ones.
+func TestWindowAddDuringStats(t *testing.T) {
+	const c = 16
+	w := NewWindow(c)
+	for i := range c {
+		w.Add(at(time.Duration(i)*msD), 10*msD, ReasonActorDecode)
+	}
+	hooked := 0
+	w.midStats = func() {
+		hooked++
+		for i := range c / 2 {
+			w.Add(at(time.Duration(c+i)*msD), 500*msD, ReasonActorPrefill)
+		}
+	}
+	during := w.Stats(at(time.Second))
+	w.midStats = nil
+	after := w.Stats(at(time.Second))
+	type reads struct {
+		Hooked, During, After int
+		DuringMax, AfterMax   float64
+	}
+	want := reads{Hooked: 1, During: c, After: c, DuringMax: 10, AfterMax: 500}
+	got := reads{hooked, during.SampleCount, after.SampleCount, during.MaxITLMs, after.MaxITLMs}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reads around Adds made during Stats (-want +got):\n%s", diff)
+	}
+}
+
+// TestWindowAddSkipsOverwritten shows that an entry overwritten while
+// Stats copies it is skipped, never read half old and half new: the hook
+// overwrites the whole ring with stalls from the middle of the copy, so
+// the second half of the read finds newer sequence numbers.
+func TestWindowAddSkipsOverwritten(t *testing.T) {
+	const c = 8
+	w := NewWindow(c)
+	for i := range c {
+		w.Add(at(time.Duration(i)*msD), 10*msD, ReasonActorDecode)
+	}
+	w.midStats = func() {
+		for i := range c {
+			w.Add(at(time.Duration(c+i)*msD), 900*msD, ReasonResize)
+		}
+	}
+	got := w.Stats(at(time.Second))
+	if got.SampleCount != c/2 || got.MaxITLMs != 10 {
+		t.Errorf("sample_count %d max %v, want %d entries of 10 ms (the half read before the overwrite)", got.SampleCount, got.MaxITLMs, c/2)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kiln-ai/kiln/internal/timing"
 	"io"
 	"net/http"
 	"strings"
@@ -88,7 +89,7 @@ func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult
 				if !ok {
 					return
 				}
-				s := Sample{Seq: seq, Prompt: seq % len(prompts), StartMs: ms(time.Since(start))}
+				s := Sample{Seq: seq, Prompt: seq % len(prompts), StartMs: timing.Ms(time.Since(start))}
 				// A request in flight when the duration ends is allowed to
 				// finish: cutting it would record a client-made failure.
 				c.Do(ctx, w, prompts[s.Prompt], w.Seed+uint64(seq), &s)
@@ -109,15 +110,13 @@ func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult
 	if prog != nil {
 		prog.Finish()
 	}
-	res.WallMs = ms(time.Since(start))
+	res.WallMs = timing.Ms(time.Since(start))
 	sortBySeq(samples)
 	res.Samples = samples
 	res.DecodeAfter, res.MetricsAfter = snapshot(ctx, c, res)
 	res.Stats = Summarize(samples, res.WallMs)
 	return res, nil
 }
-
-func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
 // snapshot reads the server's /v1/stats/decode and /metrics when it has
 // them (a non-Kiln server may not: that is recorded, not fatal).

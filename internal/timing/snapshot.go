@@ -1,0 +1,49 @@
+package timing
+
+import "time"
+
+// EngineSnapshot is the engine's runtime state for health and metrics: a plain
+// copy, consistent as of the end of the actor's latest cycle (QueueDepth is
+// read live).
+type EngineSnapshot struct {
+	Ready bool // started, not stopped, actor alive
+
+	QueueDepth int // requests waiting for admission
+	Active     int // admitted requests holding a slot (prefilling or decoding)
+	Prefilling int // active requests whose prompt is not fully prefilled
+	Draining   int // finished requests whose last token waits for the consumer
+
+	KVReserved int // KV positions reserved by active requests
+	KVBudget   int
+
+	BatchLast, BatchMax int // rows of the latest and largest decode step
+	PrefillLast         int // prompt tokens prefilled in the latest cycle that prefilled
+
+	Forwards     uint64 // backend forward calls (prefill chunks and decode steps)
+	ForwardLast  time.Duration
+	ForwardMax   time.Duration
+	ForwardTotal time.Duration
+
+	Admissions     uint64 // admission segments that admitted at least one request
+	AdmissionLast  time.Duration
+	AdmissionMax   time.Duration
+	AdmissionTotal time.Duration
+
+	CycleIdleTotal time.Duration
+	LockWaitTotal  time.Duration // the actor waiting for device ownership
+
+	// Delivery backpressure: requests skipped because their channel was
+	// full. Blocked is the number now; BlockedEvents counts the times a
+	// request became blocked; BlockedTotal sums how long they stayed so.
+	Blocked       int
+	BlockedEvents uint64
+	BlockedTotal  time.Duration
+
+	Admitted        uint64 // requests admitted
+	Completed       uint64 // requests ended by stop or length
+	Evictions       uint64
+	Cancellations   uint64
+	Errors          uint64 // requests ended by FinishError
+	TokensGenerated uint64
+	Cycles          uint64
+}
