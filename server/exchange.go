@@ -43,7 +43,6 @@ type exchange struct {
 	stopHit    bool            // a stop sequence ended the completion
 	roleSent   bool            // the first chunk (with the role) was written
 	writeErr   error
-
 }
 
 func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, req *chatRequest, treq *telemetry.Request,

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/kiln-ai/kiln/internal/timing"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // ArmResult is one arm's run: its samples and the server's own snapshots
