@@ -28,22 +28,9 @@ func Parse(data []byte) (*File, error) { return parse(data, nil) }
 
 func parse(data []byte, unmap func() error) (*File, error) {
 	d := decoder{b: data}
-	if len(data) < len(magic) || string(data[:len(magic)]) != magic {
-		return nil, fmt.Errorf("gguf: not a GGUF file (magic %q): %w", data[:min(len(data), len(magic))], ErrFormat)
-	}
-	d.off = len(magic)
-	version, err := d.u32("version")
+	version, err := d.header()
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case version == 2 || version == 3:
-	case version == 1:
-		return nil, fmt.Errorf("gguf: version 1 (32-bit counts) is not supported: %w", ErrFormat)
-	case bits.ReverseBytes32(version) == 2 || bits.ReverseBytes32(version) == 3:
-		return nil, fmt.Errorf("gguf: big-endian files are not supported: %w", ErrFormat)
-	default:
-		return nil, fmt.Errorf("gguf: unknown version %d: %w", version, ErrFormat)
 	}
 	nTensors, err := d.u64("tensor count")
 	if err != nil {
@@ -63,53 +50,11 @@ func parse(data []byte, unmap func() error) (*File, error) {
 		data:    data,
 		unmap:   unmap,
 	}
-	for i := range nKV {
-		key, err := d.str()
-		if err != nil {
-			return nil, fmt.Errorf("gguf: metadata %d key: %w", i, err)
-		}
-		typ, err := d.u32("value type")
-		if err != nil {
-			return nil, fmt.Errorf("gguf: metadata %q: %w", key, err)
-		}
-		v, err := d.value(ValueType(typ), 0)
-		if err != nil {
-			return nil, fmt.Errorf("gguf: metadata %q: %w", key, err)
-		}
-		if _, dup := f.keys[key]; dup {
-			return nil, fmt.Errorf("gguf: duplicate metadata key %q: %w", key, ErrFormat)
-		}
-		f.keys[key] = len(f.KV)
-		f.KV = append(f.KV, KeyValue{Key: key, Value: v})
+	if err := f.readMetadata(&d, nKV); err != nil {
+		return nil, err
 	}
-
-	f.alignment = defaultAlignment
-	if kv, ok := f.lookup(KeyAlignment); ok {
-		a, ok := asUint(kv.v)
-		if !ok || a == 0 || a&(a-1) != 0 || a > maxAlignment {
-			return nil, fmt.Errorf("gguf: %s = %v is not a power of two up to %d: %w", KeyAlignment, kv.v, maxAlignment, ErrFormat)
-		}
-		f.alignment = a
-	}
-
-	if nTensors > d.remaining()/minTensorSize {
-		return nil, fmt.Errorf("gguf: %d tensors cannot fit in the %d remaining bytes: %w", nTensors, d.remaining(), ErrFormat)
-	}
-	f.Tensors = make([]TensorInfo, 0, nTensors)
-	f.tensors = make(map[string]int, nTensors)
-	for i := range nTensors {
-		t, err := d.tensorInfo()
-		if err != nil {
-			return nil, fmt.Errorf("gguf: tensor %d: %w", i, err)
-		}
-		if t.Offset%f.alignment != 0 {
-			return nil, fmt.Errorf("gguf: tensor %q: offset %d is not a multiple of the alignment %d: %w", t.Name, t.Offset, f.alignment, ErrFormat)
-		}
-		if _, dup := f.tensors[t.Name]; dup {
-			return nil, fmt.Errorf("gguf: duplicate tensor name %q: %w", t.Name, ErrFormat)
-		}
-		f.tensors[t.Name] = len(f.Tensors)
-		f.Tensors = append(f.Tensors, t)
+	if err := f.readTensorInfos(&d, nTensors); err != nil {
+		return nil, err
 	}
 
 	// The data section starts at the next multiple of the alignment. A file
@@ -129,6 +74,87 @@ func parse(data []byte, unmap func() error) (*File, error) {
 		}
 	}
 	return f, nil
+}
+
+// header checks the magic and reads the version: 2 or 3, little-endian.
+func (d *decoder) header() (uint32, error) {
+	data := d.b
+	if len(data) < len(magic) || string(data[:len(magic)]) != magic {
+		return 0, fmt.Errorf("gguf: not a GGUF file (magic %q): %w", data[:min(len(data), len(magic))], ErrFormat)
+	}
+	d.off = len(magic)
+	version, err := d.u32("version")
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case version == 2 || version == 3:
+		return version, nil
+	case version == 1:
+		return 0, fmt.Errorf("gguf: version 1 (32-bit counts) is not supported: %w", ErrFormat)
+	case bits.ReverseBytes32(version) == 2 || bits.ReverseBytes32(version) == 3:
+		return 0, fmt.Errorf("gguf: big-endian files are not supported: %w", ErrFormat)
+	default:
+		return 0, fmt.Errorf("gguf: unknown version %d: %w", version, ErrFormat)
+	}
+}
+
+// readMetadata reads n key-value pairs (no duplicate keys) and the
+// alignment they set.
+func (f *File) readMetadata(d *decoder, n uint64) error {
+	for i := range n {
+		key, err := d.str()
+		if err != nil {
+			return fmt.Errorf("gguf: metadata %d key: %w", i, err)
+		}
+		typ, err := d.u32("value type")
+		if err != nil {
+			return fmt.Errorf("gguf: metadata %q: %w", key, err)
+		}
+		v, err := d.value(ValueType(typ), 0)
+		if err != nil {
+			return fmt.Errorf("gguf: metadata %q: %w", key, err)
+		}
+		if _, dup := f.keys[key]; dup {
+			return fmt.Errorf("gguf: duplicate metadata key %q: %w", key, ErrFormat)
+		}
+		f.keys[key] = len(f.KV)
+		f.KV = append(f.KV, KeyValue{Key: key, Value: v})
+	}
+	f.alignment = defaultAlignment
+	if kv, ok := f.lookup(KeyAlignment); ok {
+		a, ok := asUint(kv.v)
+		if !ok || a == 0 || a&(a-1) != 0 || a > maxAlignment {
+			return fmt.Errorf("gguf: %s = %v is not a power of two up to %d: %w", KeyAlignment, kv.v, maxAlignment, ErrFormat)
+		}
+		f.alignment = a
+	}
+	return nil
+}
+
+// readTensorInfos reads n tensor descriptions: unique names, aligned
+// offsets.
+func (f *File) readTensorInfos(d *decoder, n uint64) error {
+	if n > d.remaining()/minTensorSize {
+		return fmt.Errorf("gguf: %d tensors cannot fit in the %d remaining bytes: %w", n, d.remaining(), ErrFormat)
+	}
+	f.Tensors = make([]TensorInfo, 0, n)
+	f.tensors = make(map[string]int, n)
+	for i := range n {
+		t, err := d.tensorInfo()
+		if err != nil {
+			return fmt.Errorf("gguf: tensor %d: %w", i, err)
+		}
+		if t.Offset%f.alignment != 0 {
+			return fmt.Errorf("gguf: tensor %q: offset %d is not a multiple of the alignment %d: %w", t.Name, t.Offset, f.alignment, ErrFormat)
+		}
+		if _, dup := f.tensors[t.Name]; dup {
+			return fmt.Errorf("gguf: duplicate tensor name %q: %w", t.Name, ErrFormat)
+		}
+		f.tensors[t.Name] = len(f.Tensors)
+		f.Tensors = append(f.Tensors, t)
+	}
+	return nil
 }
 
 func alignUp(n, a uint64) uint64 { return (n + a - 1) &^ (a - 1) }

@@ -37,30 +37,9 @@ func LoadLlama2C(path string) (*Model, error) {
 // ParseLlama2C decodes a llama2.c version 0 checkpoint held in memory. The
 // weights are copied out of data.
 func ParseLlama2C(data []byte) (*Model, error) {
-	if len(data) < llama2cHeader {
-		return nil, fmt.Errorf("%w: llama2.c checkpoint truncated: %d bytes, header needs %d", ErrFormat, len(data), llama2cHeader)
-	}
-	var h [7]int32
-	for i := range h {
-		h[i] = int32(binary.LittleEndian.Uint32(data[4*i:]))
-	}
-	switch uint32(h[0]) {
-	case llama2cMagicV1:
-		return nil, fmt.Errorf("%w: llama2.c export version 1/2 (magic ak42) is not supported; export with the legacy version 0", ErrFormat)
-	case ggufMagic:
-		return nil, fmt.Errorf("%w: a GGUF file, not a llama2.c checkpoint", ErrFormat)
-	}
-	untied := h[5] < 0
-	vocab := int(h[5])
-	if untied {
-		vocab = -vocab
-	}
-	c := Config{
-		Dim: int(h[0]), HiddenDim: int(h[1]), Layers: int(h[2]), Heads: int(h[3]),
-		KVHeads: int(h[4]), Vocab: vocab, SeqLen: int(h[6]),
-	}.withDefaults()
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("llama2.c header: %w", err)
+	c, untied, err := parseLlama2CHeader(data)
+	if err != nil {
+		return nil, err
 	}
 	// The float count: the weights, the legacy RoPE tables (SeqLen x HeadDim
 	// floats in all), then the classifier when untied.
@@ -169,4 +148,36 @@ func WriteLlama2C(dst []byte, m *Model) ([]byte, error) {
 		putM(m.Output)
 	}
 	return dst, err
+}
+
+// parseLlama2CHeader reads the seven int32 of a legacy (version 0)
+// llama2.c header into a validated Config; a negative vocabulary size
+// means an untied classifier.
+func parseLlama2CHeader(data []byte) (Config, bool, error) {
+	if len(data) < llama2cHeader {
+		return Config{}, false, fmt.Errorf("%w: llama2.c checkpoint truncated: %d bytes, header needs %d", ErrFormat, len(data), llama2cHeader)
+	}
+	var h [7]int32
+	for i := range h {
+		h[i] = int32(binary.LittleEndian.Uint32(data[4*i:]))
+	}
+	switch uint32(h[0]) {
+	case llama2cMagicV1:
+		return Config{}, false, fmt.Errorf("%w: llama2.c export version 1/2 (magic ak42) is not supported; export with the legacy version 0", ErrFormat)
+	case ggufMagic:
+		return Config{}, false, fmt.Errorf("%w: a GGUF file, not a llama2.c checkpoint", ErrFormat)
+	}
+	untied := h[5] < 0
+	vocab := int(h[5])
+	if untied {
+		vocab = -vocab
+	}
+	c := Config{
+		Dim: int(h[0]), HiddenDim: int(h[1]), Layers: int(h[2]), Heads: int(h[3]),
+		KVHeads: int(h[4]), Vocab: vocab, SeqLen: int(h[6]),
+	}.withDefaults()
+	if err := c.Validate(); err != nil {
+		return Config{}, false, fmt.Errorf("llama2.c header: %w", err)
+	}
+	return c, untied, nil
 }
