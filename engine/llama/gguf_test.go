@@ -270,11 +270,21 @@ func dequantModel(m *Model) *Model {
 		}
 		return kernels.Matrix{Rows: w.Rows, Cols: w.Cols, Type: kernels.F32, F32: f}
 	}
-	out := &Model{Config: m.Config, Embed: conv(&m.Embed), Norm: m.Norm, Layers: make([]Layer, len(m.Layers))}
+	return mapMatrices(m, conv)
+}
+
+// mapMatrices is a copy of m (norms, biases, RoPE factors and all) whose
+// every weight matrix is conv of m's; a tied classifier stays tied.
+func mapMatrices(m *Model, conv func(*kernels.Matrix) kernels.Matrix) *Model {
+	out := *m
+	out.closer = nil
+	out.Embed = conv(&m.Embed)
+	out.Layers = make([]Layer, len(m.Layers))
 	for i, l := range m.Layers {
-		out.Layers[i] = Layer{AttnNorm: l.AttnNorm, FFNNorm: l.FFNNorm,
-			WQ: conv(&l.WQ), WK: conv(&l.WK), WV: conv(&l.WV), WO: conv(&l.WO),
-			W1: conv(&l.W1), W2: conv(&l.W2), W3: conv(&l.W3)}
+		for _, w := range []*kernels.Matrix{&l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W2, &l.W3} {
+			*w = conv(w)
+		}
+		out.Layers[i] = l
 	}
 	if m.Tied() {
 		out.Output = &out.Embed
@@ -282,5 +292,5 @@ func dequantModel(m *Model) *Model {
 		o := conv(m.Output)
 		out.Output = &o
 	}
-	return out
+	return &out
 }

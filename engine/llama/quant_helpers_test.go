@@ -49,18 +49,7 @@ func randomQuantModel(tb testing.TB, m *Model, typ kernels.DType, seed uint64) *
 		}
 		return q
 	}
-	out := &Model{Config: m.Config, Embed: conv(&m.Embed), Norm: m.Norm, Layers: make([]Layer, len(m.Layers))}
-	for i, l := range m.Layers {
-		out.Layers[i] = Layer{AttnNorm: l.AttnNorm, FFNNorm: l.FFNNorm,
-			WQ: conv(&l.WQ), WK: conv(&l.WK), WV: conv(&l.WV), WO: conv(&l.WO),
-			W1: conv(&l.W1), W2: conv(&l.W2), W3: conv(&l.W3)}
-	}
-	if m.Tied() {
-		out.Output = &out.Embed
-	} else {
-		o := conv(m.Output)
-		out.Output = &o
-	}
+	out := mapMatrices(m, conv)
 	if err := out.validate(); err != nil {
 		tb.Fatal(err)
 	}
