@@ -30,6 +30,7 @@ type generateOptions struct {
 	json        bool
 	threads     int
 	topLogits   int
+	context     int
 }
 
 // generateOutput is the --json object.
@@ -69,6 +70,7 @@ func parseGenerateFlags(args []string, stderr io.Writer) (generateOptions, error
 	})
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (ids, text, timing) instead of streaming text")
 	fs.IntVar(&o.threads, "threads", 0, "compute threads (0: one per CPU)")
+	fs.IntVar(&o.context, "context", 0, "context length of a GGUF or Hugging Face model, capped at the model's own (0: 4096)")
 	fs.IntVar(&o.topLogits, "top-logits", 0, "with --json: add the K largest raw logits after the last prompt position as [id, logit] pairs")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kiln generate [--model FILE_OR_DIR|kiln-tiny] (--prompt TEXT | --prompt-ids 1,2,3) [--max-tokens N] [--temperature T] [--seed S] [--json [--top-logits K]]\n\nFlags:")
@@ -124,7 +126,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		return err
 	}
-	loaded, err := llama.Open(o.model)
+	loaded, err := llama.OpenWith(o.model, llama.OpenOptions{Context: o.context})
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}

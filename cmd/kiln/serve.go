@@ -26,7 +26,7 @@ import (
 // command line wins over the variable.
 func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "host:port to listen on (loopback by default)")
-	fs.StringVar(&cfg.Model, "model", cfg.Model, `model: "kiln-tiny" (embedded), a .gguf file or a llama2.c checkpoint`)
+	fs.StringVar(&cfg.Model, "model", cfg.Model, `model: "kiln-tiny" (embedded), a .gguf file, a Hugging Face model directory or a llama2.c checkpoint`)
 	fs.BoolVar(&cfg.PerformanceMetadata, "performance-metadata", cfg.PerformanceMetadata,
 		"add terminal performance metadata when a request leaves include_performance unset (never per-token events)")
 	fs.IntVar(&cfg.RecentRequests, "recent-requests", cfg.RecentRequests, "capacity of the recent-requests ring (0 disables it)")
@@ -50,6 +50,7 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 // Serve-only settings that are not server.Config.
 type serveExtra struct {
 	slots    int
+	context  int
 	logLevel string
 }
 
@@ -67,6 +68,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.SetOutput(stderr)
 	serveFlags(fs, &cfg)
 	fs.IntVar(&extra.slots, "slots", extra.slots, "sequences the KV cache holds at once")
+	fs.IntVar(&extra.context, "context", 0, "context length of a GGUF or Hugging Face model, capped at the model's own (0: 4096)")
 	fs.StringVar(&extra.logLevel, "log-level", extra.logLevel, "debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kiln serve [flags]\n\nEvery flag is also read from KILN_<FLAG> (e.g. KILN_ADDR); the flag wins.\nOTEL_* variables configure tracing export.\n\nFlags:")
@@ -94,6 +96,9 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	}
 	if extra.slots < 1 {
 		return cfg, extra, fmt.Errorf("slots: must be at least 1 (got %d)", extra.slots)
+	}
+	if extra.context < 0 {
+		return cfg, extra, fmt.Errorf("context: must be 0 (the default) or a positive length (got %d)", extra.context)
 	}
 	if _, err := zerolog.ParseLevel(extra.logLevel); err != nil {
 		return cfg, extra, fmt.Errorf("log_level: %w", err)
@@ -131,7 +136,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 		err = errors.Join(err, tel.Shutdown(sctx))
 	}()
 
-	model, err := llama.Open(cfg.Model)
+	model, err := llama.OpenWith(cfg.Model, llama.OpenOptions{Context: extra.context})
 	if err != nil {
 		return fmt.Errorf("model %q: %w", cfg.Model, err)
 	}

@@ -52,6 +52,7 @@ func TestParseServeConfig(t *testing.T) {
 		{name: "negative engine value", args: []string{"--prefill-chunk", "-1"}, wantErr: "prefill_chunk"},
 		{name: "negative ring", args: []string{"--recent-requests", "-1"}, wantErr: "recent_requests"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected"},
+		{name: "negative context", args: []string{"--context", "-8"}, wantErr: "context"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

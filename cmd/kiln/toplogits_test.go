@@ -43,3 +43,13 @@ func TestGenerateTopLogits(t *testing.T) {
 		t.Errorf("largest logit id %v, greedy token %d", out.TopLogits[0][0], out.IDs[0])
 	}
 }
+
+// TestGenerateContext: --context caps a GGUF model's context, so a long
+// generation stops at the cap with finish reason "length".
+func TestGenerateContext(t *testing.T) {
+	model := sharedModelPath(t, "ref/tiny-qwen2.Q4_K_M.gguf")
+	out := generateJSON(t, "--model", model, "--context", "16", "--prompt-ids", "596,1,2", "--max-tokens", "40", "--temperature", "0")
+	if out.FinishReason != "length" || out.PromptTokens+out.CompletionTokens != 16 {
+		t.Errorf("finish %q after %d+%d tokens, want length at the context of 16", out.FinishReason, out.PromptTokens, out.CompletionTokens)
+	}
+}

@@ -32,12 +32,27 @@ func (l *Loaded) Close() error { return l.Model.Close() }
 // file (memory-mapped; its tokenizer and chat template come with it);
 // anything else is read as a llama2.c checkpoint (no tokenizer, no
 // template).
-func Open(spec string) (*Loaded, error) {
+func Open(spec string) (*Loaded, error) { return OpenWith(spec, OpenOptions{}) }
+
+// OpenOptions are the choices a caller may make when loading a model.
+type OpenOptions struct {
+	// Context caps the context length (positions per sequence) of a GGUF
+	// file or a Hugging Face directory below the model's own; 0 means
+	// DefaultMaxSeqLen. The embedded model and llama2.c checkpoints keep
+	// theirs.
+	Context int
+}
+
+// OpenWith is Open with options.
+func OpenWith(spec string, o OpenOptions) (*Loaded, error) {
+	if o.Context < 0 {
+		return nil, fmt.Errorf("llama: context %d must not be negative", o.Context)
+	}
 	if spec == TinyID {
 		return OpenTiny()
 	}
 	if st, err := os.Stat(spec); err == nil && st.IsDir() {
-		return OpenHF(spec)
+		return openHF(spec, o.Context)
 	}
 	isGGUF, err := looksGGUF(spec)
 	if err != nil {
@@ -58,7 +73,7 @@ func Open(spec string) (*Loaded, error) {
 		}
 		return nil, fmt.Errorf("llama: open %s: %w", spec, err)
 	}
-	l, err := fromGGUFFile(f, id)
+	l, err := fromGGUFFile(f, id, o.Context)
 	if err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("llama: open %s: %w", spec, err)
@@ -73,8 +88,10 @@ func Open(spec string) (*Loaded, error) {
 // generation_config.json, which become the tokenizer's stop ids. The chat
 // template is checked at load by chat.Parse. The ID is the directory's
 // base name.
-func OpenHF(dir string) (*Loaded, error) {
-	m, err := FromHFDir(dir, 0)
+func OpenHF(dir string) (*Loaded, error) { return openHF(dir, 0) }
+
+func openHF(dir string, maxSeqLen int) (*Loaded, error) {
+	m, err := FromHFDir(dir, maxSeqLen)
 	if err != nil {
 		return nil, fmt.Errorf("llama: open %s: %w", dir, err)
 	}
@@ -98,8 +115,8 @@ func OpenHF(dir string) (*Loaded, error) {
 }
 
 // fromGGUFFile builds a Loaded that owns f (closed by Loaded.Close).
-func fromGGUFFile(f *gguf.File, id string) (*Loaded, error) {
-	m, err := FromGGUF(f, 0)
+func fromGGUFFile(f *gguf.File, id string, maxSeqLen int) (*Loaded, error) {
+	m, err := FromGGUF(f, maxSeqLen)
 	if err != nil {
 		return nil, err
 	}
