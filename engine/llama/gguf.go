@@ -34,7 +34,7 @@ func FromGGUF(f *gguf.File, maxSeqLen int) (*Model, error) {
 		return nil, err
 	}
 	for i := range m.Layers {
-		if err := g.layer(&m.Layers[i], fmt.Sprintf("blk.%d.", i), c); err != nil {
+		if err := readLayer(g, ggufLayerNames, &m.Layers[i], fmt.Sprintf("blk.%d.", i), c); err != nil {
 			return nil, err
 		}
 	}
@@ -72,46 +72,6 @@ func FromGGUF(f *gguf.File, maxSeqLen int) (*Model, error) {
 type ggufLoader struct {
 	f    *gguf.File
 	used map[string]bool
-}
-
-// layer reads the tensors of one decoder block, prefix "blk.N.".
-func (g *ggufLoader) layer(l *Layer, p string, c Config) error {
-	d, kv, h, q := c.Dim, c.KVDim(), c.HiddenDim, c.QDim()
-	var err error
-	for _, t := range []struct {
-		name       string
-		dst        *kernels.Matrix
-		rows, cols int
-	}{
-		{"attn_q", &l.WQ, q, d}, {"attn_k", &l.WK, kv, d}, {"attn_v", &l.WV, kv, d},
-		{"attn_output", &l.WO, d, q}, {"ffn_gate", &l.W1, h, d},
-		{"ffn_down", &l.W2, d, h}, {"ffn_up", &l.W3, h, d},
-	} {
-		if *t.dst, err = g.matrix(p+t.name+".weight", t.rows, t.cols); err != nil {
-			return err
-		}
-	}
-	vecs := []vecSpec{{"attn_norm.weight", &l.AttnNorm, d}, {"ffn_norm.weight", &l.FFNNorm, d}}
-	if c.QKVBias {
-		vecs = append(vecs, vecSpec{"attn_q.bias", &l.BQ, q}, vecSpec{"attn_k.bias", &l.BK, kv}, vecSpec{"attn_v.bias", &l.BV, kv})
-	}
-	if c.QKNorm {
-		vecs = append(vecs, vecSpec{"attn_q_norm.weight", &l.QNorm, c.HeadDim()}, vecSpec{"attn_k_norm.weight", &l.KNorm, c.HeadDim()})
-	}
-	for _, v := range vecs {
-		if *v.dst, err = g.vector(p+v.name, v.n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// vecSpec names a one-dimensional tensor of a layer, where it goes and its
-// length.
-type vecSpec struct {
-	name string
-	dst  *[]float32
-	n    int
 }
 
 // matrix reads a rows x cols weight matrix (GGUF dims [cols, rows]),

@@ -158,7 +158,7 @@ func (h *hfTensors) model(hc hfModelConfig) (*Model, error) {
 		return nil, err
 	}
 	for i := range m.Layers {
-		if err := h.layer(&m.Layers[i], fmt.Sprintf("model.layers.%d.", i), c); err != nil {
+		if err := readLayer(h, hfLayerNames, &m.Layers[i], fmt.Sprintf("model.layers.%d.", i), c); err != nil {
 			return nil, err
 		}
 	}
@@ -185,38 +185,6 @@ func (h *hfTensors) model(hc hfModelConfig) (*Model, error) {
 		return nil, err
 	}
 	return m, nil
-}
-
-// layer reads one decoder block, prefix "model.layers.N.".
-func (h *hfTensors) layer(l *Layer, p string, c Config) error {
-	d, kv, hd, q := c.Dim, c.KVDim(), c.HiddenDim, c.QDim()
-	var err error
-	for _, t := range []struct {
-		name       string
-		dst        *kernels.Matrix
-		rows, cols int
-	}{
-		{"self_attn.q_proj", &l.WQ, q, d}, {"self_attn.k_proj", &l.WK, kv, d}, {"self_attn.v_proj", &l.WV, kv, d},
-		{"self_attn.o_proj", &l.WO, d, q}, {"mlp.gate_proj", &l.W1, hd, d},
-		{"mlp.down_proj", &l.W2, d, hd}, {"mlp.up_proj", &l.W3, hd, d},
-	} {
-		if *t.dst, err = h.matrix(p+t.name+".weight", t.rows, t.cols); err != nil {
-			return err
-		}
-	}
-	vecs := []vecSpec{{"input_layernorm.weight", &l.AttnNorm, d}, {"post_attention_layernorm.weight", &l.FFNNorm, d}}
-	if c.QKVBias {
-		vecs = append(vecs, vecSpec{"self_attn.q_proj.bias", &l.BQ, q}, vecSpec{"self_attn.k_proj.bias", &l.BK, kv}, vecSpec{"self_attn.v_proj.bias", &l.BV, kv})
-	}
-	if c.QKNorm {
-		vecs = append(vecs, vecSpec{"self_attn.q_norm.weight", &l.QNorm, c.HeadDim()}, vecSpec{"self_attn.k_norm.weight", &l.KNorm, c.HeadDim()})
-	}
-	for _, v := range vecs {
-		if *v.dst, err = h.vector(p+v.name, v.n); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // tensor finds name and checks its shape.
