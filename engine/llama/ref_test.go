@@ -1,9 +1,7 @@
 package llama
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -14,40 +12,11 @@ import (
 	"github.com/kiln-ai/kiln/kernels"
 )
 
-// refGolden is the part of ../shared/models/ref/golden.json the tests read:
-// llama.cpp's (and the float64 reference's) outputs for the reference
-// models, and the tokenizer cases.
-type refGolden struct {
-	Cases     []refCase     `json:"cases"`
-	Tokenizer []refTokGroup `json:"tokenizer"`
-}
-
-// refOutputs are the outputs of one prompt on one model.
-type refOutputs struct {
-	Top8         [][2]float64 `json:"top8"`
-	Greedy       []int        `json:"greedy"`
-	GreedyMargin []float64    `json:"greedy_margin"`
-}
-
-type refCase struct {
-	ID        string  `json:"id"`
-	File      string  `json:"file"` // a GGUF file or an HF directory, relative to models/ref
-	Format    string  `json:"format"`
-	Lora      *string `json:"lora"`
-	PromptIDs []int   `json:"prompt_ids"`
-	refOutputs
-	DequantF32 *refOutputs `json:"dequant_f32"` // quantized files: the same case on the dequantized twin
-}
-
-type refTokGroup struct {
-	Pre    string   `json:"pre"`
-	Files  []string `json:"files"`
-	HFDirs []string `json:"hf_dirs"`
-	Cases  []struct {
-		Text string `json:"text"`
-		IDs  []int  `json:"ids"`
-	} `json:"cases"`
-}
+type (
+	refGolden  = testshared.RefGolden
+	refOutputs = testshared.RefOutputs
+	refCase    = testshared.RefCase
+)
 
 // Tolerances of models/ref/README.md: float32 computation against a float
 // reference, and a dequantizing engine against llama.cpp's quantized-domain
@@ -68,18 +37,8 @@ func refDirPath() (string, error) { return testshared.Path("models", "ref") }
 
 func loadRefGolden(tb testing.TB) *refGolden {
 	tb.Helper()
-	data, err := os.ReadFile(filepath.Join(refDir(tb), "golden.json"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var g refGolden
-	if err := json.Unmarshal(data, &g); err != nil {
-		tb.Fatalf("golden.json: %v", err)
-	}
-	if len(g.Cases) == 0 {
-		tb.Fatal("golden.json has no cases")
-	}
-	return &g
+	_, g := testshared.LoadRefGolden(tb)
+	return g
 }
 
 // refModels opens each reference file once per test binary run and keeps
@@ -133,7 +92,7 @@ func TestReferenceModels(t *testing.T) {
 			l := openRef(t, gc.File)
 			logits, greedy := runRef(l.Model, pool, gc.PromptIDs, len(gc.Greedy))
 			if gc.DequantF32 == nil {
-				checkRef(t, "float reference", logits, greedy, &gc.refOutputs, refTolFloat)
+				checkRef(t, "float reference", logits, greedy, &gc.RefOutputs, refTolFloat)
 				return
 			}
 			checkRef(t, "dequant_f32 twin", logits, greedy, gc.DequantF32, refTolFloat)

@@ -1,43 +1,16 @@
 package tokenizer
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kiln-ai/kiln/engine/internal/testshared"
 )
 
-// refGroup is one tokenizer[] group of ../shared/models/ref/golden.json:
-// every GGUF file and HF directory it lists gives the same ids on its cases
-// (llama.cpp's llama_tokenize(add_special=false, parse_special=true)), and
-// decodes them to detok (llama_detokenize(remove_special=false,
-// unparse_special=true); for llama-bpe that includes clean_spaces).
-type refGroup struct {
-	Pre    string   `json:"pre"`
-	Files  []string `json:"files"`
-	HFDirs []string `json:"hf_dirs"`
-	Cases  []struct {
-		Text  string `json:"text"`
-		IDs   []int  `json:"ids"`
-		Detok string `json:"detok"`
-	} `json:"cases"`
-}
-
-func readRefGroups(t testing.TB) (dir string, groups []refGroup) {
+func readRefGroups(t testing.TB) (dir string, groups []testshared.RefTokGroup) {
 	t.Helper()
-	dir = sharedDir(t, "models/ref")
-	data, err := os.ReadFile(filepath.Join(dir, "golden.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var golden struct {
-		Tokenizer []refGroup `json:"tokenizer"`
-	}
-	if err := json.Unmarshal(data, &golden); err != nil {
-		t.Fatal(err)
-	}
+	dir, golden := testshared.LoadRefGolden(t)
 	if len(golden.Tokenizer) < 2 {
 		t.Fatalf("golden.json has %d tokenizer groups, want llama-bpe and qwen2", len(golden.Tokenizer))
 	}

@@ -1,0 +1,69 @@
+package testshared
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// RefGolden is the part of ../shared/models/ref/golden.json the tests read:
+// llama.cpp's (and the float64 reference's) outputs for the reference
+// models, and the tokenizer cases.
+type RefGolden struct {
+	Cases     []RefCase     `json:"cases"`
+	Tokenizer []RefTokGroup `json:"tokenizer"`
+}
+
+// RefOutputs are the outputs of one prompt on one model.
+type RefOutputs struct {
+	Top8         [][2]float64 `json:"top8"`
+	Greedy       []int        `json:"greedy"`
+	GreedyMargin []float64    `json:"greedy_margin"`
+}
+
+// RefCase is one model file (or HF directory), optional adapter and prompt.
+type RefCase struct {
+	ID        string  `json:"id"`
+	File      string  `json:"file"` // a GGUF file or an HF directory, relative to models/ref
+	Format    string  `json:"format"`
+	Lora      *string `json:"lora"`
+	PromptIDs []int   `json:"prompt_ids"`
+	RefOutputs
+	DequantF32 *RefOutputs `json:"dequant_f32"` // quantized files: the same case on the dequantized twin
+}
+
+// RefTokGroup is one tokenizer[] group: every GGUF file and HF directory it
+// lists gives the same ids on its cases (llama.cpp's
+// llama_tokenize(add_special=false, parse_special=true)), and decodes them
+// to Detok (llama_detokenize(remove_special=false, unparse_special=true);
+// for llama-bpe that includes clean_spaces).
+type RefTokGroup struct {
+	Pre    string   `json:"pre"`
+	Files  []string `json:"files"`
+	HFDirs []string `json:"hf_dirs"`
+	Cases  []struct {
+		Text  string `json:"text"`
+		IDs   []int  `json:"ids"`
+		Detok string `json:"detok"`
+	} `json:"cases"`
+}
+
+// LoadRefGolden reads ../shared/models/ref/golden.json, or skips tb when
+// the reference data is absent; it returns the folder it is in too.
+func LoadRefGolden(tb testing.TB) (dir string, g *RefGolden) {
+	tb.Helper()
+	dir = filepath.Dir(Require(tb, "models", "ref", "golden.json"))
+	data, err := os.ReadFile(filepath.Join(dir, "golden.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g = new(RefGolden)
+	if err := json.Unmarshal(data, g); err != nil {
+		tb.Fatalf("golden.json: %v", err)
+	}
+	if len(g.Cases) == 0 || len(g.Tokenizer) == 0 {
+		tb.Fatalf("golden.json has %d cases and %d tokenizer groups", len(g.Cases), len(g.Tokenizer))
+	}
+	return dir, g
+}
