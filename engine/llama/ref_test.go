@@ -15,7 +15,6 @@ import (
 type (
 	refGolden  = testshared.RefGolden
 	refOutputs = testshared.RefOutputs
-	refCase    = testshared.RefCase
 )
 
 // Tolerances of models/ref/README.md: float32 computation against a float
