@@ -51,7 +51,6 @@ func TestSamplerNonFinite(t *testing.T) {
 	}
 }
 
-
 // TestSamplerDenormalIsGreedy: a temperature whose reciprocal overflows is
 // the greedy limit, reported as such.
 func TestSamplerDenormalIsGreedy(t *testing.T) {
