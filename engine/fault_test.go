@@ -122,4 +122,3 @@ func TestRepeatedFaultsFailEngine(t *testing.T) {
 		}
 	})
 }
-
