@@ -57,7 +57,7 @@ func (a *actor) run() {
 	defer close(e.done)
 	defer func() {
 		if p := recover(); p != nil {
-			a.fail(newFault("actor", p))
+			a.fail(newFault(StageActor, p))
 		}
 	}()
 	var timer *time.Timer

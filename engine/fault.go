@@ -23,11 +23,17 @@ const maxConsecutiveFaults = 8
 // ErrFault is wrapped by every *Fault.
 var ErrFault = errors.New("engine: internal fault")
 
+// Stages of a Fault.
+const (
+	StageSample = "sample" // a request fault: that request alone failed
+	StageActor  = "actor"  // an engine fault: the engine failed
+)
+
 // Fault is a recovered panic: the Result.Err of a request that a fault
 // failed, and Engine.Err once the engine failed. Stack is the panicking
 // goroutine's stack trace, for the log.
 type Fault struct {
-	Stage string // "sample" for a request fault; "actor" for an engine one
+	Stage string // StageSample or StageActor
 	Value any    // what was passed to panic
 	Stack []byte
 }
@@ -91,7 +97,7 @@ func (a *actor) sampleOne(r *request) (id int, err error) {
 			if a.faultRun >= maxConsecutiveFaults {
 				panic(fmt.Sprintf("%d request faults in a row, the last: %v", a.faultRun, p))
 			}
-			err = newFault("sample", p)
+			err = newFault(StageSample, p)
 		}
 	}()
 	if h := a.e.hooks.Sample; h != nil {

@@ -151,6 +151,11 @@ func (s *Server) logFault(r *http.Request, err error) {
 	if sc := trace.SpanContextFromContext(r.Context()); sc.HasTraceID() {
 		ev = ev.Str("trace_id", sc.TraceID().String())
 	}
+	if f.Stage != engine.StageSample {
+		// The engine failed: its watcher (kiln serve) logs the stack once.
+		ev.Err(f).Msg("the engine failed during this request")
+		return
+	}
 	ev.Str("stage", f.Stage).Str("stack", string(f.Stack)).Err(f).Msg("an engine fault failed this request; the engine carries on")
 }
 
