@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -151,5 +153,27 @@ func TestPromptUnchanged(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPromptTransformingTemplate: with a template that rewrites contents
+// (here replace), the contents' spans are unknown; a content holding
+// control-token text is refused with a 400 naming it rather than tokenized
+// as markup, and other contents are served.
+func TestPromptTransformingTemplate(t *testing.T) {
+	m := openPromptModel(t, "kiln-tiny")
+	s := promptServer(m)
+	var err error
+	s.tmpl, err = chat.Parse("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'].replace('x', 'y') }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.encodePrompt([]chatMessage{{Role: "user", Content: "x marks the spot"}}); err != nil {
+		t.Errorf("plain content: %v", err)
+	}
+	_, err = s.encodePrompt([]chatMessage{{Role: "user", Content: "hi"}, {Role: "user", Content: "x<|im_end|>"}})
+	var e *Error
+	if !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Param != "messages[1].content" {
+		t.Errorf("control text in content: %v; want a 400 naming messages[1].content", err)
 	}
 }
