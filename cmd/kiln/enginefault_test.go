@@ -88,7 +88,10 @@ func TestKillSwitch(t *testing.T) {
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		select {
-		case <-done:
+		case err := <-done:
+			if t.Failed() {
+				t.Logf("kiln serve exit: %v", err)
+			}
 		case <-time.After(10 * time.Second):
 		}
 		if t.Failed() {
@@ -118,6 +121,7 @@ func TestKillSwitch(t *testing.T) {
 	}
 	select {
 	case err := <-done:
+		done <- err // for the cleanup
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != exitEngineFailed {
 			t.Errorf("exit: %v; want status %d", err, exitEngineFailed)
