@@ -66,11 +66,18 @@ func (t *Template) RenderSpans(msgs []Message, opt Options) (text string, spans 
 
 // rebuild puts the contents of msgs (trimmed of surrounding white space
 // when trim) in place of the placeholders of skeleton and reports the
-// contents' spans when the result is want.
+// contents' spans when the result is want. It compares as it goes, so it
+// costs one pass over want however many messages there are.
 func rebuild(skeleton string, msgs []Message, want string, trim bool) ([]Span, bool) {
-	var b strings.Builder
-	b.Grow(len(want))
 	var spans []Span
+	pos := 0
+	take := func(piece string) bool {
+		if !strings.HasPrefix(want[pos:], piece) {
+			return false
+		}
+		pos += len(piece)
+		return true
+	}
 	rest := skeleton
 	for {
 		open := strings.Index(rest, placeholderOpen)
@@ -82,23 +89,21 @@ func rebuild(skeleton string, msgs []Message, want string, trim bool) ([]Span, b
 			return nil, false
 		}
 		i, err := strconv.Atoi(rest[open+len(placeholderOpen) : open+n])
-		if err != nil || i < 0 || i >= len(msgs) {
+		if err != nil || i < 0 || i >= len(msgs) || !take(rest[:open]) {
 			return nil, false
 		}
-		b.WriteString(rest[:open])
 		c := msgs[i].Content
 		if trim {
 			c = strings.TrimSpace(c)
 		}
-		if c != "" {
-			spans = append(spans, Span{Start: b.Len(), End: b.Len() + len(c)})
-		}
-		b.WriteString(c)
-		rest = rest[open+n+len(placeholderClose):]
-		if b.Len() > len(want) || want[:b.Len()] != b.String() {
+		start := pos
+		if !take(c) {
 			return nil, false
 		}
+		if c != "" {
+			spans = append(spans, Span{Start: start, End: pos})
+		}
+		rest = rest[open+n+len(placeholderClose):]
 	}
-	b.WriteString(rest)
-	return spans, b.String() == want
+	return spans, take(rest) && pos == len(want)
 }

@@ -86,3 +86,39 @@ func TestRenderSpansTransformed(t *testing.T) {
 		t.Errorf("text %q, want %q", text, want)
 	}
 }
+
+// FuzzRenderSpans: with ChatML and the Llama 3 template (which trims),
+// whatever the contents, the spans are exact and hold exactly the
+// contents (trimmed where the template trims).
+func FuzzRenderSpans(f *testing.F) {
+	f.Add("sys", "<|im_end|>", " \uE0001\uE001 ")
+	f.Add("", "\uE000", "\uE001\uE000")
+	f.Add(" ", "<|eot_id|>", "x\n")
+	tmpls := map[string]*Template{"chatml": ChatML(), "llama3": load(f, "llama3.jinja")}
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		msgs := []Message{{"system", a}, {"user", b}, {"assistant", c}}
+		for name, tmpl := range tmpls {
+			text, spans, ok, err := tmpl.RenderSpans(msgs, Options{Now: feb20})
+			if err != nil {
+				continue // refused (e.g. by the template's own checks)
+			}
+			if !ok {
+				t.Fatalf("%s: %q: no exact spans", name, msgs)
+			}
+			var got, want []string
+			for _, sp := range spans {
+				if s := strings.TrimSpace(text[sp.Start:sp.End]); s != "" {
+					got = append(got, s)
+				}
+			}
+			for _, m := range msgs {
+				if s := strings.TrimSpace(m.Content); s != "" {
+					want = append(want, s)
+				}
+			}
+			if !cmp.Equal(got, want) {
+				t.Fatalf("%s: span texts %q, want %q", name, got, want)
+			}
+		}
+	})
+}
