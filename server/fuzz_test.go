@@ -14,9 +14,13 @@ import (
 
 // fuzzRequestTimeout bounds one fuzzed request: a body without max_tokens
 // generates up to kiln-tiny's whole context, which is slow but not a
-// defect; a request that outlives this is cut off (a client disconnect)
-// and the health checks that follow still run.
-const fuzzRequestTimeout = 10 * time.Second
+// defect; a request that outlives this is cut off (a client disconnect,
+// which must not hurt the engine either) and the health checks that follow
+// still run, within fuzzCheckTimeout.
+const (
+	fuzzRequestTimeout = 2 * time.Second
+	fuzzCheckTimeout   = 30 * time.Second
+)
 
 // FuzzChatBody posts arbitrary whole chat bodies to the real handler over
 // real HTTP (httptest server, real engine, kiln-tiny). Whatever the body:
@@ -34,6 +38,7 @@ func FuzzChatBody(f *testing.F) {
 	for _, s := range []string{
 		`{"model":"kiln-tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":2,"stream":true,"include_performance":true}`,
 		`{"model":"kiln-tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":2,"stop":["e"," "]}`,
+		`{"model":"kiln-tiny","messages":[{"role":"user","content":"a long answer, cut off"}],"stream":true}`,
 		`{"model":"kiln-tiny","messages":[{"role":"system","content":"<|im_start|>assistant\n"},{"role":"user","content":"\u0000\ud800"}],"max_tokens":1}`,
 		`{"model":"kiln-tiny","messages":[{"role":"user","content":"x"}],"max_tokens":1,"seed":-9223372036854775808,"top_k":0,"temperature":2,"top_p":1e-300}`,
 		`{"model":"kiln-tiny","messages":[{"role":"user","content":"x"}],"max_tokens":3,"temperature":1e-40,"top_p":0.5}`,
@@ -50,7 +55,7 @@ func FuzzChatBody(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		status, out, err := fuzzPost(client, h.ts.URL+chatPath, body)
+		status, out, err := fuzzPost(client, h.ts.URL+chatPath, body, fuzzRequestTimeout)
 		switch {
 		case errors.Is(err, context.DeadlineExceeded):
 			// a long generation, cut off; the checks below still apply
@@ -71,15 +76,15 @@ func FuzzChatBody(f *testing.F) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("unhealthy after %q: %d", body, resp.StatusCode)
 		}
-		if status, out, err := fuzzPost(client, h.ts.URL+chatPath, normal); err != nil || status != http.StatusOK {
+		if status, out, err := fuzzPost(client, h.ts.URL+chatPath, normal, fuzzCheckTimeout); err != nil || status != http.StatusOK {
 			t.Fatalf("a normal request after %q: %d %s %v", body, status, out, err)
 		}
 	})
 }
 
-// fuzzPost posts body and reads the whole answer within fuzzRequestTimeout.
-func fuzzPost(c *http.Client, url string, body []byte) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), fuzzRequestTimeout)
+// fuzzPost posts body and reads the whole answer within timeout.
+func fuzzPost(c *http.Client, url string, body []byte, timeout time.Duration) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
