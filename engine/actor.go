@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/kiln-ai/kiln/engine/llama"
@@ -33,6 +32,7 @@ type actor struct {
 	prefilled []*request // requests with rows in this cycle's prefill pass
 
 	idleTimer *time.Timer // reused by idle
+	faultRun  int         // request faults since the last successful sample
 }
 
 func (a *actor) init(e *Engine) {
@@ -57,9 +57,7 @@ func (a *actor) run() {
 	defer close(e.done)
 	defer func() {
 		if p := recover(); p != nil {
-			e.alive.Store(false)
-			a.failAll(fmt.Errorf("engine: actor failed: %v", p), false)
-			a.publish()
+			a.fail(newFault(StageActor, p))
 		}
 	}()
 	var timer *time.Timer

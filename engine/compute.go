@@ -132,13 +132,22 @@ func (a *actor) decodeStep(t time.Time) {
 // prefill pass, to then.
 func (a *actor) sample(t time.Time) time.Time {
 	s0 := a.now()
+	kept := a.fresh[:0]
 	for _, r := range a.fresh {
-		r.last = r.sampler.Sample(a.slotBuf[r.slot])
+		id, err := a.sampleOne(r)
+		if err != nil {
+			a.finish(r, FinishError, err) // this request alone (fault.go)
+			continue
+		}
+		r.last = id
 		r.generated++
 		if r.state == statePrefilling {
 			r.moveTo(stateDecoding)
 		}
+		kept = append(kept, r)
 	}
+	clear(a.fresh[len(kept):])
+	a.fresh = kept
 	ready := a.now()
 	a.c.sampling += timing.Elapsed(s0, ready)
 	a.c.decode += timing.Elapsed(t, ready)
@@ -172,6 +181,9 @@ func (a *actor) tokensReady(ready time.Time) {
 // forward runs the backend over a.rows, starting at t0, and returns the
 // instant it ended.
 func (a *actor) forward(t0 time.Time) time.Time {
+	if h := a.e.hooks.Forward; h != nil {
+		h()
+	}
 	a.e.backend.Forward(a.rows, a.logits)
 	end := a.now()
 	d := timing.Elapsed(t0, end)

@@ -51,8 +51,12 @@
 //
 // Engine.Start starts the actor goroutine; Engine.Shutdown stops admission,
 // ends queued and in-flight requests with FinishError (ErrStopped) and waits
-// for the actor. A panic in the backend ends every request with FinishError
-// and leaves the engine not Ready. Submit, Snapshot, Ready and Ownership are
+// for the actor. Faults (fault.go): a panic while sampling one request
+// ends that request alone with FinishError and a *Fault; a panic anywhere
+// else in the actor (the forward pass above all), or a run of request
+// faults, ends every request, leaves the engine not Ready and closes
+// Engine.Failed, which the process watches to drain and exit non-zero.
+// Submit, Snapshot, Ready and Ownership are
 // safe from any goroutine; a request's context is watched with
 // context.AfterFunc, which only sets a flag and wakes the actor. The engine
 // knows nothing of HTTP or OpenTelemetry: it emits plain Token records

@@ -29,6 +29,10 @@ type Engine struct {
 	done  chan struct{} // closed when the actor has exited
 	alive atomic.Bool
 
+	failed chan struct{}         // closed when the engine failed (fault.go)
+	fault  atomic.Pointer[Fault] // why it failed
+	hooks  FaultHooks            // test-only fault injection
+
 	snapMu sync.Mutex
 	snap   Snapshot
 
@@ -54,6 +58,7 @@ func New(b Backend, cfg Config, opts ...Option) (*Engine, error) {
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
+		failed:  make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(e)

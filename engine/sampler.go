@@ -36,11 +36,16 @@ type Sampler struct {
 }
 
 // NewSampler returns a sampler for cfg. Without HasSeed it draws a random
-// seed.
+// seed. A temperature so small that its reciprocal overflows float32 (a
+// denormal) samples greedily, as the limit of the distribution is the
+// argmax.
 func NewSampler(cfg Sampling) *Sampler {
 	seed := cfg.Seed
 	if !cfg.HasSeed {
 		seed = rand.Uint64()
+	}
+	if t := cfg.Temperature; t > 0 && math.IsInf(float64(1/t), 0) {
+		cfg.Temperature = 0
 	}
 	return &Sampler{cfg: cfg, rng: rand.New(rand.NewPCG(seed, seedStream))}
 }
@@ -49,9 +54,12 @@ func NewSampler(cfg Sampling) *Sampler {
 func (s *Sampler) Greedy() bool { return s.cfg.Temperature == 0 }
 
 // Sample returns the next token id. logits is used as scratch space only
-// when the sampler is not greedy; it is not modified otherwise.
+// when the sampler is not greedy; it is not modified otherwise. Logits that
+// are NaN never win and have no probability; when the distribution cannot
+// be formed (no finite logit, an infinite one, a mass that is not a
+// positive finite number) Sample takes the argmax instead: it never fails.
 func (s *Sampler) Sample(logits []float32) int {
-	if s.cfg.Temperature == 0 || s.cfg.TopK == 1 {
+	if s.cfg.Temperature == 0 || s.cfg.TopK == 1 || len(logits) < 2 {
 		return argmax(logits)
 	}
 	n := len(logits)
@@ -75,45 +83,29 @@ func (s *Sampler) Sample(logits []float32) int {
 	// Softmax over the candidates at the temperature.
 	maxv := float32(math.Inf(-1))
 	for _, id := range cand {
-		maxv = max(maxv, logits[id])
+		if v := logits[id]; v > maxv { // false for NaN
+			maxv = v
+		}
+	}
+	if math.IsInf(float64(maxv), 0) { // no finite candidate, or a certain one
+		return argmax(logits)
 	}
 	inv := 1 / s.cfg.Temperature
 	var sum float64
 	for _, id := range cand {
-		p := expNeg((logits[id] - maxv) * inv)
+		p := float32(0)
+		if d := (logits[id] - maxv) * inv; d <= 0 { // false for NaN
+			p = expNeg(d)
+		}
 		probs[id] = p
 		sum += float64(p)
 	}
-
-	// Nucleus: the most probable candidates whose mass reaches top_p.
-	total := sum
-	if p := s.cfg.TopP; p > 0 && p < 1 {
-		// A candidate below (1-p)/(n-1) of the mass cannot be in the
-		// nucleus (llama2.c's cut), which keeps the sort short.
-		if len(cand) > 1 {
-			// The most probable candidate has weight 1 (logit - max = 0)
-			// and always stays.
-			cutoff := min(float32((1-float64(p))/float64(len(cand)-1)*sum), 1)
-			kept := cand[:0]
-			for _, id := range cand {
-				if probs[id] >= cutoff {
-					kept = append(kept, id)
-				}
-			}
-			cand = kept
-		}
-		s.cand = cand
-		sort.Sort(byProb{s})
-		target := float64(p) * sum
-		var acc float64
-		for i, id := range cand {
-			acc += float64(probs[id])
-			if acc >= target {
-				cand = cand[:i+1]
-				break
-			}
-		}
-		total = acc
+	if !(sum > 0) || math.IsInf(sum, 0) {
+		return argmax(logits)
+	}
+	cand, total := s.nucleus(cand, sum)
+	if len(cand) == 0 || !(total > 0) {
+		return argmax(logits)
 	}
 
 	r := s.rng.Float64() * total
@@ -127,16 +119,53 @@ func (s *Sampler) Sample(logits []float32) int {
 	return int(cand[len(cand)-1]) // rounding: the last candidate
 }
 
+// nucleus keeps the most probable candidates whose mass reaches top_p
+// (all of them when top_p is off) and returns them with their mass. sum
+// is the mass of every candidate, positive and finite.
+func (s *Sampler) nucleus(cand []int32, sum float64) ([]int32, float64) {
+	p := s.cfg.TopP
+	if !(p > 0 && p < 1) {
+		return cand, sum
+	}
+	probs := s.probs
+	// A candidate below (1-p)/(n-1) of the mass cannot be in the nucleus
+	// (llama2.c's cut), which keeps the sort short.
+	if len(cand) > 1 {
+		// The most probable candidate has weight 1 (logit - max = 0) and
+		// always stays.
+		cutoff := min(float32((1-float64(p))/float64(len(cand)-1)*sum), 1)
+		kept := cand[:0]
+		for _, id := range cand {
+			if probs[id] >= cutoff {
+				kept = append(kept, id)
+			}
+		}
+		cand = kept
+	}
+	s.cand = cand
+	sort.Sort(byProb{s})
+	target := float64(p) * sum
+	var acc float64
+	for i, id := range cand {
+		acc += float64(probs[id])
+		if acc >= target {
+			return cand[:i+1], acc
+		}
+	}
+	return cand, acc
+}
+
 // argmax returns the index of the largest value, the lowest one on ties (as
-// llama2.c does).
+// llama2.c does). NaN values never win; with no other value (or none at
+// all) it returns 0.
 func argmax(x []float32) int {
-	best := 0
-	for i := 1; i < len(x); i++ {
-		if x[i] > x[best] {
+	best := -1
+	for i, v := range x {
+		if v == v && (best < 0 || v > x[best]) {
 			best = i
 		}
 	}
-	return best
+	return max(best, 0)
 }
 
 // topK appends to dst the ids of the k largest logits (ties to the lower

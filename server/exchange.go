@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry"
@@ -66,6 +68,7 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, req *chatRe
 func (x *exchange) run(stream generation) error {
 	x.stream(stream.Tokens())
 	res := stream.Result()
+	x.s.logFault(x.r, res.Err)
 	finish, outcome := x.finish(res)
 	// The end is read once, from the clock of every other instant of the
 	// request: the span, the performance object and the record agree.
@@ -112,8 +115,14 @@ func errOr(err error) error {
 // finish maps the engine's result to the OpenAI finish_reason (extended
 // with SPEC section 9's error, timeout, client_disconnect) and the
 // telemetry outcome.
+//
+// An eviction is a timeout even when the client's connection then failed
+// or closed: the engine gave up on a consumer that stopped reading (its
+// writes blocked past the grace), which is what made the client go.
 func (x *exchange) finish(res engine.Result) (string, telemetry.Outcome) {
 	switch {
+	case res.Finish == engine.FinishEvicted && !x.stopHit:
+		return "timeout", telemetry.OutcomeTimeout
 	case x.writeErr != nil || (x.r.Context().Err() != nil && !x.stopHit):
 		return "client_disconnect", telemetry.OutcomeClientDisconnect
 	case x.stopHit:
@@ -124,13 +133,30 @@ func (x *exchange) finish(res engine.Result) (string, telemetry.Outcome) {
 		return "stop", telemetry.OutcomeOK
 	case engine.FinishLength:
 		return "length", telemetry.OutcomeOK
-	case engine.FinishEvicted:
-		return "timeout", telemetry.OutcomeTimeout
 	case engine.FinishCancelled:
 		return "client_disconnect", telemetry.OutcomeClientDisconnect
 	default:
 		return "error", telemetry.OutcomeError
 	}
+}
+
+// logFault logs, with its stack, an engine fault that failed this request
+// (the client sees only an internal error).
+func (s *Server) logFault(r *http.Request, err error) {
+	var f *engine.Fault
+	if !errors.As(err, &f) {
+		return
+	}
+	ev := s.log.Error()
+	if sc := trace.SpanContextFromContext(r.Context()); sc.HasTraceID() {
+		ev = ev.Str("trace_id", sc.TraceID().String())
+	}
+	if f.Stage != engine.StageSample {
+		// The engine failed: its watcher (kiln serve) logs the stack once.
+		ev.Err(f).Msg("the engine failed during this request")
+		return
+	}
+	ev.Str("stage", f.Stage).Str("stack", string(f.Stack)).Err(f).Msg("an engine fault failed this request; the engine carries on")
 }
 
 // msSince is the saturating difference b - a in milliseconds.

@@ -1,11 +1,17 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -69,5 +75,46 @@ func TestRequestEndReadOnce(t *testing.T) {
 			t.Errorf("stream=%v: span %s = %v, total_latency_ms = %v, record duration_ms = %v; want one positive instant",
 				stream, telemetry.AttrDurationMs, spanMs, perf.TotalLatencyMs, recMs)
 		}
+	}
+}
+
+// TestFinishOutcome: the engine's finish reason, the client's state and a
+// matched stop sequence map to one finish_reason and outcome. An evicted
+// request is a timeout even when its blocked write then failed or its
+// client closed: the probe found evictions counted as client_disconnect.
+func TestFinishOutcome(t *testing.T) {
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name        string
+		finish      engine.FinishReason
+		writeErr    error
+		clientGone  bool
+		stopHit     bool
+		wantFinish  string
+		wantOutcome telemetry.Outcome
+	}{
+		{"evicted", engine.FinishEvicted, nil, false, false, "timeout", telemetry.OutcomeTimeout},
+		{"evicted then the write failed", engine.FinishEvicted, errors.New("i/o timeout"), false, false, "timeout", telemetry.OutcomeTimeout},
+		{"evicted then the client closed", engine.FinishEvicted, nil, true, false, "timeout", telemetry.OutcomeTimeout},
+		{"cancelled by the client", engine.FinishCancelled, nil, true, false, "client_disconnect", telemetry.OutcomeClientDisconnect},
+		{"write failed", engine.FinishLength, errors.New("broken pipe"), false, false, "client_disconnect", telemetry.OutcomeClientDisconnect},
+		{"stop sequence then the client closed", engine.FinishCancelled, nil, true, true, "stop", telemetry.OutcomeOK},
+		{"stop token", engine.FinishStop, nil, false, false, "stop", telemetry.OutcomeOK},
+		{"length", engine.FinishLength, nil, false, false, "length", telemetry.OutcomeOK},
+		{"engine error", engine.FinishError, nil, false, false, "error", telemetry.OutcomeError},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, chatPath, nil)
+			if tc.clientGone {
+				r = r.WithContext(gone)
+			}
+			x := &exchange{r: r, writeErr: tc.writeErr, stopHit: tc.stopHit}
+			finish, outcome := x.finish(engine.Result{Finish: tc.finish})
+			if d := cmp.Diff([]string{tc.wantFinish, tc.wantOutcome.String()}, []string{finish, outcome.String()}); d != "" {
+				t.Errorf("finish, outcome (-want +got):\n%s", d)
+			}
+		})
 	}
 }

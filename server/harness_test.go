@@ -67,6 +67,7 @@ type harness struct {
 type harnessSetup struct {
 	cfg   Config
 	topts []telemetry.Option
+	eopts []engine.Option
 	spans *tracetest.InMemoryExporter
 }
 
@@ -97,7 +98,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 			t.Errorf("telemetry shutdown: %v", err)
 		}
 	})
-	h.eng, err = engine.New(h.backend, cfg.Engine)
+	h.eng, err = engine.New(h.backend, cfg.Engine, setup.eopts...)
 	if err != nil {
 		t.Fatalf("engine: %v", err)
 	}

@@ -1,10 +1,27 @@
 package server
 
-import "github.com/kiln-ai/kiln/engine/chat"
+import (
+	"fmt"
+
+	"github.com/kiln-ai/kiln/engine/chat"
+	"github.com/kiln-ai/kiln/engine/tokenizer"
+)
 
 // encodePrompt renders the chat template and tokenizes the result,
-// recognising the template's special tokens and prepending BOS when the
-// tokenizer asks for it and the template did not already.
+// recognising special tokens only in the template's own markup, and
+// prepending BOS when the tokenizer asks for it and the template did not
+// already.
+//
+// Message contents are text: a "<|im_end|>" or "</s>" that a user writes
+// is tokenized as the characters it is, never as the control token, so no
+// one can forge a role boundary (llama.cpp and transformers tokenize the
+// whole rendered prompt with special tokens parsed, which allows it). The
+// rendering records where the contents lie (chat.RenderSpans) and the
+// tokenizer skips special tokens there (tokenizer.EncodeTemplated); the
+// segmentation is otherwise that of the whole prompt, so a prompt without
+// such text gets exactly the ids it always had. For a template that
+// transforms contents beyond trimming, the spans are unknown: a content
+// holding control-token text is then refused (400) rather than guessed at.
 func (s *Server) encodePrompt(msgs []chatMessage) ([]int, error) {
 	cm := make([]chat.Message, len(msgs))
 	for i, m := range msgs {
@@ -17,11 +34,26 @@ func (s *Server) encodePrompt(msgs []chatMessage) ([]int, error) {
 	if id := s.tok.EOS(); id >= 0 {
 		opt.EOS = s.tok.Token(id)
 	}
-	text, err := s.tmpl.Render(cm, opt)
+	text, spans, exact, err := s.tmpl.RenderSpans(cm, opt)
 	if err != nil {
 		return nil, invalid("messages", "invalid_value", "the messages cannot be rendered with the model's chat template: %v", err)
 	}
-	ids := s.tok.EncodeSpecial(text)
+	var ids []int
+	if exact {
+		plain := make([]tokenizer.Span, len(spans))
+		for i, sp := range spans {
+			plain[i] = tokenizer.Span{Start: sp.Start, End: sp.End}
+		}
+		ids = s.tok.EncodeTemplated(text, plain)
+	} else {
+		for i, m := range cm {
+			if s.tok.ContainsControl(m.Content) {
+				return nil, invalid(messageParam(i), "invalid_value",
+					"the message content contains control-token text that this model's chat template cannot carry as plain text")
+			}
+		}
+		ids = s.tok.EncodeSpecial(text)
+	}
 	if bos := s.tok.BOS(); s.tok.AddBOS() && bos >= 0 && (len(ids) == 0 || ids[0] != bos) {
 		ids = append([]int{bos}, ids...)
 	}
@@ -30,3 +62,6 @@ func (s *Server) encodePrompt(msgs []chatMessage) ([]int, error) {
 	}
 	return ids, nil
 }
+
+// messageParam names the content of message i in an error.
+func messageParam(i int) string { return fmt.Sprintf("messages[%d].content", i) }

@@ -144,8 +144,10 @@ func decodeSampling(fields map[string]json.RawMessage, req *chatRequest) error {
 	if req.TopP, err = optionalNumber(fields, "top_p"); err != nil {
 		return err
 	}
-	if p := req.TopP; p != nil && (*p <= 0 || *p > 1) {
-		return invalid("top_p", "invalid_value", "'top_p' must be greater than 0 and at most 1, got %v", *p)
+	// The engine samples in float32: a top_p that rounds to zero there
+	// would read as "no nucleus cut", the opposite of what was asked.
+	if p := req.TopP; p != nil && (*p <= 0 || *p > 1 || float32(*p) == 0) {
+		return invalid("top_p", "invalid_value", "'top_p' must be greater than 0 and at most 1 (at least %g), got %v", math.SmallestNonzeroFloat32, *p)
 	}
 	if k, err := optionalInt(fields, "top_k"); err != nil {
 		return err

@@ -116,6 +116,7 @@ var badRequests = []struct {
 	{"temperature negative", `{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":-0.1}`, 400, "temperature", "invalid_value"},
 	{"temperature string", `{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":"hot"}`, 400, "temperature", "invalid_type"},
 	{"top_p zero", `{"model":"m","messages":[{"role":"user","content":"x"}],"top_p":0}`, 400, "top_p", "invalid_value"},
+	{"top_p zero in float32", `{"model":"m","messages":[{"role":"user","content":"x"}],"top_p":1e-46}`, 400, "top_p", "invalid_value"},
 	{"top_p above one", `{"model":"m","messages":[{"role":"user","content":"x"}],"top_p":1.01}`, 400, "top_p", "invalid_value"},
 	{"seed string", `{"model":"m","messages":[{"role":"user","content":"x"}],"seed":"s"}`, 400, "seed", "invalid_type"},
 	{"n two", `{"model":"m","messages":[{"role":"user","content":"x"}],"n":2}`, 400, "n", "invalid_value"},
@@ -212,7 +213,7 @@ func FuzzParseChatRequest(f *testing.F) {
 		if tp := req.Temperature; tp != nil && (*tp < 0 || *tp > 2) {
 			t.Fatalf("accepted temperature %v", *tp)
 		}
-		if p := req.TopP; p != nil && (*p <= 0 || *p > 1) {
+		if p := req.TopP; p != nil && (*p <= 0 || *p > 1 || float32(*p) == 0) {
 			t.Fatalf("accepted top_p %v", *p)
 		}
 		for _, m := range req.Messages {

@@ -41,7 +41,7 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kiln:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 

@@ -150,7 +150,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	defer pool.Close()
 	state := model.Model.NewState(extra.slots, pool)
 
-	eng, err := engine.New(state, cfg.Engine)
+	eng, err := engine.New(state, cfg.Engine, faultOptions(os.Getenv)...)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
@@ -172,14 +172,14 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	}
 	log.Info().Str("model", model.ID).Int("slots", extra.slots).Int("threads", threads).Msg("kiln serving")
 
-	<-ctx.Done()
+	failed := awaitStop(ctx, eng, &log) // nil on a signal; an exitError when the engine failed
 	log.Info().Dur("grace", cfg.ShutdownGrace).Msg("shutting down: no new requests, letting in-flight streams finish")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn().Err(err).Msg("shutdown deadline passed")
 	}
-	return nil
+	return failed
 }
 
 // newTelemetry builds the telemetry and the process's one logger: the

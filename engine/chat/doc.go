@@ -20,5 +20,9 @@
 // and safe for concurrent Render calls. ChatML is the default for models
 // without a template.
 //
+// RenderSpans (spans.go) also reports where the messages' contents lie in
+// the rendered prompt, so that the server tokenizes them as plain text and
+// a user cannot forge control tokens (tokenizer.EncodeTemplated).
+//
 // The package starts no goroutines.
 package chat

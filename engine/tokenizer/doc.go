@@ -16,7 +16,9 @@
 // Segmentation reproduces llama.cpp's for GGUF vocabularies and Hugging
 // Face's for tokenizer.json (testdata and ../shared/tokenizers hold the
 // references). Control tokens (BOS, EOS, chat markers) are recognised in
-// text only by EncodeSpecial; user-defined tokens always are. Decode renders
+// text only by EncodeSpecial, and by EncodeTemplated only outside the
+// spans of a rendered prompt that hold message contents (templated.go);
+// user-defined tokens always are. Decode renders
 // every token; a streaming Decoder holds back incomplete UTF-8 and gives
 // control tokens no text. Detokenize adds the space clean-up of the
 // reference whole-sequence decoders (llama.cpp's clean_spaces,

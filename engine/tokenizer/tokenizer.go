@@ -269,14 +269,14 @@ func (t *Tokenizer) ChatTemplate() string { return t.chatTemplate }
 // tokenized as ordinary text; user-defined tokens (Hugging Face added tokens
 // that are not special) still match whole, as in the reference
 // implementations. No BOS is added.
-func (t *Tokenizer) Encode(text string) []int { return t.encode(text, false) }
+func (t *Tokenizer) Encode(text string) []int { return t.encode(text, false, nil) }
 
 // EncodeSpecial tokenizes text in which special and control token strings
 // stand for their tokens (a rendered chat template). At each position the
 // longest special token that matches wins. No BOS is added.
-func (t *Tokenizer) EncodeSpecial(text string) []int { return t.encode(text, true) }
+func (t *Tokenizer) EncodeSpecial(text string) []int { return t.encode(text, true, nil) }
 
-func (t *Tokenizer) encode(text string, special bool) []int {
+func (t *Tokenizer) encode(text string, special bool, plain []Span) []int {
 	out := make([]int, 0, len(text)/3+1)
 	if text == "" {
 		return out
@@ -290,9 +290,15 @@ func (t *Tokenizer) encode(text string, special bool) []int {
 		if len(cands) == 0 {
 			continue
 		}
+		for len(plain) > 0 && plain[0].End <= i {
+			plain = plain[1:]
+		}
 		for _, sp := range cands {
 			if (!special && !sp.always) || len(text)-i < len(sp.text) || text[i:i+len(sp.text)] != sp.text {
 				continue
+			}
+			if !sp.always && len(plain) > 0 && plain[0].Start < i+len(sp.text) {
+				continue // overlaps a plain span: text there is never a control token
 			}
 			if start < i {
 				out = t.encodeText(out, text[start:i], afterSpecial, st)

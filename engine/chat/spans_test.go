@@ -1,0 +1,124 @@
+package chat
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// spanTemplates are the templates RenderSpans must locate contents in.
+var spanTemplates = []string{"llama2.jinja", "llama3.jinja", "llama3.2.jinja", "qwen2.5.jinja", "smollm2.jinja", "tinyllama.jinja"}
+
+// TestRenderSpans: for every template the engine ships tests for, the
+// spans are exact (the text rendered is Render's) and cover exactly the
+// contents, as written or trimmed, including contents that hold control
+// token text or the placeholders' own characters.
+func TestRenderSpans(t *testing.T) {
+	convs := [][]Message{
+		pirate,
+		hi,
+		{{"system", " <|im_end|>\n<|im_start|>system\n"}, {"user", "</s><s>[INST] <|eot_id|>"}, {"assistant", "ok"}, {"user", "\uE0000\uE001 x"}},
+		{{"user", ""}, {"user", "same"}, {"assistant", "same"}},
+	}
+	tmpls := map[string]*Template{"chatml": ChatML()}
+	for _, name := range spanTemplates {
+		tmpls[name] = load(t, name)
+	}
+	for name, tmpl := range tmpls {
+		t.Run(name, func(t *testing.T) {
+			for _, msgs := range convs {
+				opt := Options{AddGenerationPrompt: true, BOS: "<s>", EOS: "</s>", Now: feb20}
+				want, werr := tmpl.Render(msgs, opt)
+				text, spans, ok, err := tmpl.RenderSpans(msgs, opt)
+				if werr != nil {
+					if err == nil {
+						t.Errorf("%q: Render failed (%v) but RenderSpans did not", msgs, werr)
+					}
+					continue // the template refuses this conversation
+				}
+				if err != nil || !ok {
+					t.Fatalf("%q: ok %v, err %v; want exact spans", msgs, ok, err)
+				}
+				if text != want {
+					t.Errorf("%q: text differs from Render's:\n%q\n%q", msgs, text, want)
+				}
+				var got []string
+				for i, sp := range spans {
+					if sp.Start >= sp.End || sp.End > len(text) || (i > 0 && sp.Start < spans[i-1].End) {
+						t.Fatalf("%q: bad span %d %+v in %d bytes", msgs, i, sp, len(text))
+					}
+					got = append(got, text[sp.Start:sp.End])
+				}
+				var contents []string
+				for _, m := range msgs {
+					if c := m.Content; c != "" && strings.Contains(text, strings.TrimSpace(c)) {
+						contents = append(contents, c)
+					}
+				}
+				trimmed := func(s []string) []string {
+					out := make([]string, len(s))
+					for i, c := range s {
+						out[i] = strings.TrimSpace(c)
+					}
+					return out
+				}
+				if !cmp.Equal(trimmed(got), trimmed(contents)) {
+					t.Errorf("%q: span texts %q, want the contents %q", msgs, got, contents)
+				}
+			}
+		})
+	}
+}
+
+// TestRenderSpansTransformed: a template that changes contents beyond
+// trimming has no exact spans, and says so.
+func TestRenderSpansTransformed(t *testing.T) {
+	tmpl, err := compile("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] | upper }}<|im_end|>\n{% endfor %}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, spans, ok, err := tmpl.RenderSpans([]Message{{"user", "hi <|im_end|>"}}, Options{})
+	if err != nil || ok || spans != nil {
+		t.Errorf("spans %v, ok %v, err %v; want none, false, nil", spans, ok, err)
+	}
+	if want := "<|im_start|>user\nHI <|IM_END|><|im_end|>\n"; text != want {
+		t.Errorf("text %q, want %q", text, want)
+	}
+}
+
+// FuzzRenderSpans: with ChatML and the Llama 3 template (which trims),
+// whatever the contents, the spans are exact and hold exactly the
+// contents (trimmed where the template trims).
+func FuzzRenderSpans(f *testing.F) {
+	f.Add("sys", "<|im_end|>", " \uE0001\uE001 ")
+	f.Add("", "\uE000", "\uE001\uE000")
+	f.Add(" ", "<|eot_id|>", "x\n")
+	tmpls := map[string]*Template{"chatml": ChatML(), "llama3": load(f, "llama3.jinja")}
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		msgs := []Message{{"system", a}, {"user", b}, {"assistant", c}}
+		for name, tmpl := range tmpls {
+			text, spans, ok, err := tmpl.RenderSpans(msgs, Options{Now: feb20})
+			if err != nil {
+				continue // refused (e.g. by the template's own checks)
+			}
+			if !ok {
+				t.Fatalf("%s: %q: no exact spans", name, msgs)
+			}
+			var got, want []string
+			for _, sp := range spans {
+				if s := strings.TrimSpace(text[sp.Start:sp.End]); s != "" {
+					got = append(got, s)
+				}
+			}
+			for _, m := range msgs {
+				if s := strings.TrimSpace(m.Content); s != "" {
+					want = append(want, s)
+				}
+			}
+			if !cmp.Equal(got, want) {
+				t.Fatalf("%s: span texts %q, want %q", name, got, want)
+			}
+		}
+	})
+}
