@@ -67,26 +67,26 @@ func (realClock) Now() time.Time { return time.Now() }
 // Server is Kiln's HTTP surface. Build it with New; either mount Handler in
 // an http.Server of your own, or let Start and Shutdown run one.
 type Server struct {
-	cfg     Config
-	model   *llama.Loaded
-	modelID string
-	tok     *tokenizer.Tokenizer
-	tmpl    *chat.Template
-	stopIDs []int
-	gen     generator
-	tel     *telemetry.Telemetry
-	clock   engine.Clock
-	log     zerolog.Logger
-	recent  *recentRing
-	streams chan struct{} // the max-streams semaphore; nil when unlimited
-	inflight byteBudget   // request-body bytes held (body.go)
+	cfg      Config
+	model    *llama.Loaded
+	modelID  string
+	tok      *tokenizer.Tokenizer
+	tmpl     *chat.Template
+	stopIDs  []int
+	gen      generator
+	tel      *telemetry.Telemetry
+	clock    engine.Clock
+	log      zerolog.Logger
+	recent   *recentRing
+	streams  chan struct{} // the max-streams semaphore; nil when unlimited
+	inflight byteBudget    // request-body bytes held (body.go)
 	// writeTimeout bounds every write of a response (the engine's
 	// eviction grace): a client that stops reading frees its handler,
 	// and with it its stream slot, once the engine has evicted it.
-	writeTimeout time.Duration
-	maxContentBytes int // message bytes beyond which a prompt cannot fit (size.go)
-	created time.Time     // wall-clock start, for uptime and created fields
-	handler http.Handler
+	writeTimeout    time.Duration
+	maxContentBytes int       // message bytes beyond which a prompt cannot fit (size.go)
+	created         time.Time // wall-clock start, for uptime and created fields
+	handler         http.Handler
 
 	stopping atomic.Bool
 	outcomes [telemetry.NumOutcomes]atomic.Uint64 // by telemetry.Outcome
