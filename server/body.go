@@ -95,6 +95,10 @@ func (s *Server) withBody(next handlerFunc) handlerFunc {
 		// background read would take its expiry for a gone client.
 		_ = rc.SetReadDeadline(time.Time{})
 		if err != nil {
+			// The rest of the body is not read: the connection closes
+			// after the answer (net/http would otherwise read it first,
+			// with no deadline, before answering).
+			w.Header().Set("Connection", "close")
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) && s.lingerTooLarge(w, r, mbe) {
 				return nil // answered on the hijacked connection

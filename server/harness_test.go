@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -68,6 +69,7 @@ type harnessSetup struct {
 	cfg   Config
 	topts []telemetry.Option
 	spans *tracetest.InMemoryExporter
+	wrap  func(net.Listener) net.Listener // wraps the test server's listener
 }
 
 type harnessOption func(*harnessSetup)
@@ -117,7 +119,11 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}
-	h.ts = httptest.NewServer(h.srv.Handler())
+	h.ts = httptest.NewUnstartedServer(h.srv.Handler())
+	if setup.wrap != nil {
+		h.ts.Listener = setup.wrap(h.ts.Listener)
+	}
+	h.ts.Start()
 	t.Cleanup(h.ts.Close)
 	return h
 }
