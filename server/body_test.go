@@ -61,7 +61,7 @@ func TestBodyFaultsAreClientErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer c.Close()
+			defer func() { _ = c.Close() }()
 			tt.send(c)
 			status, body := readResponse(t, c)
 			if status != tt.wantStatus {
@@ -92,7 +92,7 @@ func TestTooLargeIsReadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	rawRequest(t, c, chatPath, size)
 	chunk := bytes.Repeat([]byte("a"), piece)
 	for i := range size / piece {
@@ -122,7 +122,7 @@ func TestInflightBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	rawRequest(t, c, chatPath, 1<<16-1)
 	_, _ = c.Write([]byte("{"))
 	waitFor(t, "the body to be reserved", func() bool { return h.srv.inflight.inUse() > 0 })

@@ -31,7 +31,7 @@ func (s *Server) lingerTooLarge(w http.ResponseWriter, r *http.Request, mbe *htt
 	if err != nil {
 		return false
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	e := errorFor(mbe, s.cfg.RetryAfter)
 	s.logError(r, e)
 	body := appendError(nil, e)

@@ -37,18 +37,10 @@ const (
 	maxStopLen       = 256
 )
 
-// decodeChatRequest reads and validates a chat completion body. Unknown
-// fields are accepted and ignored, as OpenAI does; a known field of the
-// wrong type or out of range is a 400 naming the field. A body over the
-// reader's limit surfaces as *http.MaxBytesError (413).
-func decodeChatRequest(r io.Reader) (*chatRequest, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read request body: %w", err)
-	}
-	return parseChatRequest(data)
-}
-
+// parseChatRequest validates a chat completion body (read whole by the
+// body middleware, body.go). Unknown fields are accepted and ignored, as
+// OpenAI does; a known field of the wrong type or out of range is a 400
+// naming the field.
 func parseChatRequest(data []byte) (*chatRequest, error) {
 	fields, err := decodeObject(data)
 	if err != nil {
