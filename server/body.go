@@ -99,6 +99,7 @@ func (s *Server) withBody(next handlerFunc) handlerFunc {
 			// after the answer (net/http would otherwise read it first,
 			// with no deadline, before answering).
 			w.Header().Set("Connection", "close")
+			body.release()
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) && s.lingerTooLarge(w, r, mbe) {
 				return nil // answered on the hijacked connection

@@ -75,9 +75,7 @@ func TestBodyFaultsAreClientErrors(t *testing.T) {
 			}
 		})
 	}
-	if got := h.srv.inflight.inUse(); got != 0 {
-		t.Errorf("%d budget bytes still held after every request ended", got)
-	}
+	waitFor(t, "every budget byte to be returned", func() bool { return h.srv.inflight.inUse() == 0 })
 }
 
 // TestTooLargeIsReadable: a client that sends its whole body, over the
