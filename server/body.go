@@ -124,10 +124,12 @@ func (s *Server) readBody(r *http.Request, b *bufferedBody) error {
 	}
 	for {
 		if int64(cap(b.data)) < size {
-			if !s.inflight.take(size - b.held) {
+			// The byte past the limit only detects the end: not charged.
+			need := min(size, s.cfg.MaxBodyBytes)
+			if !s.inflight.take(need - b.held) {
 				return errOverBudget
 			}
-			b.held = size
+			b.held = need
 			grown := make([]byte, len(b.data), size)
 			copy(grown, b.data)
 			b.data = grown

@@ -124,6 +124,9 @@ func TestInflightBudget(t *testing.T) {
 	rawRequest(t, c, chatPath, 1<<16-1)
 	_, _ = c.Write([]byte("{"))
 	waitFor(t, "the body to be reserved", func() bool { return h.srv.inflight.inUse() > 0 })
+	if got := h.srv.inflight.inUse(); got < 1<<16-1 || got > 1<<16 {
+		t.Errorf("a declared body of %d bytes holds %d budget bytes", 1<<16-1, got)
+	}
 	status, hdr, body := h.do(http.MethodPost, chatPath, h.chatBody(nil), nil)
 	if status != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" {
 		t.Fatalf("over budget: %d Retry-After %q: %s", status, hdr.Get("Retry-After"), body)
@@ -133,5 +136,14 @@ func TestInflightBudget(t *testing.T) {
 	waitFor(t, "the budget to be returned", func() bool { return h.srv.inflight.inUse() == 0 })
 	if status, _, body := h.do(http.MethodPost, chatPath, h.chatBody(nil), nil); status != http.StatusOK {
 		t.Fatalf("after the budget returned: %d %s", status, body)
+	}
+	// A body of exactly the limit fits a budget of exactly the limit.
+	b, _ := json.Marshal(h.chatBody(nil))
+	full := append(b[:len(b)-1:len(b)-1], []byte(`,"user":"`+strings.Repeat("u", 1<<16-len(b)-10)+`"}`)...)
+	if len(full) != 1<<16 {
+		t.Fatalf("test body of %d bytes", len(full))
+	}
+	if status, _, body := h.do(http.MethodPost, chatPath, full, nil); status != http.StatusOK {
+		t.Fatalf("a body at the limit: %d %s", status, body)
 	}
 }
