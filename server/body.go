@@ -100,6 +100,7 @@ func (s *Server) withBody(next handlerFunc) handlerFunc {
 			// with no deadline, before answering).
 			w.Header().Set("Connection", "close")
 			body.release()
+			s.countRejected() // as the handler counts its own refusals
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) && s.lingerTooLarge(w, r, mbe) {
 				return nil // answered on the hijacked connection

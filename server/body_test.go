@@ -55,6 +55,7 @@ func TestBodyFaultsAreClientErrors(t *testing.T) {
 			}
 		}, 413, "request_too_large"},
 	}
+	rejected := h.srv.outcomeCounts().Rejected
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := net.Dial("tcp", h.hostPort())
@@ -76,6 +77,9 @@ func TestBodyFaultsAreClientErrors(t *testing.T) {
 		})
 	}
 	waitFor(t, "every budget byte to be returned", func() bool { return h.srv.inflight.inUse() == 0 })
+	if got := h.srv.outcomeCounts().Rejected - rejected; got != uint64(len(tests)) {
+		t.Errorf("%d requests counted rejected, want %d", got, len(tests))
+	}
 }
 
 // TestTooLargeIsReadable: a client that sends its whole body, over the
