@@ -25,26 +25,35 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) (err error) {
 			s.countRejected()
 		}
 	}()
-	release, err := s.admit()
+	// The body was read by the body middleware (body.go); it is decoded
+	// and checked before the request takes a stream slot.
+	data, err := requestBody(r)
 	if err != nil {
 		return err
 	}
-	defer release()
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	req, err := decodeChatRequest(r.Body)
+	req, err := parseChatRequest(data)
 	if err != nil {
 		return err
 	}
 	if req.Model != s.modelID {
 		return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "model", Code: "model_not_found",
-			Message: fmt.Sprintf("the model %q does not exist; this server serves %q (GET /v1/models)", req.Model, s.modelID)}
+			Message: fmt.Sprintf("the model %q does not exist; this server serves %q (GET /v1/models)", clip(req.Model), s.modelID)}
 	}
+	if err := s.checkContentSize(req.Messages); err != nil {
+		return err
+	}
+	release, err := s.admit()
+	if err != nil {
+		return err
+	}
+	defer release()
 
 	tokStart := s.clock.Now()
 	prompt, err := s.encodePrompt(req.Messages)
 	if err != nil {
 		return err
 	}
+	releaseBody(r) // the prompt is encoded: its bytes leave the in-flight budget
 	tokEnd := s.clock.Now()
 
 	// The request's identity is reserved before submission, which may be

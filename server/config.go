@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
@@ -34,6 +35,19 @@ type Config struct {
 	AccessToken string
 	// MaxBodyBytes bounds a request body; larger bodies get 413.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the reading of a request body, from the end of
+	// its headers; a body not read in time gets 408. Bodies are read
+	// whole before a request takes a stream slot.
+	BodyTimeout time.Duration
+	// MaxInflightBytes bounds the request-body bytes held by all requests
+	// at once (read, or being read, and not yet encoded); beyond it a
+	// request gets 429 with Retry-After.
+	MaxInflightBytes int64
+	// AllowedHosts are Host header names accepted besides the loopback
+	// names (hosts.go): when Addr is loopback only loopback names and
+	// these are served; beyond loopback every name is served unless
+	// this is set. "*" allows any.
+	AllowedHosts []string
 	// MaxStreams bounds the chat requests in flight at once (streaming or
 	// not); beyond it a request gets 429. 0 means no server-level limit
 	// (the engine's queue still bounds admission).
@@ -55,6 +69,8 @@ const (
 	DefaultAddr           = "127.0.0.1:8420"
 	DefaultRecentRequests = 100
 	DefaultMaxBodyBytes   = 4 << 20
+	DefaultBodyTimeout    = 30 * time.Second
+	DefaultMaxInflight    = 64 << 20
 	DefaultMaxStreams     = 1024
 	DefaultShutdownGrace  = 30 * time.Second
 	DefaultRetryAfter     = time.Second
@@ -63,14 +79,16 @@ const (
 // DefaultConfig returns the defaults of every field.
 func DefaultConfig() Config {
 	return Config{
-		Addr:           DefaultAddr,
-		Model:          "kiln-tiny",
-		RecentRequests: DefaultRecentRequests,
-		MaxBodyBytes:   DefaultMaxBodyBytes,
-		MaxStreams:     DefaultMaxStreams,
-		ShutdownGrace:  DefaultShutdownGrace,
-		RetryAfter:     DefaultRetryAfter,
-		Engine:         engine.DefaultConfig(),
+		Addr:             DefaultAddr,
+		Model:            "kiln-tiny",
+		RecentRequests:   DefaultRecentRequests,
+		MaxBodyBytes:     DefaultMaxBodyBytes,
+		BodyTimeout:      DefaultBodyTimeout,
+		MaxInflightBytes: DefaultMaxInflight,
+		MaxStreams:       DefaultMaxStreams,
+		ShutdownGrace:    DefaultShutdownGrace,
+		RetryAfter:       DefaultRetryAfter,
+		Engine:           engine.DefaultConfig(),
 	}
 }
 
@@ -88,6 +106,17 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		return fmt.Errorf("max_body_bytes: must be positive (got %d)", c.MaxBodyBytes)
+	}
+	if c.BodyTimeout <= 0 {
+		return fmt.Errorf("body_timeout: must be positive (got %s)", c.BodyTimeout)
+	}
+	if c.MaxInflightBytes < c.MaxBodyBytes {
+		return fmt.Errorf("max_inflight_bytes: must be at least max_body_bytes (%d, got %d)", c.MaxBodyBytes, c.MaxInflightBytes)
+	}
+	for _, h := range c.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ \t") {
+			return fmt.Errorf("allowed_hosts: %q is not a host name", h)
+		}
 	}
 	if c.MaxStreams < 0 {
 		return fmt.Errorf("max_streams: must not be negative (got %d)", c.MaxStreams)

@@ -4,6 +4,20 @@
 // embedded dashboard, the access-token middleware and one error wrapper
 // that turns every handler error into the OpenAI error shape.
 //
+// Hardening, in the order a request meets it (routes.go builds the chain
+// from the route table, so every route gets it): the Host check against
+// DNS rebinding (hosts.go), the access token (a refused request moves no
+// counter and makes no span), the drain gate (drain.go), and for a POST
+// route the body middleware (body.go), which reads the whole body before
+// the handler runs and so before it takes a stream slot, under its own
+// deadline (408), the body limit (413 with a lingering close, linger.go),
+// the in-flight byte budget (inflight.go, 429) and a UTF-8 check. Every
+// write of a response has a deadline of the engine's eviction grace
+// (errors.go), so a client that stops reading frees its handler and its
+// slot. A prompt whose bytes cannot fit the context is refused before it
+// is rendered or tokenized (size.go). Error messages repeat at most a
+// bounded prefix of client input (clip.go).
+//
 // The path of one token (chat.go): the engine delivers an engine.Token on
 // the request's channel; the handler stamps handler_received, decodes the
 // token's text, writes its content chunk and flushes, stamps body_enqueued,
@@ -25,9 +39,12 @@
 // goroutine, which owns its request from decoding to the last byte and
 // passes the request's context to engine.Submit, so a client that goes
 // away cancels its generation and frees its engine slot at once. Start
-// runs one serving goroutine; Shutdown stops admitting (503 with
-// Retry-After), waits for in-flight requests until its context ends (then
-// closes their connections) and waits for that goroutine. The engine and
+// runs one serving goroutine; Shutdown drains (drain.go): it stops
+// admitting but keeps the listener open, answering new requests 503 with
+// Retry-After and /health "draining", waits for in-flight requests until
+// its context ends, then cuts the rest cleanly (a stream ends with an
+// error event and [DONE], a non-streaming request gets a 503) and returns
+// ErrDrainCut, closes the listener and waits for that goroutine. The engine and
 // the telemetry are owned by the caller (cmd/kiln), which stops them after
 // Shutdown returns.
 package server

@@ -59,6 +59,9 @@ func errorFor(err error, retryAfter time.Duration) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
+	if be := bodyError(err, retryAfter); be != nil {
+		return be
+	}
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
@@ -81,8 +84,13 @@ func errorFor(err error, retryAfter time.Duration) *Error {
 // errStopping is returned while the server drains for shutdown.
 var errStopping = errors.New("server: stopping")
 
-// appendError appends the OpenAI error body for e.
+// appendError appends the OpenAI error body for e, with a newline.
 func appendError(b []byte, e *Error) []byte {
+	return append(appendErrorObject(b, e), '\n')
+}
+
+// appendErrorObject appends the OpenAI error object for e.
+func appendErrorObject(b []byte, e *Error) []byte {
 	b = append(b, `{"error":{"message":`...)
 	b = appendJSONString(b, e.Message)
 	b = append(b, `,"type":`...)
@@ -91,7 +99,7 @@ func appendError(b []byte, e *Error) []byte {
 	b = appendNullableString(b, e.Param)
 	b = append(b, `,"code":`...)
 	b = appendNullableString(b, e.Code)
-	return append(b, "}}\n"...)
+	return append(b, "}}"...)
 }
 
 func appendNullableString(b []byte, s string) []byte {
@@ -118,20 +126,36 @@ func writeError(w http.ResponseWriter, e *Error) {
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // trackingWriter remembers whether the handler started its response, so the
-// wrapper knows whether an error can still become a status and body.
+// wrapper knows whether an error can still become a status and body, and
+// bounds every write: each WriteHeader and Write (and so the Flush that
+// follows it) must complete within timeout, so a client that stops
+// reading cannot hold its handler (and the handler's stream slot) beyond
+// the engine's eviction grace.
 type trackingWriter struct {
 	http.ResponseWriter
-	wrote bool
+	rc      *http.ResponseController
+	timeout time.Duration
+	wrote   bool
 }
 
 func (t *trackingWriter) WriteHeader(code int) {
 	t.wrote = true
+	t.bound()
 	t.ResponseWriter.WriteHeader(code)
 }
 
 func (t *trackingWriter) Write(b []byte) (int, error) {
 	t.wrote = true
+	t.bound()
 	return t.ResponseWriter.Write(b)
+}
+
+// bound sets the deadline of the next write. A writer without deadlines
+// (a test's recorder) is left as it is.
+func (t *trackingWriter) bound() {
+	if t.timeout > 0 {
+		_ = t.rc.SetWriteDeadline(time.Now().Add(t.timeout))
+	}
 }
 
 // Unwrap lets http.ResponseController reach Flush and deadlines.
@@ -143,7 +167,10 @@ func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter 
 // expects).
 func (s *Server) handle(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tw := &trackingWriter{ResponseWriter: w}
+		tw := &trackingWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: s.writeTimeout}
+		// A deadline a previous request left on a kept-alive connection
+		// must not fail this one's first write (the server sets none).
+		_ = tw.rc.SetWriteDeadline(time.Time{})
 		err := func() (err error) {
 			defer func() {
 				if p := recover(); p != nil {
@@ -180,14 +207,14 @@ func (s *Server) logError(r *http.Request, e *Error) {
 	if sc := trace.SpanContextFromContext(r.Context()); sc.HasTraceID() {
 		ev = ev.Str("trace_id", sc.TraceID().String())
 	}
-	ev.Int("status", e.Status).Str("method", r.Method).Str("path", r.URL.Path).
+	ev.Int("status", e.Status).Str("method", clip(r.Method)).Str("path", clip(r.URL.Path)).
 		Str("type", e.Type).Str("error_message", e.Message).AnErr("cause", e.Err).Msg("request failed")
 }
 
 // notFound answers any path the server does not serve.
 func notFound(_ http.ResponseWriter, r *http.Request) error {
 	return &Error{Status: http.StatusNotFound, Type: typeNotFound, Code: "not_found",
-		Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)}
+		Message: fmt.Sprintf("no such endpoint: %s %s", clip(r.Method), clip(r.URL.Path))}
 }
 
 // methods restricts h to the given methods (GET implies HEAD), answering 405
@@ -208,6 +235,6 @@ func methods(h handlerFunc, allowed ...string) handlerFunc {
 		}
 		w.Header().Set("Allow", allow)
 		return &Error{Status: http.StatusMethodNotAllowed, Type: typeInvalidRequest, Code: "method_not_allowed",
-			Message: fmt.Sprintf("method %s is not allowed on %s; use %s", r.Method, r.URL.Path, allow)}
+			Message: fmt.Sprintf("method %s is not allowed on %s; use %s", clip(r.Method), clip(r.URL.Path), allow)}
 	}
 }

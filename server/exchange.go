@@ -44,6 +44,7 @@ type exchange struct {
 	completion int             // tokens emitted to the client
 	stopHit    bool            // a stop sequence ended the completion
 	roleSent   bool            // the first chunk (with the role) was written
+	cutOff     bool            // the shutdown grace ended the generation (drain.go)
 	writeErr   error
 }
 
@@ -92,6 +93,9 @@ func (x *exchange) run(stream generation) error {
 	if outcome == telemetry.OutcomeClientDisconnect {
 		return nil // nobody to answer
 	}
+	if x.cutOff {
+		return x.endCut()
+	}
 	perf := performance{}
 	if x.metadata {
 		perf = x.performance(finish, totalMs, sum)
@@ -127,6 +131,8 @@ func (x *exchange) finish(res engine.Result) (string, telemetry.Outcome) {
 		return "client_disconnect", telemetry.OutcomeClientDisconnect
 	case x.stopHit:
 		return "stop", telemetry.OutcomeOK
+	case x.cutOff:
+		return "error", telemetry.OutcomeError
 	}
 	switch res.Finish {
 	case engine.FinishStop:
@@ -161,3 +167,23 @@ func (s *Server) logFault(r *http.Request, err error) {
 
 // msSince is the saturating difference b - a in milliseconds.
 func msSince(a, b time.Time) float64 { return timing.Ms(timing.Elapsed(a, b)) }
+
+// errCut is what a request cut at the end of the shutdown grace gets.
+var errCut = &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "service_unavailable",
+	Message: "the server shut down before the request completed; retry it"}
+
+// endCut ends a request cut by shutdown: a stream gets an OpenAI error
+// event and [DONE], so the client sees why it ended rather than a bare
+// EOF; a non-streaming request gets the 503.
+func (x *exchange) endCut() error {
+	if !x.req.Stream {
+		return errCut
+	}
+	x.write(func(b []byte) []byte { return appendErrorObject(b, errCut) })
+	if x.writeErr == nil {
+		if err := x.sse.done(); err != nil {
+			x.writeErr = err
+		}
+	}
+	return nil
+}

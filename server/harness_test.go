@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -69,6 +70,7 @@ type harnessSetup struct {
 	topts []telemetry.Option
 	eopts []engine.Option
 	spans *tracetest.InMemoryExporter
+	wrap  func(net.Listener) net.Listener // wraps the test server's listener
 }
 
 type harnessOption func(*harnessSetup)
@@ -77,6 +79,9 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
 	setup := harnessSetup{cfg: DefaultConfig()}
 	setup.cfg.Engine.EvictGrace = 5 * time.Second
+	// httptest.NewRequest sends Host example.com to the handler; the
+	// Host check (hosts.go) has tests of its own.
+	setup.cfg.AllowedHosts = []string{"example.com"}
 	for _, o := range opts {
 		o(&setup)
 	}
@@ -115,7 +120,11 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}
-	h.ts = httptest.NewServer(h.srv.Handler())
+	h.ts = httptest.NewUnstartedServer(h.srv.Handler())
+	if setup.wrap != nil {
+		h.ts.Listener = setup.wrap(h.ts.Listener)
+	}
+	h.ts.Start()
 	t.Cleanup(h.ts.Close)
 	return h
 }

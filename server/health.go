@@ -11,12 +11,13 @@ import (
 
 // healthBody is GET /health and /v1/health (SPEC section 10).
 type healthBody struct {
-	Status     string         `json:"status"` // "ok" or "unavailable"
+	Status     string         `json:"status"` // "ok", "draining" or "unavailable"
 	Ready      bool           `json:"ready"`
 	Model      string         `json:"model"`
 	UptimeSecs float64        `json:"uptime_secs"`
 	Requests   outcomeCounts  `json:"requests"`
 	Engine     engineSnapshot `json:"engine"`
+	Runtime    runtimeBlock   `json:"runtime"`
 }
 
 type outcomeCounts struct {
@@ -88,8 +89,8 @@ func (s *Server) outcomeCounts() outcomeCounts {
 }
 
 // health serves GET /health and /v1/health: 200 when the engine can make
-// progress and the server admits requests, 503 otherwise, with the same
-// body either way.
+// progress and the server admits requests, 503 otherwise ("draining"
+// while the server shuts down), with the same body either way.
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 	ready := s.gen.Ready() && !s.stopping.Load()
 	body := healthBody{
@@ -99,9 +100,14 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 		UptimeSecs: time.Since(s.created).Seconds(),
 		Requests:   s.outcomeCounts(),
 		Engine:     snapshotJSON(s.gen.Snapshot()),
+		Runtime:    readRuntime(),
 	}
 	status := http.StatusOK
-	if !ready {
+	switch {
+	case s.stopping.Load():
+		body.Status = "draining"
+		status = http.StatusServiceUnavailable
+	case !ready:
 		body.Status = "unavailable"
 		status = http.StatusServiceUnavailable
 	}

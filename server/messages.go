@@ -77,7 +77,7 @@ func decodeContent(param string, raw json.RawMessage) (string, error) {
 		}
 		if typ != "text" {
 			return "", invalid(pp+".type", "invalid_value",
-				"content parts of type '%s' are not supported: this model accepts text parts only", typ)
+				"content parts of type '%s' are not supported: this model accepts text parts only", clip(typ))
 		}
 		textRaw, ok := part["text"]
 		if !ok || isNull(textRaw) {

@@ -24,7 +24,7 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) error {
 func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) error {
 	if id := r.PathValue("id"); id != s.modelID {
 		return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "model", Code: "model_not_found",
-			Message: fmt.Sprintf("the model %q does not exist", id)}
+			Message: fmt.Sprintf("the model %q does not exist", clip(id))}
 	}
 	return writeJSON(w, http.StatusOK, append(s.appendModel(nil), '\n'))
 }

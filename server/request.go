@@ -37,18 +37,10 @@ const (
 	maxStopLen       = 256
 )
 
-// decodeChatRequest reads and validates a chat completion body. Unknown
-// fields are accepted and ignored, as OpenAI does; a known field of the
-// wrong type or out of range is a 400 naming the field. A body over the
-// reader's limit surfaces as *http.MaxBytesError (413).
-func decodeChatRequest(r io.Reader) (*chatRequest, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read request body: %w", err)
-	}
-	return parseChatRequest(data)
-}
-
+// parseChatRequest validates a chat completion body (read whole by the
+// body middleware, body.go). Unknown fields are accepted and ignored, as
+// OpenAI does; a known field of the wrong type or out of range is a 400
+// naming the field.
 func parseChatRequest(data []byte) (*chatRequest, error) {
 	fields, err := decodeObject(data)
 	if err != nil {
@@ -97,25 +89,31 @@ func parseChatRequest(data []byte) (*chatRequest, error) {
 	return req, nil
 }
 
-// decodeObject parses the body as exactly one JSON object.
+// decodeObject parses the body as exactly one JSON object. It unmarshals
+// the body in place: a json.Decoder would copy it into a buffer grown by
+// doubling, twice the body again in memory.
 func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, invalid("", "invalid_json", "the request body is empty; send a JSON object")
 	}
 	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&fields); err != nil {
+	if err := json.Unmarshal(data, &fields); err != nil {
 		var ute *json.UnmarshalTypeError
-		if errors.As(err, &ute) {
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &ute):
 			return nil, invalid("", "invalid_json", "the request body must be a JSON object")
+		case errors.As(err, &se) && se.Offset > 0 && json.Valid(data[:se.Offset-1]):
+			// A whole value, then more: report what the value is first.
+			if v := bytes.TrimSpace(data[:se.Offset-1]); len(v) > 0 && v[0] != '{' {
+				return nil, invalid("", "invalid_json", "the request body must be a JSON object")
+			}
+			return nil, invalid("", "invalid_json", "the request body has data after the JSON object")
 		}
 		return nil, invalid("", "invalid_json", "the request body is not valid JSON: %s", jsonErrText(err))
 	}
 	if fields == nil {
 		return nil, invalid("", "invalid_json", "the request body must be a JSON object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, invalid("", "invalid_json", "the request body has data after the JSON object")
 	}
 	return fields, nil
 }

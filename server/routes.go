@@ -36,6 +36,10 @@ type route struct {
 	// chat traces in a trace back end.
 	quiet  bool
 	access access
+	// duringDrain routes are served while the server drains for shutdown
+	// (the probe reports "draining", scrapes read the final counts);
+	// the others then answer 503 (drain.go).
+	duringDrain bool
 }
 
 // notFoundPattern matches every path no other route does.
@@ -49,21 +53,26 @@ func (s *Server) routeTable() []route {
 		{pattern: "/v1/models/{id}", method: get, h: s.modelByID},
 		{pattern: "/v1/stats/decode", method: get, h: s.decodeStats, quiet: true},
 		{pattern: "/v1/stats/recent-requests", method: get, h: s.recentRequests, quiet: true},
-		{pattern: healthPath, method: get, h: s.health, quiet: true, access: open},
-		{pattern: "/v1/health", method: get, h: s.health, quiet: true},
+		{pattern: healthPath, method: get, h: s.health, quiet: true, access: open, duringDrain: true},
+		{pattern: "/v1/health", method: get, h: s.health, quiet: true, duringDrain: true},
 		{pattern: "/v1/debug/model-state", method: get, h: s.debugState},
 		{pattern: "/v1/config", method: get, h: s.config},
-		{pattern: "/metrics", method: get, h: s.metrics, quiet: true},
+		{pattern: "/metrics", method: get, h: s.metrics, quiet: true, duringDrain: true},
 		{pattern: "/ui", method: get, h: s.ui, quiet: true, access: openReads},
 		{pattern: "/ui/{file...}", method: get, h: s.ui, quiet: true, access: openReads},
 		{pattern: notFoundPattern, h: notFound},
 	}
 }
 
-// routes registers the table on a ServeMux. The mux matches first, so
-// each route's chain (HTTP server span unless quiet, access check, error
-// mapping, method check) knows its route: otelhttp names the span after
-// r.Pattern, with the client's W3C traceparent honoured.
+// routes registers the table on a ServeMux, behind the Host check
+// (hosts.go), which runs before routing. The mux matches first, so each
+// route's chain knows its route. The chain, outermost first: the access
+// check (an unauthenticated request makes no span and moves no counter),
+// the drain gate (drain.go), the HTTP server span unless quiet (otelhttp
+// names it after r.Pattern, with the client's W3C traceparent honoured),
+// error mapping with bounded writes (errors.go), the method check, and
+// for a POST route the body reader (body.go): every route added to the
+// table gets all of it.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	topts := []otelhttp.Option{
@@ -75,16 +84,22 @@ func (s *Server) routes() http.Handler {
 	}
 	for _, rt := range s.routeTable() {
 		h := rt.h
+		if rt.method == http.MethodPost {
+			h = s.withBody(h)
+		}
 		if rt.method != "" {
 			h = methods(h, rt.method)
 		}
-		next := s.requireToken(s.handle(h), rt)
+		next := s.handle(h)
 		if !rt.quiet {
 			next = otelhttp.NewHandler(next, rt.pattern, topts...)
 		}
-		mux.Handle(rt.pattern, next)
+		if !rt.duringDrain {
+			next = s.drainGate(next)
+		}
+		mux.Handle(rt.pattern, s.requireToken(next, rt))
 	}
-	return mux
+	return s.checkHost(mux)
 }
 
 // metrics serves GET /metrics: the Prometheus exposition.

@@ -67,25 +67,36 @@ func (realClock) Now() time.Time { return time.Now() }
 // Server is Kiln's HTTP surface. Build it with New; either mount Handler in
 // an http.Server of your own, or let Start and Shutdown run one.
 type Server struct {
-	cfg     Config
-	model   *llama.Loaded
-	modelID string
-	tok     *tokenizer.Tokenizer
-	tmpl    *chat.Template
-	stopIDs []int
-	gen     generator
-	tel     *telemetry.Telemetry
-	clock   engine.Clock
-	log     zerolog.Logger
-	recent  *recentRing
-	streams chan struct{} // the max-streams semaphore; nil when unlimited
-	created time.Time     // wall-clock start, for uptime and created fields
-	handler http.Handler
+	cfg      Config
+	model    *llama.Loaded
+	modelID  string
+	tok      *tokenizer.Tokenizer
+	tmpl     *chat.Template
+	stopIDs  []int
+	gen      generator
+	tel      *telemetry.Telemetry
+	clock    engine.Clock
+	log      zerolog.Logger
+	recent   *recentRing
+	streams  chan struct{} // the max-streams semaphore; nil when unlimited
+	inflight byteBudget    // request-body bytes held (body.go)
+	// writeTimeout bounds every write of a response (the engine's
+	// eviction grace): a client that stops reading frees its handler,
+	// and with it its stream slot, once the engine has evicted it.
+	writeTimeout    time.Duration
+	maxContentBytes int       // message bytes beyond which a prompt cannot fit (size.go)
+	created         time.Time // wall-clock start, for uptime and created fields
+	handler         http.Handler
 
 	stopping atomic.Bool
 	outcomes [telemetry.NumOutcomes]atomic.Uint64 // by telemetry.Outcome
 
+	cut     chan struct{} // closed when the shutdown grace ends (drain.go)
+	cutOnce sync.Once
+
 	mu        sync.Mutex
+	active    int           // requests in flight past the drain gate
+	idle      chan struct{} // closed when active drops to 0 while draining
 	hs        *http.Server
 	ln        net.Listener
 	serveDone chan struct{}
@@ -125,6 +136,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		clock:   deps.Clock,
 		created: time.Now(),
 		recent:  newRecentRing(cfg.RecentRequests),
+		cut:     make(chan struct{}),
 	}
 	if s.tmpl == nil {
 		s.tmpl = chat.ChatML()
@@ -140,6 +152,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if cfg.MaxStreams > 0 {
 		s.streams = make(chan struct{}, cfg.MaxStreams)
 	}
+	s.inflight.limit = cfg.MaxInflightBytes
+	s.writeTimeout = cfg.Engine.EvictGrace
+	if s.writeTimeout == 0 {
+		s.writeTimeout = engine.DefaultEvictGrace
+	}
+	s.maxContentBytes = maxContentBytes(s.tok, deps.Model.Model.Config.SeqLen)
 	deps.Telemetry.SetEngineSource(gen.Snapshot)
 	s.handler = s.routes()
 	return s, nil
@@ -170,9 +188,12 @@ func (s *Server) Start(_ context.Context) error {
 	s.hs = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second, // whole request body; streams write, they do not read
-		IdleTimeout:       120 * time.Second,
-		// No WriteTimeout: it would cut long streams.
+		// No ReadTimeout: bodies get Config.BodyTimeout (body.go), and a
+		// read deadline left on a streaming request's connection would
+		// cancel it when the server's background read expires.
+		IdleTimeout: 120 * time.Second,
+		// No WriteTimeout: it would cut long streams; every write has
+		// its own deadline instead (errors.go, trackingWriter).
 	}
 	if s.cfg.Loopback() {
 		s.log.Info().Str("addr", ln.Addr().String()).Msgf("listening on %s (loopback only)", ln.Addr())
@@ -206,23 +227,29 @@ func (s *Server) Addr() net.Addr {
 // in-flight ones continue. Shutdown calls it; it is idempotent.
 func (s *Server) StopAdmitting() { s.stopping.Store(true) }
 
-// Shutdown stops admitting, lets in-flight requests finish until ctx ends
-// (then closes their connections), and waits for the serving goroutine. It
-// is idempotent and safe without Start. It does not stop the engine or the
+// Shutdown drains (drain.go): it stops admitting, answering new requests
+// 503 on the still open listener, lets in-flight requests finish until
+// ctx ends, then cuts the remaining ones cleanly and returns ErrDrainCut;
+// then it closes the listener and waits for the serving goroutine. It is
+// idempotent and safe without Start. It does not stop the engine or the
 // telemetry: their owner does, after this returns.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.StopAdmitting()
+	idle := s.beginDrain()
 	s.mu.Lock()
 	s.shutdown = true
 	hs, done := s.hs, s.serveDone
 	s.mu.Unlock()
-	if hs == nil {
-		return nil
+	if hs != nil {
+		hs.SetKeepAlivesEnabled(false)
 	}
-	err := hs.Shutdown(ctx)
-	if err != nil {
-		_ = hs.Close() // the deadline passed: cut the remaining streams
-		err = fmt.Errorf("server shutdown: in-flight requests cut at the deadline: %w", err)
+	err := s.drain(ctx, idle)
+	if hs == nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), cutBound)
+	defer cancel()
+	if serr := hs.Shutdown(cctx); serr != nil {
+		_ = hs.Close() // connections still busy past the bound are closed
 	}
 	<-done
 	return err

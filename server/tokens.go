@@ -30,13 +30,29 @@ func (x *exchange) stream(tokens <-chan engine.Token) {
 			x.cancel()
 		}
 	}
-	for tok := range tokens {
-		if x.stopHit || x.writeErr != nil {
+	cut := x.s.cut
+	for {
+		var tok engine.Token
+		var ok bool
+		select {
+		case tok, ok = <-tokens:
+		case <-cut:
+			// The shutdown grace ended: end the generation; run writes
+			// the stream's end (or the 503) once the engine has let go.
+			x.cutOff = true
+			x.cancel()
+			cut = nil
+			continue
+		}
+		if !ok {
+			break
+		}
+		if x.stopHit || x.writeErr != nil || x.cutOff {
 			continue // drain what the engine had already delivered
 		}
 		x.token(tok)
 	}
-	if x.writeErr != nil || x.stopHit {
+	if x.writeErr != nil || x.stopHit || x.cutOff {
 		return
 	}
 	// The tail held back for a possible stop sequence or an incomplete

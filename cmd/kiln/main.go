@@ -35,6 +35,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go exitOnSecondSignal(ctx, stop)
 	err := run(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
@@ -43,6 +44,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "kiln:", err)
 		os.Exit(exitCode(err))
 	}
+}
+
+// exitOnSecondSignal: the first SIGINT or SIGTERM ends ctx (a graceful
+// drain); a second one exits at once, with status 2.
+func exitOnSecondSignal(ctx context.Context, stop context.CancelFunc) {
+	<-ctx.Done()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	stop()
+	s := <-sig
+	fmt.Fprintf(os.Stderr, "kiln: second signal (%v): exiting at once\n", s)
+	os.Exit(2)
 }
 
 func usage(w io.Writer) {

@@ -32,8 +32,14 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.IntVar(&cfg.RecentRequests, "recent-requests", cfg.RecentRequests, "capacity of the recent-requests ring (0 disables it)")
 	fs.BoolVar(&cfg.RecentRequestText, "recent-request-text", cfg.RecentRequestText, "record prompt and completion text in recent requests")
 	fs.BoolVar(&cfg.DebugState, "debug-state", cfg.DebugState, "enable GET /v1/debug/model-state")
-	fs.StringVar(&cfg.AccessToken, "access-token", cfg.AccessToken, "require Authorization: Bearer <token> on every endpoint but /health")
+	fs.StringVar(&cfg.AccessToken, "access-token", cfg.AccessToken,
+		"require Authorization: Bearer <token> on every endpoint but /health (prefer KILN_ACCESS_TOKEN or --access-token-file: a command line is visible to every local user)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest accepted request body (413 beyond)")
+	fs.DurationVar(&cfg.BodyTimeout, "body-timeout", cfg.BodyTimeout, "how long a request body may take to arrive (408 beyond)")
+	fs.Int64Var(&cfg.MaxInflightBytes, "max-inflight-bytes", cfg.MaxInflightBytes,
+		"request-body bytes held by all requests at once (429 beyond; at least --max-body-bytes)")
+	fs.Var((*hostList)(&cfg.AllowedHosts), "allowed-hosts",
+		"comma-separated Host names served besides the loopback names (when bound beyond loopback and set, only these and loopback; * allows any)")
 	fs.IntVar(&cfg.MaxStreams, "max-streams", cfg.MaxStreams, "chat requests in flight at once (429 beyond; 0: no server limit)")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long in-flight requests may finish on shutdown")
 	fs.DurationVar(&cfg.RetryAfter, "retry-after", cfg.RetryAfter, "Retry-After hint on 429 and 503")
@@ -49,9 +55,26 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 
 // Serve-only settings that are not server.Config.
 type serveExtra struct {
-	slots    int
-	context  int
-	logLevel string
+	slots           int
+	context         int
+	logLevel        string
+	accessTokenFile string
+	tokenOnCLI      bool // --access-token was given on the command line: warn
+}
+
+// hostList is a comma-separated flag value.
+type hostList []string
+
+func (h *hostList) String() string { return strings.Join(*h, ",") }
+
+func (h *hostList) Set(v string) error {
+	*h = nil
+	for _, name := range strings.Split(v, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			*h = append(*h, name)
+		}
+	}
+	return nil
 }
 
 // envName is the KILN_* variable of a flag.
@@ -70,6 +93,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&extra.slots, "slots", extra.slots, "sequences the KV cache holds at once")
 	fs.IntVar(&extra.context, "context", 0, "context length of a GGUF or Hugging Face model, capped at the model's own (0: 4096)")
 	fs.StringVar(&extra.logLevel, "log-level", extra.logLevel, "debug, info, warn or error")
+	fs.StringVar(&extra.accessTokenFile, "access-token-file", "", "read the access token from this file (surrounding whitespace trimmed)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: kiln serve [flags]\n\nEvery flag is also read from KILN_<FLAG> (e.g. KILN_ADDR); the flag wins.\nOTEL_* variables configure tracing export.\n\nFlags:")
 		fs.PrintDefaults()
@@ -88,7 +112,19 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	if envErr != nil {
 		return cfg, extra, envErr
 	}
+	// A token on the command line is visible to every local user (ps):
+	// tell it from one given by KILN_ACCESS_TOKEN, to warn.
+	envToken := cfg.AccessToken
+	cfg.AccessToken = ""
 	if err := fs.Parse(args); err != nil {
+		return cfg, extra, err
+	}
+	if cfg.AccessToken != "" {
+		extra.tokenOnCLI = true
+	} else {
+		cfg.AccessToken = envToken
+	}
+	if err := readTokenFile(&cfg, extra.accessTokenFile); err != nil {
 		return cfg, extra, err
 	}
 	if fs.NArg() > 0 {
@@ -107,6 +143,26 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 		return cfg, extra, err
 	}
 	return cfg, extra, nil
+}
+
+// readTokenFile sets the access token from path, when given.
+func readTokenFile(cfg *server.Config, path string) error {
+	if path == "" {
+		return nil
+	}
+	if cfg.AccessToken != "" {
+		return errors.New("access_token_file: give the token once: --access-token-file, or --access-token / KILN_ACCESS_TOKEN, not both")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("access_token_file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return fmt.Errorf("access_token_file: %s holds no token", path)
+	}
+	cfg.AccessToken = tok
+	return nil
 }
 
 func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err error) {
@@ -128,6 +184,9 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	tel, log, err := newTelemetry(tcfg, stderr, level)
 	if err != nil {
 		return err
+	}
+	if extra.tokenOnCLI {
+		log.Warn().Msg("--access-token on the command line is visible to every local user (ps, /proc); use KILN_ACCESS_TOKEN or --access-token-file")
 	}
 	defer func() {
 		// Flush telemetry last, with a deadline of its own.
@@ -173,13 +232,22 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	log.Info().Str("model", model.ID).Int("slots", extra.slots).Int("threads", threads).Msg("kiln serving")
 
 	failed := awaitStop(ctx, eng, &log) // nil on a signal; an exitError when the engine failed
-	log.Info().Dur("grace", cfg.ShutdownGrace).Msg("shutting down: no new requests, letting in-flight streams finish")
+	log.Info().Dur("grace", cfg.ShutdownGrace).Msg("shutting down: no new requests (503), letting in-flight streams finish; a second signal exits at once")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn().Err(err).Msg("shutdown deadline passed")
+		// The exit status says the drain did not complete.
+		log.Warn().Err(err).Msg("shutdown grace passed: in-flight requests were cut")
+		if failed != nil {
+			return failed // an engine failure keeps its own exit status
+		}
+		return fmt.Errorf("shutdown: %w", err)
 	}
-	return failed
+	if failed != nil {
+		return failed
+	}
+	log.Info().Msg("drained: every in-flight request finished")
+	return nil
 }
 
 // newTelemetry builds the telemetry and the process's one logger: the

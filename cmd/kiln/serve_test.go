@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +49,21 @@ func TestParseServeConfig(t *testing.T) {
 				c.Engine.CycleIdle, c.Threads = time.Millisecond, 2
 			},
 		},
+		{
+			name: "hardening flags",
+			args: []string{"--allowed-hosts", " kiln.lan, Example.COM:8420 ,", "--body-timeout", "3s", "--max-inflight-bytes", "8388608"},
+			env:  map[string]string{"KILN_ALLOWED_HOSTS": "ignored.example"},
+			want: func(c *server.Config) {
+				c.AllowedHosts, c.BodyTimeout, c.MaxInflightBytes = []string{"kiln.lan", "Example.COM:8420"}, 3*time.Second, 8<<20
+			},
+		},
+		{
+			name: "allowed hosts from env",
+			env:  map[string]string{"KILN_ALLOWED_HOSTS": "a.example,b.example"},
+			want: func(c *server.Config) { c.AllowedHosts = []string{"a.example", "b.example"} },
+		},
+		{name: "inflight below body", args: []string{"--max-inflight-bytes", "10"}, wantErr: "max_inflight_bytes"},
+		{name: "zero body timeout", args: []string{"--body-timeout", "0s"}, wantErr: "body_timeout"},
 		{name: "bad env value", env: map[string]string{"KILN_QUEUE_DEPTH": "lots"}, wantErr: "KILN_QUEUE_DEPTH"},
 		{name: "bad addr", args: []string{"--addr", "nowhere"}, wantErr: "addr"},
 		{name: "negative engine value", args: []string{"--prefill-chunk", "-1"}, wantErr: "prefill_chunk"},
@@ -71,6 +88,55 @@ func TestParseServeConfig(t *testing.T) {
 			tt.want(&want)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAccessTokenSources: the token comes from the flag, KILN_ACCESS_TOKEN
+// or --access-token-file (trimmed); only the flag is reported for the
+// warning (a command line is visible to every local user), and two
+// sources at once are an error.
+func TestAccessTokenSources(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("  from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		args      []string
+		env       map[string]string
+		wantToken string
+		wantCLI   bool
+		wantErr   string
+	}{
+		{name: "flag", args: []string{"--access-token", "cli"}, wantToken: "cli", wantCLI: true},
+		{name: "env", env: map[string]string{"KILN_ACCESS_TOKEN": "env"}, wantToken: "env"},
+		{name: "flag over env", args: []string{"--access-token", "cli"}, env: map[string]string{"KILN_ACCESS_TOKEN": "env"}, wantToken: "cli", wantCLI: true},
+		{name: "file", args: []string{"--access-token-file", file}, wantToken: "from-file"},
+		{name: "file from env", env: map[string]string{"KILN_ACCESS_TOKEN_FILE": file}, wantToken: "from-file"},
+		{name: "file and env", args: []string{"--access-token-file", file}, env: map[string]string{"KILN_ACCESS_TOKEN": "env"}, wantErr: "access_token_file"},
+		{name: "empty file", args: []string{"--access-token-file", empty}, wantErr: "holds no token"},
+		{name: "missing file", args: []string{"--access-token-file", file + ".none"}, wantErr: "access_token_file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, extra, err := parseServeConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one naming %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.AccessToken != tt.wantToken || extra.tokenOnCLI != tt.wantCLI {
+				t.Errorf("token %q on command line %v, want %q %v", cfg.AccessToken, extra.tokenOnCLI, tt.wantToken, tt.wantCLI)
 			}
 		})
 	}

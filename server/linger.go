@@ -1,0 +1,61 @@
+package server
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Lingering close of a body over the limit, as nginx does: the 413 is
+// written, the sending half of the connection is shut, and what the
+// client still sends is read and dropped for a bounded time and amount
+// before the connection closes. Closing at once, with the client's bytes
+// unread, makes the kernel answer them with a reset, and a client still
+// writing its body then loses the 413 it has not read yet.
+const (
+	lingerTime  = 2 * time.Second
+	lingerBytes = 8 << 20
+)
+
+// closeWriter is a connection whose sending half can be shut alone.
+type closeWriter interface{ CloseWrite() error }
+
+// lingerTooLarge answers 413 on the hijacked connection and lingers. It
+// reports false, having done nothing, where the connection cannot be
+// hijacked (HTTP/2); the caller then answers as usual.
+func (s *Server) lingerTooLarge(w http.ResponseWriter, r *http.Request, mbe *http.MaxBytesError) bool {
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return false
+	}
+	defer func() { _ = conn.Close() }()
+	e := errorFor(mbe, s.cfg.RetryAfter)
+	s.logError(r, e)
+	body := appendError(nil, e)
+	_ = conn.SetWriteDeadline(time.Now().Add(lingerTime))
+	writeRawResponse(brw.Writer, e.Status, body)
+	if err := brw.Flush(); err != nil {
+		return true
+	}
+	if cw, ok := conn.(closeWriter); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(lingerTime))
+	_, _ = io.CopyN(io.Discard, brw.Reader, lingerBytes)
+	return true
+}
+
+// writeRawResponse writes a whole HTTP/1.1 response that closes the
+// connection.
+func writeRawResponse(w *bufio.Writer, status int, body []byte) {
+	_, _ = w.WriteString("HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n")
+	_, _ = w.WriteString("Content-Type: application/json\r\nConnection: close\r\nContent-Length: ")
+	_, _ = w.WriteString(strconv.Itoa(len(body)))
+	_, _ = w.WriteString("\r\n\r\n")
+	_, _ = w.Write(body)
+}
+
+var _ closeWriter = (*net.TCPConn)(nil)
