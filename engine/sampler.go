@@ -31,8 +31,8 @@ func (s Sampling) validate() error {
 type Sampler struct {
 	cfg   Sampling
 	rng   *rand.Rand
-	probs []float32 // softmax over the candidates, indexed by token id
-	cand  []int32   // candidate token ids
+	probs []float32  // softmax over the candidates, indexed by token id
+	cand  []int32    // candidate token ids
 	pen   *penalties // nil unless cfg.penalized()
 }
 
