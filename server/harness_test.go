@@ -251,7 +251,7 @@ func parseStream(t testing.TB, body []byte) streamParts {
 		case "kiln.token_timing":
 			p.events = append(p.events, m)
 			p.order = append(p.order, "timing")
-		case "chat.completion.chunk":
+		case "chat.completion.chunk", textCompletionObject:
 			p.chunks = append(p.chunks, m)
 			choices, _ := m["choices"].([]any)
 			switch {
@@ -284,6 +284,9 @@ func (p *streamParts) content() string {
 		delta, _ := choices[0].(map[string]any)["delta"].(map[string]any)
 		if s, ok := delta["content"].(string); ok {
 			b.WriteString(s)
+		}
+		if s, ok := choices[0].(map[string]any)["text"].(string); ok {
+			b.WriteString(s) // a legacy text_completion
 		}
 	}
 	return b.String()

@@ -45,6 +45,9 @@ func (s *Server) routeTable() []route {
 	get := http.MethodGet
 	return []route{
 		{pattern: chatPath, method: http.MethodPost, h: s.chat},
+		{pattern: completionsPath, method: http.MethodPost, h: s.completions},
+		{pattern: "/tokenize", method: http.MethodPost, h: s.tokenize},
+		{pattern: "/detokenize", method: http.MethodPost, h: s.detokenize},
 		{pattern: "/v1/models", method: get, h: s.models},
 		{pattern: "/v1/models/{id}", method: get, h: s.modelByID},
 		{pattern: "/v1/stats/decode", method: get, h: s.decodeStats, quiet: true},
@@ -56,6 +59,7 @@ func (s *Server) routeTable() []route {
 		{pattern: "/metrics", method: get, h: s.metrics, quiet: true},
 		{pattern: "/ui", method: get, h: s.ui, quiet: true, access: openReads},
 		{pattern: "/ui/{file...}", method: get, h: s.ui, quiet: true, access: openReads},
+		{pattern: "/{$}", method: get, h: redirectToUI, quiet: true, access: openReads},
 		{pattern: notFoundPattern, h: notFound},
 	}
 }
@@ -78,13 +82,19 @@ func (s *Server) routes() http.Handler {
 		if rt.method != "" {
 			h = methods(h, rt.method)
 		}
-		next := s.requireToken(s.handle(h), rt)
+		next := requestID(s.requireToken(s.handle(h), rt))
 		if !rt.quiet {
 			next = otelhttp.NewHandler(next, rt.pattern, topts...)
 		}
 		mux.Handle(rt.pattern, next)
 	}
-	return mux
+	return cors(mux, s.cfg.CORSOrigins)
+}
+
+// redirectToUI sends GET / to the dashboard.
+func redirectToUI(w http.ResponseWriter, r *http.Request) error {
+	http.Redirect(w, r, "/ui", http.StatusFound)
+	return nil
 }
 
 // metrics serves GET /metrics: the Prometheus exposition.

@@ -129,6 +129,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.tmpl == nil {
 		s.tmpl = chat.ChatML()
 	}
+	if cfg.ServedModelName != "" {
+		s.modelID = cfg.ServedModelName
+	}
 	if s.clock == nil {
 		s.clock = realClock{}
 	}
