@@ -113,6 +113,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		}
 		gen = engineGenerator{deps.Engine}
 	}
+	if deps.Engine != nil {
+		// Report what the engine runs with (GET /v1/config), not the zero
+		// defaults of the flags: max_batch and kv_budget follow the backend.
+		cfg.Engine = deps.Engine.Config()
+	}
 	s := &Server{
 		cfg:     cfg,
 		model:   deps.Model,

@@ -122,7 +122,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return err
+		return usageError{err}
 	}
 	loaded, err := llama.Open(o.model)
 	if err != nil {

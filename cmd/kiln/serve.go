@@ -66,6 +66,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs := flag.NewFlagSet("kiln serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	serveFlags(fs, &cfg)
+	serveAPIFlags(fs, &cfg)
 	fs.IntVar(&extra.slots, "slots", extra.slots, "sequences the KV cache holds at once")
 	fs.StringVar(&extra.logLevel, "log-level", extra.logLevel, "debug, info, warn or error")
 	fs.Usage = func() {
@@ -92,8 +93,8 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	if fs.NArg() > 0 {
 		return cfg, extra, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
 	}
-	if extra.slots < 1 {
-		return cfg, extra, fmt.Errorf("slots: must be at least 1 (got %d)", extra.slots)
+	if err := checkServeRanges(cfg, extra); err != nil {
+		return cfg, extra, err
 	}
 	if _, err := zerolog.ParseLevel(extra.logLevel); err != nil {
 		return cfg, extra, fmt.Errorf("log_level: %w", err)
@@ -110,7 +111,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 		return nil
 	}
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	tcfg, err := telemetry.ConfigFromEnv(os.Getenv)
 	if err != nil {
@@ -141,6 +142,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	if threads == 0 {
 		threads = runtime.NumCPU()
 	}
+	cfg.Threads = threads // resolved, as GET /v1/config reports it
 	pool := kernels.NewPool(threads)
 	defer pool.Close()
 	state := model.Model.NewState(extra.slots, pool)
