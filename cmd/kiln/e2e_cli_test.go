@@ -136,7 +136,9 @@ func TestServedModelNameAndLimits(t *testing.T) {
 	if status != http.StatusBadRequest {
 		t.Fatalf("long prompt: %d %s", status, raw)
 	}
-	var e struct{ Error struct{ Message, Code string } }
+	var e struct {
+		Error struct{ Message, Code string }
+	}
 	_ = json.Unmarshal(raw, &e)
 	m := regexp.MustCompile(`maximum context length is (\d+) tokens, but the prompt is (\d+) tokens`).FindStringSubmatch(e.Error.Message)
 	if e.Error.Code != "context_length_exceeded" || m == nil || m[1] == m[2] {

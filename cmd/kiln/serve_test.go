@@ -41,7 +41,7 @@ func TestParseServeConfig(t *testing.T) {
 			name: "flag wins over env",
 			args: []string{"--addr", "127.0.0.1:1", "--recent-requests", "5", "--recent-request-text", "--queue-depth", "3", "--max-batch", "2", "--kv-budget", "4096", "--delivery-buffer", "8", "--cycle-idle", "1ms", "--threads", "2",
 				"--served-model-name", "mine", "--cors-origin", "http://a:1, https://b", "--cors-origin", "http://c"},
-			env:  map[string]string{"KILN_ADDR": "0.0.0.0:9000", "KILN_RECENT_REQUESTS": "50"},
+			env: map[string]string{"KILN_ADDR": "0.0.0.0:9000", "KILN_RECENT_REQUESTS": "50"},
 			want: func(c *server.Config) {
 				c.Addr, c.RecentRequests, c.RecentRequestText = "127.0.0.1:1", 5, true
 				c.ServedModelName, c.CORSOrigins = "mine", []string{"http://a:1", "https://b", "http://c"}
