@@ -69,7 +69,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, decode func(io
 	}
 	started = true
 
-	_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: id})
+	op := telemetry.OperationChat
+	if req.Legacy {
+		op = telemetry.OperationTextCompletion
+	}
+	_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: id, Operation: op})
 	treq.Phase(latency.PhaseTokenization, tokStart, tokEnd)
 	return s.newExchange(w, r, req, treq, cancel, received, len(prompt)).run(stream)
 }

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-	"go.opentelemetry.io/otel/propagation"
 )
 
 // Paths named outside the route table.
@@ -72,7 +71,7 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	topts := []otelhttp.Option{
 		otelhttp.WithTracerProvider(s.tel.TracerProvider()),
-		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithPropagators(s.tel.Propagator()),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			return r.Method + " " + r.Pattern
 		}),

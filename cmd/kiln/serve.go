@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel"
 	"golang.org/x/term"
 
 	"github.com/kiln-ai/kiln/engine"
@@ -125,6 +126,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	if err != nil {
 		return err
 	}
+	otel.SetErrorHandler(telemetry.ErrorHandler(log))
 	defer func() {
 		// Flush telemetry last, with a deadline of its own.
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
