@@ -31,6 +31,14 @@ type hookBackend struct {
 	engine.Backend
 	mu     sync.Mutex
 	before func(rows []llama.Row)
+	seqLen int // > 0: the context the engine sees (shorter than the model's)
+}
+
+func (h *hookBackend) SeqLen() int {
+	if h.seqLen > 0 {
+		return h.seqLen
+	}
+	return h.Backend.SeqLen()
 }
 
 func (h *hookBackend) Forward(rows []llama.Row, logits [][]float32) {
@@ -65,9 +73,10 @@ type harness struct {
 
 // harnessSetup is what options change before the harness is built.
 type harnessSetup struct {
-	cfg   Config
-	topts []telemetry.Option
-	spans *tracetest.InMemoryExporter
+	cfg    Config
+	seqLen int
+	topts  []telemetry.Option
+	spans  *tracetest.InMemoryExporter
 }
 
 type harnessOption func(*harnessSetup)
@@ -87,7 +96,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Cleanup(func() { _ = model.Close() })
 	pool := kernels.NewPool(2)
 	t.Cleanup(pool.Close)
-	h := &harness{t: t, cfg: cfg, model: model, spans: setup.spans, backend: &hookBackend{Backend: model.Model.NewState(4, pool)}}
+	h := &harness{t: t, cfg: cfg, model: model, spans: setup.spans, backend: &hookBackend{Backend: model.Model.NewState(4, pool), seqLen: setup.seqLen}}
 	h.tel, err = telemetry.New(telemetry.Config{}, topts...)
 	if err != nil {
 		t.Fatalf("telemetry: %v", err)

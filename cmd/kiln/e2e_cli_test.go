@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -173,6 +175,56 @@ func post(t *testing.T, url string, body any) (int, []byte) {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// TestBenchEvidenceDir: without --out, kiln bench writes its evidence
+// under bench-results/ of the working directory (gitignored); --out
+// writes exactly there.
+func TestBenchEvidenceDir(t *testing.T) {
+	dir := t.TempDir()
+	closed := "http://" + freeAddr(t) // every request fails fast; the evidence is still written
+	bench := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(kilnBinary(t), append([]string{"bench", "--url", closed, "--requests", "1", "--max-tokens", "1"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kiln bench: %v\n%s", err, out)
+		}
+		m := regexp.MustCompile(`(?m)^evidence: (.+)$`).FindStringSubmatch(string(out))
+		if m == nil {
+			t.Fatalf("no evidence line:\n%s", out)
+		}
+		return m[1]
+	}
+	got := bench()
+	if filepath.Dir(got) != "bench-results" {
+		t.Errorf("evidence at %q, want under bench-results/", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, got)); err != nil {
+		t.Error(err)
+	}
+	want := filepath.Join(dir, "mine.json")
+	if got := bench("--out", want); got != want {
+		t.Errorf("--out %q wrote %q", want, got)
+	}
+	if _, err := os.Stat(want); err != nil {
+		t.Error(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(repoRoot(t), ".gitignore")); err != nil || !strings.Contains(string(b), "/bench-results/") {
+		t.Errorf(".gitignore does not ignore /bench-results/ (%v)", err)
+	}
+}
+
+func get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
