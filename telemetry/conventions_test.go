@@ -51,7 +51,7 @@ func TestResourceFromEnv(t *testing.T) {
 			}
 			got := map[string]string{}
 			for _, kv := range spans[0].Resource.Attributes() {
-				got[string(kv.Key)] = kv.Value.Emit()
+				got[string(kv.Key)] = kv.Value.String()
 			}
 			for k, v := range tc.want {
 				if got[k] != v {

@@ -174,7 +174,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := bench.WriteTable(stdout, ev.Arms); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
-	path := *out
+	return writeEvidence(ev, *out, stdout)
+}
+
+// writeEvidence writes the evidence JSON to out, or without it under
+// benchResultsDir, and names the file on stdout.
+func writeEvidence(ev evidence, out string, stdout io.Writer) error {
+	path := out
 	if path == "" {
 		path = filepath.Join(benchResultsDir, "kiln-bench-"+ev.StartedAt.Format("20060102T150405Z")+".json")
 		if err := os.MkdirAll(benchResultsDir, 0o755); err != nil {

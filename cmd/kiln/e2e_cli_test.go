@@ -221,14 +221,3 @@ func TestBenchEvidenceDir(t *testing.T) {
 		t.Errorf(".gitignore does not ignore /bench-results/ (%v)", err)
 	}
 }
-
-func get(t *testing.T, url string) (int, []byte) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out
-}
