@@ -159,6 +159,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) (*Stream, error) {
 		slot:    -1,
 		stream:  &Stream{ch: make(chan Token, e.cfg.DeliveryBuffer)},
 	}
+	q.sampler.SetPrompt(q.prompt)
 	q.reserve = len(q.prompt) + q.maxGen
 	q.submitted = r.Submitted
 	if q.submitted.IsZero() {
@@ -206,7 +207,10 @@ func (e *Engine) check(r *Request) error {
 			return fmt.Errorf("%w: prompt token %d is %d, outside the vocabulary of %d", ErrInvalidRequest, i, id, e.vocab)
 		}
 	}
-	return r.Sampling.validate()
+	if err := r.Sampling.validate(); err != nil {
+		return err
+	}
+	return r.Sampling.validatePenalties(e.vocab)
 }
 
 // poke wakes the actor if it waits for work.

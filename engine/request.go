@@ -24,6 +24,13 @@ type Sampling struct {
 	TopP        float32 // 0 or 1 means no nucleus cut
 	Seed        uint64  // used when HasSeed; otherwise a random seed
 	HasSeed     bool
+
+	// Logit adjustments (penalties.go), applied greedy or not.
+	FrequencyPenalty  float32     // OpenAI's, over generated tokens; [-2, 2]
+	PresencePenalty   float32     // OpenAI's, over generated tokens; [-2, 2]
+	RepetitionPenalty float32     // over prompt and generated tokens; 0 or 1 is off
+	MinP              float32     // drop tokens below MinP x the top probability; 0 is off
+	LogitBias         []LogitBias // added to the logits of the given ids
 }
 
 // Request is one generation submitted to the engine.

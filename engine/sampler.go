@@ -22,7 +22,7 @@ func (s Sampling) validate() error {
 	case !(s.TopP >= 0 && s.TopP <= 1):
 		return fmt.Errorf("%w: top_p %v must be in [0, 1]", ErrInvalidRequest, s.TopP)
 	}
-	return nil
+	return s.validatePenalties(0)
 }
 
 // Sampler chooses tokens from logits for one request. It owns its random
@@ -31,8 +31,9 @@ func (s Sampling) validate() error {
 type Sampler struct {
 	cfg   Sampling
 	rng   *rand.Rand
-	probs []float32 // softmax over the candidates, indexed by token id
-	cand  []int32   // candidate token ids
+	probs []float32  // softmax over the candidates, indexed by token id
+	cand  []int32    // candidate token ids
+	pen   *penalties // nil unless cfg.penalized()
 }
 
 // NewSampler returns a sampler for cfg. Without HasSeed it draws a random
@@ -47,18 +48,43 @@ func NewSampler(cfg Sampling) *Sampler {
 	if t := cfg.Temperature; t > 0 && math.IsInf(float64(1/t), 0) {
 		cfg.Temperature = 0
 	}
-	return &Sampler{cfg: cfg, rng: rand.New(rand.NewPCG(seed, seedStream))}
+	s := &Sampler{cfg: cfg, rng: rand.New(rand.NewPCG(seed, seedStream))}
+	if cfg.penalized() {
+		s.pen = &penalties{}
+	}
+	return s
+}
+
+// SetPrompt gives the sampler the request's prompt, which the repetition
+// penalty counts as seen. The sampler keeps prompt until its first Sample.
+func (s *Sampler) SetPrompt(prompt []int) {
+	if s.pen != nil {
+		s.pen.prompt = prompt
+	}
 }
 
 // Greedy reports whether the sampler always takes the argmax.
 func (s *Sampler) Greedy() bool { return s.cfg.Temperature == 0 }
 
-// Sample returns the next token id. logits is used as scratch space only
-// when the sampler is not greedy; it is not modified otherwise. Logits that
-// are NaN never win and have no probability; when the distribution cannot
-// be formed (no finite logit, an infinite one, a mass that is not a
-// positive finite number) Sample takes the argmax instead: it never fails.
+// Sample returns the next token id. logits is used as scratch space when
+// the sampler adjusts logits (penalties.go) or is not greedy; it is not
+// modified otherwise. Logits that are NaN never win and have no
+// probability; when the distribution cannot be formed (no finite logit, an
+// infinite one, a mass that is not a positive finite number) Sample takes
+// the argmax instead: it never fails.
 func (s *Sampler) Sample(logits []float32) int {
+	if s.pen == nil {
+		return s.pick(logits)
+	}
+	s.pen.apply(&s.cfg, logits)
+	id := s.pick(logits)
+	s.pen.record(id)
+	return id
+}
+
+// pick chooses a token from logits: argmax when greedy, else a draw after
+// the top-k and nucleus cuts at the temperature.
+func (s *Sampler) pick(logits []float32) int {
 	if s.cfg.Temperature == 0 || s.cfg.TopK == 1 || len(logits) < 2 {
 		return argmax(logits)
 	}

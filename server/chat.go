@@ -17,7 +17,13 @@ import (
 // and hands the token stream to an exchange (exchange.go), which runs the
 // token loop (tokens.go), writes the OpenAI wire format (openai.go) and
 // the performance object (performance.go).
-func (s *Server) chat(w http.ResponseWriter, r *http.Request) (err error) {
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
+	return s.generate(w, r, parseChatRequest)
+}
+
+// generate serves one generation request, chat or legacy completion
+// (completions.go): parse decodes the body into the common request.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]byte) (*chatRequest, error)) (err error) {
 	received := s.clock.Now()
 	started := false
 	defer func() {
@@ -31,13 +37,15 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) (err error) {
 	if err != nil {
 		return err
 	}
-	req, err := parseChatRequest(data)
+	req, err := parse(data)
 	if err != nil {
 		return err
 	}
-	if req.Model != s.modelID {
-		return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "model", Code: "model_not_found",
-			Message: fmt.Sprintf("the model %q does not exist; this server serves %q (GET /v1/models)", clip(req.Model), s.modelID)}
+	if err := s.checkModel(req.Model); err != nil {
+		return err
+	}
+	if err := checkLogitBias(req.Penalties.LogitBias, s.model.Model.Config.Vocab); err != nil {
+		return err
 	}
 	if err := s.checkContentSize(req.Messages); err != nil {
 		return err
@@ -49,7 +57,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) (err error) {
 	defer release()
 
 	tokStart := s.clock.Now()
-	prompt, err := s.encodePrompt(req.Messages)
+	prompt, err := s.promptIDs(req)
 	if err != nil {
 		return err
 	}
@@ -69,9 +77,22 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) (err error) {
 	}
 	started = true
 
-	_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: id})
+	op := telemetry.OperationChat
+	if req.Legacy {
+		op = telemetry.OperationTextCompletion
+	}
+	_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: id, Operation: op})
 	treq.Phase(latency.PhaseTokenization, tokStart, tokEnd)
 	return s.newExchange(w, r, req, treq, cancel, received, len(prompt)).run(stream)
+}
+
+// checkModel answers 404 for a model this server does not serve.
+func (s *Server) checkModel(model string) error {
+	if model == s.modelID {
+		return nil
+	}
+	return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "model", Code: "model_not_found",
+		Message: fmt.Sprintf("the model %q does not exist; this server serves %q (GET /v1/models)", clip(model), s.modelID)}
 }
 
 // admit refuses a chat request while the server drains or when the
@@ -106,6 +127,9 @@ func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, sub
 		if errors.Is(err, engine.ErrInvalidRequest) {
 			return nil, invalid("", "invalid_value", "the request cannot be generated: %v", err)
 		}
+		if errors.Is(err, engine.ErrTooLong) {
+			return nil, s.contextExceeded(req, len(prompt), err)
+		}
 		return nil, fmt.Errorf("submit: %w", err)
 	}
 	return stream, nil
@@ -131,6 +155,7 @@ func sampling(req *chatRequest) engine.Sampling {
 	if req.Seed != nil {
 		sm.Seed, sm.HasSeed = uint64(*req.Seed), true
 	}
+	req.Penalties.apply(&sm)
 	return sm
 }
 

@@ -62,6 +62,13 @@ type Config struct {
 	// Threads is the compute worker count (0: one per CPU); cmd sizes the
 	// kernels pool with it.
 	Threads int
+	// ServedModelName, when set, is the model id clients name and see
+	// (GET /v1/models, the "model" of requests and responses) instead of
+	// the loaded model's (the file stem, the directory name or kiln-tiny).
+	ServedModelName string
+	// CORSOrigins are the browser origins allowed to call the API
+	// (cors.go); empty (the default) sends no CORS headers.
+	CORSOrigins []string
 }
 
 // Defaults.
@@ -129,6 +136,9 @@ func (c Config) Validate() error {
 	}
 	if c.Threads < 0 {
 		return fmt.Errorf("threads: must not be negative (got %d)", c.Threads)
+	}
+	if err := validateOrigins(c.CORSOrigins); err != nil {
+		return err
 	}
 	if err := c.Engine.Validate(); err != nil {
 		return err

@@ -18,6 +18,29 @@
 // is rendered or tokenized (size.go). Error messages repeat at most a
 // bounded prefix of client input (clip.go).
 //
+// Routes beyond chat: POST /v1/completions (legacy text completion, the
+// same generate path and token loop with a text_completion wire format,
+// completions.go and openai_completions.go), POST /tokenize and POST
+// /detokenize (llama.cpp server shapes, tokenize.go), GET / (a redirect
+// to /ui). CORS is off unless Config.CORSOrigins lists origins (cors.go);
+// every response carries X-Request-Id, its trace id (requestid.go).
+//
+// Limits: a prompt that leaves no room in the context is a 400
+// context_length_exceeded whose message states the prompt's and the
+// context's lengths. A max_tokens beyond the room left is clipped to it,
+// as OpenAI-compatible servers do: the response carries no extra field;
+// finish_reason "length" and a usage whose prompt_tokens and
+// completion_tokens add up to the context length are the signal. A legacy
+// completion without max_tokens generates 16 tokens (OpenAI's default); a
+// chat without it generates up to the context.
+//
+// Sampling parameters beyond temperature, top_p, top_k and seed are
+// applied by the engine (engine/penalties.go): frequency_penalty and
+// presence_penalty ([-2, 2], over generated tokens), repetition_penalty
+// ((0, 10], over prompt and generated tokens), min_p ([0, 1]) and
+// logit_bias (token id strings to [-100, 100]); out of range is a 400
+// naming the parameter (penalties.go).
+//
 // The path of one token (chat.go): the engine delivers an engine.Token on
 // the request's channel; the handler stamps handler_received, decodes the
 // token's text, writes its content chunk and flushes, stamps body_enqueued,

@@ -53,7 +53,7 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, req *chatRe
 	return &exchange{
 		s: s, req: req, w: w, r: r, treq: treq, cancel: cancel,
 		received:    received,
-		id:          newID(),
+		id:          completionID(req),
 		created:     time.Now().Unix(),
 		promptLen:   promptLen,
 		metadata:    s.wantMetadata(req),

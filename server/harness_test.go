@@ -32,6 +32,14 @@ type hookBackend struct {
 	engine.Backend
 	mu     sync.Mutex
 	before func(rows []llama.Row)
+	seqLen int // > 0: the context the engine sees (shorter than the model's)
+}
+
+func (h *hookBackend) SeqLen() int {
+	if h.seqLen > 0 {
+		return h.seqLen
+	}
+	return h.Backend.SeqLen()
 }
 
 func (h *hookBackend) Forward(rows []llama.Row, logits [][]float32) {
@@ -66,11 +74,12 @@ type harness struct {
 
 // harnessSetup is what options change before the harness is built.
 type harnessSetup struct {
-	cfg   Config
-	topts []telemetry.Option
-	eopts []engine.Option
-	spans *tracetest.InMemoryExporter
-	wrap  func(net.Listener) net.Listener // wraps the test server's listener
+	cfg    Config
+	seqLen int
+	topts  []telemetry.Option
+	eopts  []engine.Option
+	spans  *tracetest.InMemoryExporter
+	wrap   func(net.Listener) net.Listener // wraps the test server's listener
 }
 
 type harnessOption func(*harnessSetup)
@@ -93,7 +102,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Cleanup(func() { _ = model.Close() })
 	pool := kernels.NewPool(2)
 	t.Cleanup(pool.Close)
-	h := &harness{t: t, cfg: cfg, model: model, spans: setup.spans, backend: &hookBackend{Backend: model.Model.NewState(4, pool)}}
+	h := &harness{t: t, cfg: cfg, model: model, spans: setup.spans, backend: &hookBackend{Backend: model.Model.NewState(4, pool), seqLen: setup.seqLen}}
 	h.tel, err = telemetry.New(telemetry.Config{}, topts...)
 	if err != nil {
 		t.Fatalf("telemetry: %v", err)
@@ -261,7 +270,7 @@ func parseStream(t testing.TB, body []byte) streamParts {
 		case "kiln.token_timing":
 			p.events = append(p.events, m)
 			p.order = append(p.order, "timing")
-		case "chat.completion.chunk":
+		case "chat.completion.chunk", textCompletionObject:
 			p.chunks = append(p.chunks, m)
 			choices, _ := m["choices"].([]any)
 			switch {
@@ -294,6 +303,9 @@ func (p *streamParts) content() string {
 		delta, _ := choices[0].(map[string]any)["delta"].(map[string]any)
 		if s, ok := delta["content"].(string); ok {
 			b.WriteString(s)
+		}
+		if s, ok := choices[0].(map[string]any)["text"].(string); ok {
+			b.WriteString(s) // a legacy text_completion
 		}
 	}
 	return b.String()

@@ -171,6 +171,7 @@ func (s *Server) configJSON() map[string]any {
 		"shutdown_grace_secs":  c.ShutdownGrace.Seconds(),
 		"retry_after_secs":     c.RetryAfter.Seconds(),
 		"threads":              c.Threads,
+		"cors_origins":         append([]string{}, c.CORSOrigins...),
 		"engine": map[string]any{
 			"queue_depth":     c.Engine.QueueDepth,
 			"max_batch":       c.Engine.MaxBatch,

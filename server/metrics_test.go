@@ -88,8 +88,18 @@ func TestMetricsExposition(t *testing.T) {
 			t.Errorf("family %s missing", name)
 		}
 	}
+	// kiln_build_info is one series whose labels name the build (a
+	// closed set of one per process); every other kiln_ label is closed.
+	if bi := fams["kiln_build_info"]; bi == nil || len(bi.GetMetric()) != 1 || len(bi.GetMetric()[0].GetLabel()) != 3 {
+		t.Errorf("kiln_build_info: %v, want one series with version, revision and goversion", bi)
+	}
+	for _, fam := range []string{"process_cpu_seconds_total", "go_goroutines"} {
+		if fams[fam] == nil {
+			t.Errorf("family %s missing", fam)
+		}
+	}
 	for name, mf := range fams {
-		if len(name) < 5 || name[:5] != "kiln_" {
+		if len(name) < 5 || name[:5] != "kiln_" || name == "kiln_build_info" {
 			continue
 		}
 		for _, m := range mf.GetMetric() {

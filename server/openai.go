@@ -21,6 +21,9 @@ func newID() string {
 // appendChunk appends one chat.completion.chunk carrying content. The
 // first chunk also carries the assistant role, as OpenAI's do.
 func (x *exchange) appendChunk(b []byte, content string) []byte {
+	if x.req.Legacy {
+		return x.appendTextChunk(b, content)
+	}
 	b = x.appendChunkHead(b)
 	b = append(b, `"choices":[{"index":0,"delta":{`...)
 	if !x.roleSent {
@@ -47,7 +50,12 @@ func (x *exchange) appendHead(b []byte, object string) []byte {
 	return append(b, `,"system_fingerprint":null,`...)
 }
 
-func (x *exchange) appendChunkHead(b []byte) []byte { return x.appendHead(b, "chat.completion.chunk") }
+func (x *exchange) appendChunkHead(b []byte) []byte {
+	if x.req.Legacy {
+		return x.appendHead(b, textCompletionObject)
+	}
+	return x.appendHead(b, "chat.completion.chunk")
+}
 
 // appendChunkTail closes a chunk; with include_usage every chunk carries
 // "usage":null except the final usage chunk, as OpenAI's do.
@@ -63,9 +71,13 @@ func (x *exchange) appendChunkTail(b []byte) []byte {
 func (x *exchange) endStream(finish string, perf performance) error {
 	x.write(func(b []byte) []byte {
 		b = x.appendChunkHead(b)
-		b = append(b, `"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
-		b = appendJSONString(b, finish)
-		b = append(b, `}]`...)
+		if x.req.Legacy {
+			b = appendTextChoice(b, "", finish)
+		} else {
+			b = append(b, `"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
+			b = appendJSONString(b, finish)
+			b = append(b, `}]`...)
+		}
 		if x.req.IncludeUsage {
 			b = append(b, `,"usage":null`...)
 		}
@@ -100,6 +112,9 @@ func (x *exchange) appendUsage(b []byte) []byte {
 
 // writeCompletion writes the non-streaming chat.completion.
 func (x *exchange) writeCompletion(finish string, perf performance) error {
+	if x.req.Legacy {
+		return x.writeTextCompletion(finish, perf)
+	}
 	b := x.appendHead(make([]byte, 0, 512+x.text.Len()), "chat.completion")
 	b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	b = appendJSONString(b, x.text.String())

@@ -24,6 +24,12 @@ type chatRequest struct {
 	IncludeUsage       bool
 	User               string
 	IncludePerformance *bool // nil: absent or null (server default applies)
+	Penalties          penaltyParams
+	// Legacy marks a POST /v1/completions request (completions.go): Prompt
+	// is its text, Messages is empty, and the response is a
+	// text_completion.
+	Legacy bool
+	Prompt string
 }
 
 type chatMessage struct {
@@ -53,40 +59,54 @@ func parseChatRequest(data []byte) (*chatRequest, error) {
 	if req.Messages, err = decodeMessages(fields["messages"]); err != nil {
 		return nil, err
 	}
-	if err := decodeMaxTokens(fields, req); err != nil {
-		return nil, err
-	}
-	if err := decodeSampling(fields, req); err != nil {
-		return nil, err
-	}
-	if req.Stop, err = decodeStop(fields["stop"]); err != nil {
-		return nil, err
-	}
-	if n, err := optionalInt(fields, "n"); err != nil {
-		return nil, err
-	} else if n != nil && *n != 1 {
-		return nil, invalid("n", "invalid_value", "'n' must be 1: this server generates one choice per request, got %d", *n)
-	}
-	if s, err := optionalBool(fields, "stream"); err != nil {
-		return nil, err
-	} else if s != nil {
-		req.Stream = *s
-	}
-	if err := decodeStreamOptions(fields["stream_options"], req); err != nil {
-		return nil, err
-	}
-	if u, err := optionalString(fields, "user"); err != nil {
-		return nil, err
-	} else if u != nil {
-		req.User = *u
-	}
-	if req.IncludePerformance, err = optionalBool(fields, "include_performance"); err != nil {
+	if err := decodeOptions(fields, req); err != nil {
 		return nil, err
 	}
 	if err := rejectUnsupported(fields); err != nil {
 		return nil, err
 	}
 	return req, nil
+}
+
+// decodeOptions reads the fields chat and legacy completions share: the
+// limits, sampling, stop sequences, n, streaming, user and
+// include_performance.
+func decodeOptions(fields map[string]json.RawMessage, req *chatRequest) error {
+	var err error
+	if err := decodeMaxTokens(fields, req); err != nil {
+		return err
+	}
+	if err := decodeSampling(fields, req); err != nil {
+		return err
+	}
+	if req.Penalties, err = decodePenalties(fields); err != nil {
+		return err
+	}
+	if req.Stop, err = decodeStop(fields["stop"]); err != nil {
+		return err
+	}
+	if n, err := optionalInt(fields, "n"); err != nil {
+		return err
+	} else if n != nil && *n != 1 {
+		return invalid("n", "invalid_value", "'n' must be 1: this server generates one choice per request, got %d", *n)
+	}
+	if s, err := optionalBool(fields, "stream"); err != nil {
+		return err
+	} else if s != nil {
+		req.Stream = *s
+	}
+	if err := decodeStreamOptions(fields["stream_options"], req); err != nil {
+		return err
+	}
+	if u, err := optionalString(fields, "user"); err != nil {
+		return err
+	} else if u != nil {
+		req.User = *u
+	}
+	if req.IncludePerformance, err = optionalBool(fields, "include_performance"); err != nil {
+		return err
+	}
+	return nil
 }
 
 // decodeObject parses the body as exactly one JSON object. It unmarshals

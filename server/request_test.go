@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kiln-ai/kiln/engine"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -36,6 +38,7 @@ func TestParseChatRequestValid(t *testing.T) {
 				},
 				MaxTokens: 5, Temperature: ptr(0.5), TopP: ptr(0.9), TopK: 3, Seed: ptr[int64](42), Stop: []string{"x", "y"},
 				Stream: true, IncludeUsage: true, User: "u1", IncludePerformance: ptr(true),
+				Penalties: penaltyParams{PresencePenalty: 0.1},
 			},
 		},
 		{
@@ -52,6 +55,14 @@ func TestParseChatRequestValid(t *testing.T) {
 			name: "harmless forms of unsupported features",
 			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":false,"top_logprobs":0,"tools":[],"functions":null,"response_format":{"type":"text"}}`,
 			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}},
+		},
+		{
+			name: "logit adjustments",
+			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"frequency_penalty":-2,"presence_penalty":2,"repetition_penalty":1.3,"min_p":0.05,"logit_bias":{"50":-100,"7":100,"3":0.5}}`,
+			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Penalties: penaltyParams{
+				FrequencyPenalty: -2, PresencePenalty: 2, RepetitionPenalty: 1.3, MinP: 0.05,
+				LogitBias: []engine.LogitBias{{ID: 3, Bias: 0.5}, {ID: 7, Bias: 100}, {ID: 50, Bias: -100}},
+			}},
 		},
 		{
 			name: "temperature bounds",
@@ -72,15 +83,17 @@ func TestParseChatRequestValid(t *testing.T) {
 	}
 }
 
-// badRequests are malformed chat bodies with the param and code the error
-// must name. The end-to-end test sends them over HTTP too.
-var badRequests = []struct {
+type badRequest struct {
 	name   string
 	body   string
 	status int
 	param  string
 	code   string
-}{
+}
+
+// badRequests are malformed chat bodies with the param and code the error
+// must name. The end-to-end test sends them over HTTP too.
+var badRequests = []badRequest{
 	{"empty body", ``, 400, "", "invalid_json"},
 	{"logprobs requested", `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":true}`, 400, "logprobs", "unsupported_parameter"},
 	{"logprobs wrong type", `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":"yes"}`, 400, "logprobs", "invalid_type"},
@@ -129,6 +142,16 @@ var badRequests = []struct {
 	{"include_usage string", `{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"stream_options":{"include_usage":"y"}}`, 400, "stream_options.include_usage", "invalid_type"},
 	{"include_performance string", `{"model":"m","messages":[{"role":"user","content":"x"}],"include_performance":"true"}`, 400, "include_performance", "invalid_type"},
 	{"user number", `{"model":"m","messages":[{"role":"user","content":"x"}],"user":5}`, 400, "user", "invalid_type"},
+	{"frequency_penalty high", `{"model":"m","messages":[{"role":"user","content":"x"}],"frequency_penalty":2.5}`, 400, "frequency_penalty", "invalid_value"},
+	{"presence_penalty string", `{"model":"m","messages":[{"role":"user","content":"x"}],"presence_penalty":"a"}`, 400, "presence_penalty", "invalid_type"},
+	{"presence_penalty low", `{"model":"m","messages":[{"role":"user","content":"x"}],"presence_penalty":-3}`, 400, "presence_penalty", "invalid_value"},
+	{"repetition_penalty zero", `{"model":"m","messages":[{"role":"user","content":"x"}],"repetition_penalty":0}`, 400, "repetition_penalty", "invalid_value"},
+	{"repetition_penalty huge", `{"model":"m","messages":[{"role":"user","content":"x"}],"repetition_penalty":50}`, 400, "repetition_penalty", "invalid_value"},
+	{"min_p above one", `{"model":"m","messages":[{"role":"user","content":"x"}],"min_p":1.5}`, 400, "min_p", "invalid_value"},
+	{"logit_bias array", `{"model":"m","messages":[{"role":"user","content":"x"}],"logit_bias":[1]}`, 400, "logit_bias", "invalid_type"},
+	{"logit_bias word key", `{"model":"m","messages":[{"role":"user","content":"x"}],"logit_bias":{"the":1}}`, 400, "logit_bias", "invalid_value"},
+	{"logit_bias value high", `{"model":"m","messages":[{"role":"user","content":"x"}],"logit_bias":{"5":101}}`, 400, "logit_bias.5", "invalid_value"},
+	{"logit_bias value string", `{"model":"m","messages":[{"role":"user","content":"x"}],"logit_bias":{"5":"x"}}`, 400, "logit_bias.5", "invalid_type"},
 }
 
 func TestParseChatRequestInvalid(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-	"go.opentelemetry.io/otel/propagation"
 )
 
 // Paths named outside the route table.
@@ -49,6 +48,9 @@ func (s *Server) routeTable() []route {
 	get := http.MethodGet
 	return []route{
 		{pattern: chatPath, method: http.MethodPost, h: s.chat},
+		{pattern: completionsPath, method: http.MethodPost, h: s.completions},
+		{pattern: "/tokenize", method: http.MethodPost, h: s.tokenize},
+		{pattern: "/detokenize", method: http.MethodPost, h: s.detokenize},
 		{pattern: "/v1/models", method: get, h: s.models},
 		{pattern: "/v1/models/{id}", method: get, h: s.modelByID},
 		{pattern: "/v1/stats/decode", method: get, h: s.decodeStats, quiet: true},
@@ -60,6 +62,7 @@ func (s *Server) routeTable() []route {
 		{pattern: "/metrics", method: get, h: s.metrics, quiet: true, duringDrain: true},
 		{pattern: "/ui", method: get, h: s.ui, quiet: true, access: openReads},
 		{pattern: "/ui/{file...}", method: get, h: s.ui, quiet: true, access: openReads},
+		{pattern: "/{$}", method: get, h: redirectToUI, quiet: true, access: openReads},
 		{pattern: notFoundPattern, h: notFound},
 	}
 }
@@ -77,7 +80,7 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	topts := []otelhttp.Option{
 		otelhttp.WithTracerProvider(s.tel.TracerProvider()),
-		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithPropagators(s.tel.Propagator()),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			return r.Method + " " + r.Pattern
 		}),
@@ -90,7 +93,7 @@ func (s *Server) routes() http.Handler {
 		if rt.method != "" {
 			h = methods(h, rt.method)
 		}
-		next := s.handle(h)
+		next := requestID(s.handle(h))
 		if !rt.quiet {
 			next = otelhttp.NewHandler(next, rt.pattern, topts...)
 		}
@@ -99,7 +102,13 @@ func (s *Server) routes() http.Handler {
 		}
 		mux.Handle(rt.pattern, s.requireToken(next, rt))
 	}
-	return s.checkHost(mux)
+	return s.checkHost(cors(mux, s.cfg.CORSOrigins))
+}
+
+// redirectToUI sends GET / to the dashboard.
+func redirectToUI(w http.ResponseWriter, r *http.Request) error {
+	http.Redirect(w, r, "/ui", http.StatusFound)
+	return nil
 }
 
 // metrics serves GET /metrics: the Prometheus exposition.

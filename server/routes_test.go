@@ -68,11 +68,11 @@ func TestRouteTable(t *testing.T) {
 			opened = append(opened, rt.pattern)
 		}
 	}
-	wantQuiet := []string{"/v1/stats/decode", "/v1/stats/recent-requests", "/health", "/v1/health", "/metrics", "/ui", "/ui/{file...}"}
+	wantQuiet := []string{"/v1/stats/decode", "/v1/stats/recent-requests", "/health", "/v1/health", "/metrics", "/ui", "/ui/{file...}", "/{$}"}
 	if d := cmp.Diff(wantQuiet, quiet); d != "" {
 		t.Errorf("untraced routes (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]string{"/health", "/ui", "/ui/{file...}"}, opened); d != "" {
+	if d := cmp.Diff([]string{"/health", "/ui", "/ui/{file...}", "/{$}"}, opened); d != "" {
 		t.Errorf("routes open without the token (-want +got):\n%s", d)
 	}
 }

@@ -124,6 +124,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		}
 		gen = engineGenerator{deps.Engine}
 	}
+	if deps.Engine != nil {
+		// Report what the engine runs with (GET /v1/config), not the zero
+		// defaults of the flags: max_batch and kv_budget follow the backend.
+		cfg.Engine = deps.Engine.Config()
+	}
 	s := &Server{
 		cfg:     cfg,
 		model:   deps.Model,
@@ -140,6 +145,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.tmpl == nil {
 		s.tmpl = chat.ChatML()
+	}
+	if cfg.ServedModelName != "" {
+		s.modelID = cfg.ServedModelName
 	}
 	if s.clock == nil {
 		s.clock = realClock{}

@@ -25,15 +25,22 @@ func TestMalformedRequestsOverHTTP(t *testing.T) {
 		code               string
 	}
 	var cases []tc
-	for _, b := range badRequests {
-		body := strings.ReplaceAll(b.body, `"model":"m"`, `"model":"`+h.model.ID+`"`)
-		cases = append(cases, tc{b.name, http.MethodPost, chatPath, body, b.status, b.code})
+	for _, path := range []string{chatPath, completionsPath, "/tokenize", "/detokenize"} {
+		for _, b := range badRequestsFor(path) {
+			body := strings.ReplaceAll(b.body, `"model":"m"`, `"model":"`+h.model.ID+`"`)
+			cases = append(cases, tc{path + " " + b.name, http.MethodPost, path, body, b.status, b.code})
+		}
 	}
 	user := `{"role":"user","content":"x"}`
 	cases = append(cases,
 		tc{"unknown model", http.MethodPost, chatPath, `{"model":"gpt-9","messages":[` + user + `]}`, 404, "model_not_found"},
 		tc{"body over the limit", http.MethodPost, chatPath, `{"model":"` + h.model.ID + `","messages":[{"role":"user","content":"` + strings.Repeat("a", 70<<10) + `"}]}`, 413, "request_too_large"},
 		tc{"prompt over the context", http.MethodPost, chatPath, `{"model":"` + h.model.ID + `","messages":[{"role":"user","content":"` + strings.Repeat("sun moon star ", 3000) + `"}]}`, 400, "context_length_exceeded"},
+		tc{"legacy prompt over the context", http.MethodPost, completionsPath, `{"model":"` + h.model.ID + `","prompt":"` + strings.Repeat("sun moon star ", 3000) + `"}`, 400, "context_length_exceeded"},
+		tc{"legacy unknown model", http.MethodPost, completionsPath, `{"model":"gpt-9","prompt":"x"}`, 404, "model_not_found"},
+		tc{"logit_bias outside the vocabulary", http.MethodPost, chatPath, `{"model":"` + h.model.ID + `","messages":[` + user + `],"logit_bias":{"99999999":1}}`, 400, "invalid_value"},
+		tc{"GET on completions", http.MethodGet, completionsPath, ``, 405, "method_not_allowed"},
+		tc{"GET on tokenize", http.MethodGet, "/tokenize", ``, 405, "method_not_allowed"},
 		tc{"GET on chat", http.MethodGet, chatPath, ``, 405, "method_not_allowed"},
 		tc{"POST on models", http.MethodPost, "/v1/models", `{}`, 405, "method_not_allowed"},
 		tc{"unknown path", http.MethodGet, "/v1/nothing", ``, 404, "not_found"},

@@ -31,6 +31,15 @@ type Config struct {
 	// traceidratio samplers (default 1).
 	Sampler    string
 	SamplerArg float64
+
+	// Propagators is the OTEL_PROPAGATORS list (NewPropagator); empty
+	// means tracecontext,baggage.
+	Propagators string
+	// SDKDisabled (OTEL_SDK_DISABLED=true) turns trace export off: no span
+	// leaves the process whatever the OTLP variables say. Kiln's own
+	// accounting (/metrics, performance metadata, the dashboard) is not
+	// OpenTelemetry export and stays on.
+	SDKDisabled bool
 }
 
 // Sampler names (OTEL_TRACES_SAMPLER).
@@ -62,6 +71,9 @@ func (c Config) Validate() error {
 	if !(c.SamplerArg >= 0 && c.SamplerArg <= 1) { // NaN too
 		return fmt.Errorf("%w: OTEL_TRACES_SAMPLER_ARG %v: want a ratio in [0, 1]", ErrInvalidConfig, c.SamplerArg)
 	}
+	if _, err := NewPropagator(c.Propagators); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -70,8 +82,9 @@ func (c Config) Validate() error {
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the traces one wins and is used as
 // is; the generic one is a base URL to which HTTP appends /v1/traces),
 // OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL, OTEL_TRACES_SAMPLER and
-// OTEL_TRACES_SAMPLER_ARG. Other OTLP variables (headers, timeout, TLS)
-// are read by the exporter itself.
+// OTEL_TRACES_SAMPLER_ARG, OTEL_PROPAGATORS and OTEL_SDK_DISABLED. Other
+// OTLP variables (headers, timeout, TLS) are read by the exporter itself,
+// and OTEL_RESOURCE_ATTRIBUTES by the SDK's resource detector (New).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := Config{ServiceName: getenv("OTEL_SERVICE_NAME"), SamplerArg: 1}
 	c.OTLPProtocol = getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
@@ -88,6 +101,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			ep = strings.TrimSuffix(ep, "/") + "/v1/traces"
 		}
 		c.OTLPTracesEndpoint = ep
+	}
+	c.Propagators = getenv("OTEL_PROPAGATORS")
+	if v := strings.TrimSpace(getenv("OTEL_SDK_DISABLED")); v != "" {
+		off, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("%w: OTEL_SDK_DISABLED %q: want true or false", ErrInvalidConfig, v)
+		}
+		c.SDKDisabled = off
 	}
 	c.Sampler = getenv("OTEL_TRACES_SAMPLER")
 	if arg := getenv("OTEL_TRACES_SAMPLER_ARG"); arg != "" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,6 +57,32 @@ func newHarness(t testing.TB, cfg Config) *harness {
 
 // scrape returns the /metrics body for the given Accept header.
 func (h *harness) scrape(t testing.TB, accept string) string {
+	t.Helper()
+	return withoutRuntimeFamilies(h.scrapeAll(t, accept))
+}
+
+// withoutRuntimeFamilies drops the process_*, go_* and kiln_build_info
+// families, whose values (and build labels) differ from run to run, so the
+// rest of the exposition can be compared with a golden file.
+func withoutRuntimeFamilies(text string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		name := line
+		if rest, ok := strings.CutPrefix(line, "# HELP "); ok {
+			name = rest
+		} else if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name = rest
+		}
+		if strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") || strings.HasPrefix(name, BuildInfoMetric) {
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// scrapeAll is the whole /metrics exposition.
+func (h *harness) scrapeAll(t testing.TB, accept string) string {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	if accept != "" {

@@ -40,6 +40,22 @@ const (
 	AttrGenAIUsageInputTokens      = "gen_ai.usage.input_tokens"
 	AttrGenAIUsageOutputTokens     = "gen_ai.usage.output_tokens"
 	AttrGenAIResponseFinishReasons = "gen_ai.response.finish_reasons" // string array
+	AttrGenAIProviderName          = "gen_ai.provider.name"           // ProviderName
+	// AttrErrorType (the general semantic conventions' error.type) is set
+	// when a request did not end ok: its outcome (error, timeout,
+	// client_disconnect), as the span status is Error then.
+	AttrErrorType = "error.type"
+)
+
+// ProviderName is gen_ai.provider.name: Kiln serves its own models, so it
+// names itself as the provider.
+const ProviderName = "kiln"
+
+// Operation names (gen_ai.operation.name) of the request span; the span
+// is named "{operation} {model}".
+const (
+	OperationChat           = "chat"
+	OperationTextCompletion = "text_completion"
 )
 
 // Kiln attributes on the chat span.

@@ -20,6 +20,9 @@ type RequestInfo struct {
 	// ID is the request's identity from Telemetry.NewRequestID; 0 assigns
 	// a fresh one. Other requests' blockers name it (stall links).
 	ID uint64
+	// Operation is gen_ai.operation.name: OperationChat (when empty) or
+	// OperationTextCompletion; the span is "{operation} {model}".
+	Operation string
 }
 
 // EndInfo describes how a request ended.
@@ -71,11 +74,16 @@ func (t *Telemetry) StartRequest(ctx context.Context, info RequestInfo) (context
 	if received.IsZero() {
 		received = t.now()
 	}
-	ctx, span := t.tracer.Start(ctx, SpanChatPrefix+info.Model,
+	op := info.Operation
+	if op == "" {
+		op = OperationChat
+	}
+	ctx, span := t.tracer.Start(ctx, op+" "+info.Model,
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(received),
 		trace.WithAttributes(
-			attribute.String(AttrGenAIOperationName, "chat"),
+			attribute.String(AttrGenAIOperationName, op),
+			attribute.String(AttrGenAIProviderName, ProviderName),
 			attribute.String(AttrGenAIRequestModel, info.Model),
 			attribute.Bool(AttrStream, info.Stream),
 		))
@@ -301,6 +309,7 @@ func (r *Request) End(info EndInfo) latency.Summary {
 			r.span.RecordError(info.Err)
 		}
 		if info.Outcome != OutcomeOK {
+			r.span.SetAttributes(attribute.String(AttrErrorType, info.Outcome.String()))
 			msg := info.Outcome.String()
 			if info.Err != nil {
 				msg = info.Err.Error()

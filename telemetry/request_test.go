@@ -81,7 +81,7 @@ func TestSpans(t *testing.T) {
 	// The chat span's attributes equal the summary End returned.
 	got := attrMap(chat.Attributes)
 	w := map[string]any{
-		AttrGenAIOperationName: "chat", AttrGenAIRequestModel: "tiny", AttrStream: true,
+		AttrGenAIOperationName: "chat", AttrGenAIProviderName: ProviderName, AttrGenAIRequestModel: "tiny", AttrStream: true,
 		AttrGenAIUsageInputTokens: int64(7), AttrGenAIUsageOutputTokens: int64(3),
 		AttrGenAIResponseFinishReasons: []string{"stop"}, AttrStatus: "ok", AttrDurationMs: 410.0,
 		AttrEmittedTokens: int64(sum.EmittedTokens), AttrGapSamples: int64(sum.GapSamples),

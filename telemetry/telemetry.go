@@ -13,14 +13,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/exemplar"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
@@ -39,6 +38,7 @@ type Telemetry struct {
 	mp     *sdkmetric.MeterProvider
 	reg    *prometheus.Registry
 	proc   *Processor
+	prop   propagation.TextMapPropagator
 
 	// Request identities for stall links: ids are never 0.
 	ids  atomic.Uint64
@@ -103,21 +103,25 @@ func New(cfg Config, opts ...Option) (*Telemetry, error) {
 	if o.logOut != nil {
 		t.log = NewLogger(o.logOut, o.logConsole)
 	}
-	name := cfg.ServiceName
-	if name == "" {
-		name = "kiln"
+	res, warning, err := newResource(cfg)
+	if err != nil {
+		return nil, err
 	}
-	attrs := []attribute.KeyValue{attribute.String("service.name", name)}
-	if cfg.ServiceVersion != "" {
-		attrs = append(attrs, attribute.String("service.version", cfg.ServiceVersion))
+	if warning != nil {
+		t.log.Warn().Err(warning).Msg("telemetry resource")
 	}
-	res := resource.NewSchemaless(attrs...)
+	if t.prop, err = NewPropagator(cfg.Propagators); err != nil {
+		return nil, err
+	}
 
 	// Metrics: an own registry, no target_info, no scope labels.
 	t.reg = prometheus.NewRegistry()
 	exp, err := otelprom.New(otelprom.WithRegisterer(t.reg), otelprom.WithoutScopeInfo(), otelprom.WithoutTargetInfo())
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: prometheus exporter: %w", err)
+	}
+	if err := registerProcessMetrics(t.reg, cfg.ServiceVersion); err != nil {
+		return nil, err
 	}
 	buckets := sdkmetric.NewView(
 		sdkmetric.Instrument{Kind: sdkmetric.InstrumentKindHistogram, Scope: instrumentation.Scope{Name: ScopeName}},
@@ -142,7 +146,10 @@ func New(cfg Config, opts ...Option) (*Telemetry, error) {
 	for _, e := range o.exporters {
 		topts = append(topts, sdktrace.WithSyncer(e))
 	}
-	if cfg.OTLPTracesEndpoint != "" {
+	if cfg.OTLPTracesEndpoint != "" && cfg.SDKDisabled {
+		t.log.Info().Msg("OTEL_SDK_DISABLED=true: trace export is off; /metrics and performance metadata stay on")
+	}
+	if cfg.OTLPTracesEndpoint != "" && !cfg.SDKDisabled {
 		e, err := otlpExporter(cfg)
 		if err != nil {
 			return nil, errors.Join(err, t.mp.Shutdown(context.Background()))
@@ -185,6 +192,9 @@ func (t *Telemetry) NewRequestID() uint64 { return t.ids.Add(1) }
 func (t *Telemetry) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(t.reg, promhttp.HandlerOpts{EnableOpenMetrics: true})
 }
+
+// Propagator is the OTEL_PROPAGATORS propagator to pass to otelhttp.
+func (t *Telemetry) Propagator() propagation.TextMapPropagator { return t.prop }
 
 // TracerProvider is the provider to pass to otelhttp.
 func (t *Telemetry) TracerProvider() trace.TracerProvider { return t.tp }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -40,6 +41,10 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
+// benchResultsDir holds the evidence files of runs without --out; it is
+// gitignored, so evidence never lands in a commit by accident.
+const benchResultsDir = "bench-results"
+
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -54,7 +59,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		w         bench.Workload
 		url       = fs.String("url", "", "base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8420)")
 		token     = fs.String("token", os.Getenv("KILN_ACCESS_TOKEN"), "bearer token for the server")
-		out       = fs.String("out", "", "evidence JSON file (default kiln-bench-<time>.json)")
+		out       = fs.String("out", "", "evidence JSON file (default "+benchResultsDir+"/kiln-bench-<time>.json)")
 		workfile  = fs.String("workload", "", "workload JSON file (flags given explicitly override it)")
 		mix       = fs.String("prompt-mix", "", "comma-separated synthetic prompt lengths, cycled per request (e.g. 8,400)")
 		serveBin  = fs.String("serve-bin", "", "kiln binary for --arm runs (default: this executable)")
@@ -75,7 +80,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Uint64Var(&w.Seed, "seed", 1, "seed for prompts and per-request sampling seeds")
 	fs.Var(&arms, "arm", "comparison arm NAME:FLAG=VALUE (repeatable): starts kiln serve once per arm with that one flag changed")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return usageError{err}
 	}
 	if *workfile != "" {
 		if err := loadWorkload(*workfile, fs, &w); err != nil {
@@ -92,10 +97,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if err := w.Validate(); err != nil {
-		return err
+		return usageError{err}
 	}
 	if (*url == "") == (len(arms) == 0) {
-		return errors.New("give exactly one of --url or --arm")
+		return usageError{errors.New("give exactly one of --url or --arm")}
 	}
 	parsedArms := make([]bench.Arm, 0, len(arms))
 	for _, a := range arms {
@@ -169,9 +174,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := bench.WriteTable(stdout, ev.Arms); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
-	path := *out
+	return writeEvidence(ev, *out, stdout)
+}
+
+// writeEvidence writes the evidence JSON to out, or without it under
+// benchResultsDir, and names the file on stdout.
+func writeEvidence(ev evidence, out string, stdout io.Writer) error {
+	path := out
 	if path == "" {
-		path = "kiln-bench-" + ev.StartedAt.Format("20060102T150405Z") + ".json"
+		path = filepath.Join(benchResultsDir, "kiln-bench-"+ev.StartedAt.Format("20060102T150405Z")+".json")
+		if err := os.MkdirAll(benchResultsDir, 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", benchResultsDir, err)
+		}
 	}
 	b, err := json.MarshalIndent(ev, "", " ")
 	if err != nil {

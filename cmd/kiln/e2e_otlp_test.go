@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -18,9 +19,10 @@ import (
 // otlpReceiver is a minimal OTLP/HTTP trace receiver: it decodes every
 // ExportTraceServiceRequest (protobuf, optionally gzip) and keeps the spans.
 type otlpReceiver struct {
-	mu    sync.Mutex
-	spans []*tracepb.Span
-	errs  []string
+	mu        sync.Mutex
+	spans     []*tracepb.Span
+	resources []*resourcepb.Resource // one per ResourceSpans received
+	errs      []string
 }
 
 func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +51,7 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	o.mu.Lock()
 	for _, rs := range req.ResourceSpans {
+		o.resources = append(o.resources, rs.Resource)
 		for _, ss := range rs.ScopeSpans {
 			o.spans = append(o.spans, ss.Spans...)
 		}

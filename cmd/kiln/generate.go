@@ -124,7 +124,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return err
+		return usageError{err}
 	}
 	loaded, err := llama.OpenWith(o.model, llama.OpenOptions{Context: o.context})
 	if err != nil {

@@ -11,38 +11,96 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is set at build time with -ldflags "-X main.version=..."; when
+// it is not, kiln version reports the module version from the build info.
 var version = "dev"
 
-// subcommands maps a subcommand name to its entry point. Each lives in a
-// file of its own name and parses its own flags from args.
-var subcommands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{
-	"serve":    runServe,
-	"generate": runGenerate,
-	"bench":    runBench,
-	"version":  runVersion,
+// command is one subcommand: its entry point, which lives in a file of its
+// own name and parses its own flags from args, and its line in the help.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists the subcommands in the order the help shows them.
+func commands() []command {
+	return []command{
+		{"serve", "run the OpenAI-compatible server with per-token latency telemetry", runServe},
+		{"generate", "generate from a prompt offline through the engine (no server)", runGenerate},
+		{"bench", "drive a server with a seeded workload and write JSON evidence", runBench},
+		{"version", "print the version, VCS revision and time, Go version and kernel path", runVersion},
+		{"help", "list the commands, or show a command's flags (kiln help serve)", nil},
+	}
 }
 
 func main() {
-	if len(os.Args) < 2 {
-		usage(os.Stderr)
-		os.Exit(2)
-	}
-	run, ok := subcommands[os.Args[1]]
-	if !ok {
-		usage(os.Stderr)
-		os.Exit(2)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	go exitOnSecondSignal(ctx, stop)
-	err := run(ctx, os.Args[2:], os.Stdout, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses: 0 success (help included), 1 a failure while running
+// (a drain that had to cut requests included), 2 a usage mistake (unknown
+// command or flag, invalid flag value) or a second signal, 3 an engine
+// failure (exitEngineFailed).
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// usageError marks an error as the user's mistake in the command line:
+// kiln exits 2 for it, as flag parsing conventionally does.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// run dispatches args to a subcommand and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return exitOK
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kiln:", err)
-		os.Exit(exitCode(err))
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			return run(ctx, []string{args[1], "-h"}, stdout, stderr)
+		}
+		usage(stdout)
+		return exitOK
+	case "-version", "--version":
+		args = []string{"version"}
+	}
+	var cmd *command
+	for _, c := range commands() {
+		if c.name == args[0] && c.run != nil {
+			cmd = &c
+		}
+	}
+	if cmd == nil {
+		what := "command"
+		if len(args[0]) > 0 && args[0][0] == '-' {
+			what = "flag"
+		}
+		fmt.Fprintf(stderr, "kiln: unknown %s %q\n\n", what, args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	err := cmd.run(ctx, args[1:], stdout, stderr)
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "kiln %s: %v\n", cmd.name, err)
+		return exitUsage
+	default:
+		fmt.Fprintln(stderr, "kiln:", err)
+		return exitCode(err)
 	}
 }
 
@@ -59,10 +117,9 @@ func exitOnSecondSignal(ctx context.Context, stop context.CancelFunc) {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: kiln serve|generate|bench|version [flags]")
-}
-
-func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
-	_, err := fmt.Fprintln(stdout, "kiln", version)
-	return err
+	fmt.Fprint(w, "Kiln: an OpenAI-compatible LLM server that explains every token's latency.\n\nUsage: kiln <command> [flags]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, "\nRun 'kiln <command> -h' for a command's flags; 'kiln --version' is 'kiln version'.\n")
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel"
 	"golang.org/x/term"
 
 	"github.com/kiln-ai/kiln/engine"
@@ -90,6 +91,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs := flag.NewFlagSet("kiln serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	serveFlags(fs, &cfg)
+	serveAPIFlags(fs, &cfg)
 	fs.IntVar(&extra.slots, "slots", extra.slots, "sequences the KV cache holds at once")
 	fs.IntVar(&extra.context, "context", 0, "context length of a GGUF or Hugging Face model, capped at the model's own (0: 4096)")
 	fs.StringVar(&extra.logLevel, "log-level", extra.logLevel, "debug, info, warn or error")
@@ -130,8 +132,8 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	if fs.NArg() > 0 {
 		return cfg, extra, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
 	}
-	if extra.slots < 1 {
-		return cfg, extra, fmt.Errorf("slots: must be at least 1 (got %d)", extra.slots)
+	if err := checkServeRanges(cfg, extra); err != nil {
+		return cfg, extra, err
 	}
 	if extra.context < 0 {
 		return cfg, extra, fmt.Errorf("context: must be 0 (the default) or a positive length (got %d)", extra.context)
@@ -171,7 +173,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 		return nil
 	}
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	tcfg, err := telemetry.ConfigFromEnv(os.Getenv)
 	if err != nil {
@@ -188,6 +190,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	if extra.tokenOnCLI {
 		log.Warn().Msg("--access-token on the command line is visible to every local user (ps, /proc); use KILN_ACCESS_TOKEN or --access-token-file")
 	}
+	otel.SetErrorHandler(telemetry.ErrorHandler(log))
 	defer func() {
 		// Flush telemetry last, with a deadline of its own.
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -205,6 +208,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	if threads == 0 {
 		threads = runtime.NumCPU()
 	}
+	cfg.Threads = threads // resolved, as GET /v1/config reports it
 	pool := kernels.NewPool(threads)
 	defer pool.Close()
 	state := model.Model.NewState(extra.slots, pool)

@@ -41,10 +41,12 @@ func TestParseServeConfig(t *testing.T) {
 		},
 		{
 			name: "flag wins over env",
-			args: []string{"--addr", "127.0.0.1:1", "--recent-requests", "5", "--recent-request-text", "--queue-depth", "3", "--max-batch", "2", "--kv-budget", "4096", "--delivery-buffer", "8", "--cycle-idle", "1ms", "--threads", "2"},
-			env:  map[string]string{"KILN_ADDR": "0.0.0.0:9000", "KILN_RECENT_REQUESTS": "50"},
+			args: []string{"--addr", "127.0.0.1:1", "--recent-requests", "5", "--recent-request-text", "--queue-depth", "3", "--max-batch", "2", "--kv-budget", "4096", "--delivery-buffer", "8", "--cycle-idle", "1ms", "--threads", "2",
+				"--served-model-name", "mine", "--cors-origin", "http://a:1, https://b", "--cors-origin", "http://c"},
+			env: map[string]string{"KILN_ADDR": "0.0.0.0:9000", "KILN_RECENT_REQUESTS": "50"},
 			want: func(c *server.Config) {
 				c.Addr, c.RecentRequests, c.RecentRequestText = "127.0.0.1:1", 5, true
+				c.ServedModelName, c.CORSOrigins = "mine", []string{"http://a:1", "https://b", "http://c"}
 				c.Engine.QueueDepth, c.Engine.MaxBatch, c.Engine.KVBudget, c.Engine.DeliveryBuffer = 3, 2, 4096, 8
 				c.Engine.CycleIdle, c.Threads = time.Millisecond, 2
 			},
@@ -66,8 +68,14 @@ func TestParseServeConfig(t *testing.T) {
 		{name: "zero body timeout", args: []string{"--body-timeout", "0s"}, wantErr: "body_timeout"},
 		{name: "bad env value", env: map[string]string{"KILN_QUEUE_DEPTH": "lots"}, wantErr: "KILN_QUEUE_DEPTH"},
 		{name: "bad addr", args: []string{"--addr", "nowhere"}, wantErr: "addr"},
-		{name: "negative engine value", args: []string{"--prefill-chunk", "-1"}, wantErr: "prefill_chunk"},
-		{name: "negative ring", args: []string{"--recent-requests", "-1"}, wantErr: "recent_requests"},
+		{name: "negative engine value", args: []string{"--prefill-chunk", "-1"}, wantErr: "--prefill-chunk: must be at least 1"},
+		{name: "zero prefill chunk", args: []string{"--prefill-chunk", "0"}, wantErr: "invalid value 0 for --prefill-chunk: must be at least 1"},
+		{name: "zero prefill chunk from env", env: map[string]string{"KILN_PREFILL_CHUNK": "0"}, wantErr: "--prefill-chunk"},
+		{name: "negative ring", args: []string{"--recent-requests", "-1"}, wantErr: "--recent-requests: must be in 0..100000"},
+		{name: "negative kv budget", args: []string{"--kv-budget", "-5"}, wantErr: "--kv-budget: must be at least 0"},
+		{name: "zero slots", args: []string{"--slots", "0"}, wantErr: "--slots: must be in 1..4096"},
+		{name: "negative grace", args: []string{"--shutdown-grace", "-1s"}, wantErr: "--shutdown-grace: must be 0s or more"},
+		{name: "bad cors origin", args: []string{"--cors-origin", "localhost:3000"}, wantErr: "cors_origin"},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected"},
 		{name: "negative context", args: []string{"--context", "-8"}, wantErr: "context"},
 	}

@@ -2,15 +2,47 @@
 # Streams one chat completion from kiln serve with curl and prints a
 # per-token timing table from the kiln.token_timing events (needs jq).
 #
-#   examples/clients/stream-timing.sh "Explain the pause." [base-url]
+#   examples/clients/stream-timing.sh "Explain the pause." [--url http://127.0.0.1:8420]
+#       [--model kiln-tiny] [--token TOKEN] [--max-tokens 32]
+#
+# --token defaults to KILN_ACCESS_TOKEN, --url to KILN_BASE_URL. A refused
+# connection or a 401 prints one line saying what to do.
 set -euo pipefail
-prompt=${1:-Explain the pause.}
-base=${2:-${KILN_BASE_URL:-http://127.0.0.1:8420}}
+base=${KILN_BASE_URL:-http://127.0.0.1:8420}
+model=kiln-tiny
+token=${KILN_ACCESS_TOKEN:-}
+max_tokens=32
+words=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--url | --base-url) base=$2; shift 2 ;;
+	--model) model=$2; shift 2 ;;
+	--token) token=$2; shift 2 ;;
+	--max-tokens) max_tokens=$2; shift 2 ;;
+	-h | --help) sed -n '2,9p' "$0"; exit 0 ;;
+	*) words+=("$1"); shift ;;
+	esac
+done
+prompt=${words[*]:-Explain the pause.}
+base=${base%/}
+base=${base%/v1}
 auth=()
-[ -n "${KILN_ACCESS_TOKEN:-}" ] && auth=(-H "Authorization: Bearer $KILN_ACCESS_TOKEN")
+[ -n "$token" ] && auth=(-H "Authorization: Bearer $token")
 
-body=$(jq -n --arg p "$prompt" '{model: "kiln-tiny", stream: true, include_performance: true,
-  max_tokens: 32, temperature: 0, messages: [{role: "user", content: $p}]}')
+# One cheap request first, so a server that is down or wants a token gets
+# a one-line cause rather than a jq error from the stream.
+status=$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" "$base/v1/models") || {
+	echo "stream-timing: cannot reach $base: connection refused or no route (is kiln serve running there? see --url)" >&2
+	exit 1
+}
+case "$status" in
+200) ;;
+401) echo "stream-timing: 401 from $base: the server wants its access token (--token or KILN_ACCESS_TOKEN)" >&2; exit 1 ;;
+*) echo "stream-timing: HTTP $status from $base/v1/models" >&2; exit 1 ;;
+esac
+
+body=$(jq -n --arg p "$prompt" --arg m "$model" --argjson n "$max_tokens" '{model: $m, stream: true, include_performance: true,
+  max_tokens: $n, temperature: 0, messages: [{role: "user", content: $p}]}')
 
 printf '%4s %6s %10s %12s %9s %-18s %10s\n' idx token ready_ms enqueued_ms queue_ms blocking_phase blocking_ms
 curl -sN "${auth[@]}" -H 'Content-Type: application/json' -d "$body" "$base/v1/chat/completions" |

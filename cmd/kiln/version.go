@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+
+	"golang.org/x/sys/cpu"
+)
+
+// buildInfo is what kiln version reports.
+type buildInfo struct {
+	Version  string // -ldflags main.version, else the module version
+	Revision string // VCS revision, "+dirty" when modified; "unknown" without VCS stamping
+	Time     string // VCS commit time
+	Go       string
+	Platform string
+	Kernels  string
+}
+
+// readBuildInfo gathers the build's identity from runtime/debug.
+func readBuildInfo() buildInfo {
+	b := buildInfo{Version: version, Revision: "unknown", Time: "unknown",
+		Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Kernels: kernelPath()}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	if b.Version == "dev" && bi.Main.Version != "" {
+		b.Version = bi.Main.Version // "(devel)" for a build inside the module
+	}
+	modified := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.time":
+			b.Time = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if modified && b.Revision != "unknown" {
+		b.Revision += "+dirty"
+	}
+	return b
+}
+
+// kernelPath names the compute kernels this machine runs. It mirrors the
+// kernels package's own dispatch (AVX2 with FMA and F16C on amd64, else
+// pure Go) until that package reports the path it chose itself; then this
+// function should return that.
+func kernelPath() string {
+	if runtime.GOARCH == "amd64" && cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
+		return "avx2 (amd64 assembly: AVX2, FMA, F16C)"
+	}
+	return "generic (pure Go)"
+}
+
+func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
+	if len(args) > 0 && args[0] != "-h" && args[0] != "--help" {
+		return usageError{fmt.Errorf("version takes no arguments, got %q", args)}
+	}
+	b := readBuildInfo()
+	_, err := fmt.Fprintf(stdout, "kiln %s\nrevision: %s\ntime: %s\ngo: %s %s\nkernels: %s\n",
+		b.Version, b.Revision, b.Time, b.Go, b.Platform, b.Kernels)
+	return err
+}

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// POST /tokenize and POST /detokenize, in llama.cpp server's shapes:
+//
+//	{"content": "text", "add_special": false} -> {"tokens": [1, 2, 3]}
+//	{"tokens": [1, 2, 3]}                      -> {"content": "text"}
+//
+// Tokenization recognises the model's special tokens in the text (as
+// llama.cpp's parse_special does); add_special prepends BOS when the
+// model's tokenizer adds one to prompts. Detokenization joins the tokens'
+// text without the whole-sequence space clean-up, so it inverts /tokenize.
+
+// tokenize serves POST /tokenize.
+func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) error {
+	fields, err := s.readObject(w, r)
+	if err != nil {
+		return err
+	}
+	raw, ok := fields["content"]
+	if !ok || isNull(raw) {
+		return invalid("content", "missing_required_parameter", "missing required parameter: 'content'")
+	}
+	var content string
+	if err := json.Unmarshal(raw, &content); err != nil {
+		return wrongType("content", "a string", raw)
+	}
+	addSpecial, err := optionalBool(fields, "add_special")
+	if err != nil {
+		return err
+	}
+	ids := s.tok.EncodeSpecial(content)
+	if bos := s.tok.BOS(); addSpecial != nil && *addSpecial && s.tok.AddBOS() && (len(ids) == 0 || ids[0] != bos) {
+		ids = append([]int{bos}, ids...)
+	}
+	b := make([]byte, 0, 16+8*len(ids))
+	b = append(b, `{"tokens":[`...)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendInt(b, int64(id))
+	}
+	return writeJSON(w, http.StatusOK, append(b, "]}\n"...))
+}
+
+// detokenize serves POST /detokenize.
+func (s *Server) detokenize(w http.ResponseWriter, r *http.Request) error {
+	fields, err := s.readObject(w, r)
+	if err != nil {
+		return err
+	}
+	raw, ok := fields["tokens"]
+	if !ok || isNull(raw) {
+		return invalid("tokens", "missing_required_parameter", "missing required parameter: 'tokens'")
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return wrongType("tokens", "an array of token ids", raw)
+	}
+	vocab := s.tok.VocabSize()
+	ids := make([]int, len(items))
+	for i, it := range items {
+		key := fmt.Sprintf("tokens[%d]", i)
+		v, err := parseInt(key, it)
+		if err != nil {
+			return err
+		}
+		if *v < 0 || *v >= int64(vocab) {
+			return invalid(key, "invalid_value", "token %d is outside the vocabulary of %d tokens", *v, vocab)
+		}
+		ids[i] = int(*v)
+	}
+	b := append([]byte(`{"content":`), nil...)
+	b = appendJSONString(b, s.tok.Decode(ids))
+	return writeJSON(w, http.StatusOK, append(b, "}\n"...))
+}
+
+// readObject decodes the request body (read whole and bounded by the body
+// middleware, body.go) as one JSON object.
+func (s *Server) readObject(_ http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
+	data, err := requestBody(r)
+	if err != nil {
+		return nil, err
+	}
+	return decodeObject(data)
+}
