@@ -11,11 +11,15 @@ import (
 // type against the float64 dot product of the DequantRow values: the two
 // agree to float32 rounding (1e-5 relative to sum |w_i*x_i|), for several
 // blocks per row, odd row counts, batches of 1 to 5, and through both
-// MatMulRows and a Pool.
+// MatMulRows and a Pool with float activations (the integer products are
+// TestIntProducts').
 func TestQuantProducts(t *testing.T) {
 	const tol = 1e-5
 	rng := rand.New(rand.NewPCG(9, 10))
-	pool := NewPool(3)
+	pool, err := NewPoolOpts(3, Options{FloatActivations: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer pool.Close()
 	for _, typ := range quantTypes {
 		elems, _, _ := typ.Block()

@@ -276,3 +276,5 @@ func swigluArch(h, g []float32) bool {
 	}
 	return true
 }
+
+func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool { return false }
