@@ -276,5 +276,3 @@ func swigluArch(h, g []float32) bool {
 	}
 	return true
 }
-
-func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool { return false }
