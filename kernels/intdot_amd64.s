@@ -138,11 +138,11 @@ q40loop:
 // scales and mins are unpacked in general registers (sc0-3 = u0&0x3f..,
 // m0-3 = u1&0x3f.., sc4-7 = u2&0x0f.. | (u0>>6&0x03..)<<4, m4-7 =
 // u2>>4&0x0f.. | (u1>>6&0x03..)<<4 over the three little-endian words u)
-// to 0(SP) (scales) and 8(SP) (mins); each scale is then widened to a
+// by KSCALES to 0(SP) (scales) and 8(SP) (mins); each scale is then widened to a
 // dword holding it twice as int16 at 16(SP)+4j for VPMADDWD. The mins meet
 // the activation's 16-value sums (each min repeated for its two sums).
 // Y15 holds 0x0F bytes. Uses AX, BX, DX, R12 and Y8-Y14.
-#define Q4KROW(P, ACC) \
+#define KSCALES(P) \
 	MOVL         4(P), AX; \
 	MOVL         8(P), BX; \
 	MOVL         12(P), DX; \
@@ -175,11 +175,11 @@ q40loop:
 	VPUNPCKLWD   X10, X10, X11; \
 	VINSERTI128  $1, X12, Y11, Y11; \
 	VPMADDWD     256(SI), Y11, Y11; \
-	VPXOR        Y12, Y12, Y12; \
-	Q4KPAIR(P, 0, 0, 16, 20); \
-	Q4KPAIR(P, 32, 64, 24, 28); \
-	Q4KPAIR(P, 64, 128, 32, 36); \
-	Q4KPAIR(P, 96, 192, 40, 44); \
+	VPXOR        Y12, Y12, Y12
+
+// KFINISH scales the super-block's int32 sums (Y12) by d*dx and its min
+// sums (Y11) by dmin*dx into ACC.
+#define KFINISH(P, ACC) \
 	VCVTDQ2PS    Y12, Y12; \
 	VCVTDQ2PS    Y11, Y11; \
 	VCVTPH2PS    (P), X13; \
@@ -190,6 +190,14 @@ q40loop:
 	VBROADCASTSS X14, Y14; \
 	VFMADD231PS  Y13, Y12, ACC; \
 	VFNMADD231PS Y14, Y11, ACC
+
+#define Q4KROW(P, ACC) \
+	KSCALES(P); \
+	Q4KPAIR(P, 0, 0, 16, 20); \
+	Q4KPAIR(P, 32, 64, 24, 28); \
+	Q4KPAIR(P, 64, 128, 32, 36); \
+	Q4KPAIR(P, 96, 192, 40, 44); \
+	KFINISH(P, ACC)
 
 // Q4KPAIR adds sub-blocks 2j (low nibbles of the 32 bytes at 16+Q(P),
 // activations X(SI)) and 2j+1 (high nibbles, X+32(SI)) times their scales
@@ -228,6 +236,67 @@ q4kloop:
 	ADDQ $304, SI
 	DECQ CX
 	JNZ  q4kloop
+
+	HSUMI4((DI))
+	VZEROUPPER
+	RET
+
+// Q5_K: Q4_K's layout with qh[32] at 16(P) and the nibbles at 48(P): bit
+// s of qh[l] is bit 4 of weight l of sub-block s, moved into place by a
+// word shift (SHL/SHR by NL for sub-block 2j, NH for 2j+1) and a 0x10 mask
+// (Y6). Y5 holds qh.
+#define Q5KPAIR(P, Q, X, S0, S1, SHL, NL, SHH, NH) \
+	VMOVDQU      48+Q(P), Y13; \
+	VPAND        Y15, Y13, Y14; \
+	SHL          $NL, Y5, Y10; \
+	VPAND        Y6, Y10, Y10; \
+	VPOR         Y10, Y14, Y14; \
+	VPMADDUBSW   X(SI), Y14, Y14; \
+	VPBROADCASTD S0(SP), Y10; \
+	VPMADDWD     Y10, Y14, Y14; \
+	VPADDD       Y14, Y12, Y12; \
+	VPSRLW       $4, Y13, Y13; \
+	VPAND        Y15, Y13, Y13; \
+	SHH          $NH, Y5, Y10; \
+	VPAND        Y6, Y10, Y10; \
+	VPOR         Y10, Y13, Y13; \
+	VPMADDUBSW   X+32(SI), Y13, Y13; \
+	VPBROADCASTD S1(SP), Y10; \
+	VPMADDWD     Y10, Y13, Y13; \
+	VPADDD       Y13, Y12, Y12
+
+#define Q5KROW(P, ACC) \
+	KSCALES(P); \
+	VMOVDQU 16(P), Y5; \
+	Q5KPAIR(P, 0, 0, 16, 20, VPSLLW, 4, VPSLLW, 3); \
+	Q5KPAIR(P, 32, 64, 24, 28, VPSLLW, 2, VPSLLW, 1); \
+	Q5KPAIR(P, 64, 128, 32, 36, VPSRLW, 0, VPSRLW, 1); \
+	Q5KPAIR(P, 96, 192, 40, 44, VPSRLW, 2, VPSRLW, 3); \
+	KFINISH(P, ACC)
+
+// func q5_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q5_Kx4(SB), NOSPLIT, $48-56
+	LOADARGSI
+	ZEROACC
+	MOVL         $0x0f0f0f0f, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y15
+	MOVL         $0x10101010, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y6
+
+q5kloop:
+	Q5KROW(R8, Y0)
+	Q5KROW(R9, Y1)
+	Q5KROW(R10, Y2)
+	Q5KROW(R11, Y3)
+	ADDQ $176, R8
+	ADDQ $176, R9
+	ADDQ $176, R10
+	ADDQ $176, R11
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q5kloop
 
 	HSUMI4((DI))
 	VZEROUPPER
