@@ -2,7 +2,9 @@ package kernels
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // BenchmarkQuantMatMul measures every quantized type's product on a
@@ -20,4 +22,53 @@ func BenchmarkQuantMatMul(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkIntVsFloat compares, call by call, the integer-dot product of
+// each type (activation quantization included) with the float-activation
+// product the engine ran before it, on the same kernel path, 4096x4096,
+// one worker, batches of 1 and 8. Alternating the two within one loop
+// makes a shared, noisy machine slow both alike; it reports each one's
+// GFLOP/s and the speed-up.
+func BenchmarkIntVsFloat(b *testing.B) {
+	for _, path := range Paths() {
+		for _, typ := range intTypes {
+			for _, batch := range []int{1, 8} {
+				b.Run(fmt.Sprintf("%s/%v/4096x4096/b%d", path, typ, batch), func(b *testing.B) {
+					benchIntVsFloat(b, path, typ, batch)
+				})
+			}
+		}
+	}
+}
+
+func benchIntVsFloat(b *testing.B, path string, typ DType, batch int) {
+	const n = 4096
+	w := benchMatrix(b, typ, n, n)
+	x := randVec(rand.New(rand.NewPCG(1, 1)), batch*n)
+	out := make([]float32, batch*n)
+	pi, err := NewPoolOpts(1, Options{Path: path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pi.Close()
+	pf, err := NewPoolOpts(1, Options{Path: path, FloatActivations: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pf.Close()
+	b.ReportAllocs()
+	var ti, tf time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		pi.MatMul(out, w, x, batch)
+		t1 := time.Now()
+		pf.MatMul(out, w, x, batch)
+		tf += time.Since(t1)
+		ti += t1.Sub(t0)
+	}
+	flops := 2 * float64(n) * float64(n) * float64(batch) * float64(b.N)
+	b.ReportMetric(flops/ti.Seconds()/1e9, "int-GFLOP/s")
+	b.ReportMetric(flops/tf.Seconds()/1e9, "float-GFLOP/s")
+	b.ReportMetric(tf.Seconds()/ti.Seconds(), "speedup")
 }

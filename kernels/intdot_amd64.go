@@ -6,7 +6,7 @@ import "unsafe"
 
 // Implemented in intdot_amd64.s: the integer products of four weight rows
 // (a short block repeats its last row) with one row of n quantized
-// activation blocks at xa (q8Act for Q8_0 and Q4_0, q8KAct for Q4_K, Q5_K
+// activation blocks at xa (q8Act for Q8_0, Q4_0 and Q5_0, q8KAct for Q4_K, Q5_K
 // and Q6_K); out[0:4] receives the four sums.
 //
 //go:noescape
@@ -14,6 +14,9 @@ func q8_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
 
 //go:noescape
 func q4_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q5_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
 
 //go:noescape
 func q4_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
@@ -34,6 +37,8 @@ func (k intKernel) call(p0, p1, p2, p3, xa unsafe.Pointer, n int, res *[8]float3
 		q8_0x4(p0, p1, p2, p3, xa, n, res)
 	case Q4_0:
 		q4_0x4(p0, p1, p2, p3, xa, n, res)
+	case Q5_0:
+		q5_0x4(p0, p1, p2, p3, xa, n, res)
 	case Q4_K:
 		q4_Kx4(p0, p1, p2, p3, xa, n, res)
 	case Q5_K:
@@ -52,7 +57,7 @@ func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) boo
 	var nb int
 	var xa func(b int) unsafe.Pointer
 	switch w.Type {
-	case Q8_0, Q4_0:
+	case Q8_0, Q4_0, Q5_0:
 		nb = w.Cols / Q8Block
 		xa = func(b int) unsafe.Pointer { return unsafe.Pointer(&act.q8[b*nb]) }
 	case Q4_K, Q5_K, Q6_K:

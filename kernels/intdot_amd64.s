@@ -40,98 +40,88 @@
 	MOVQ n+40(FP), CX; \
 	MOVQ out+48(FP), DI
 
-// SDOT32 adds to the float accumulator ACC the block product of the 32
-// signed weight bytes in W with the activation block at SI: |w| times x
-// with w's sign (VPSIGNB), 16 int16 pair sums (|w| <= 128, |x| <= 127: no
-// saturation), 8 int32 sums (VPMADDWD with ones in Y13), to float, times
-// the block scale d_w (the half at P) * d_x (32(SI)). Uses Y9-Y12.
-#define SDOT32(W, P, ACC, SLOT) \
-	VPSIGNB      W, W, Y9; \
-	VPSIGNB      W, Y15, Y10; \
-	VPMADDUBSW   Y10, Y9, Y9; \
-	VPMADDWD     Y13, Y9, Y9; \
-	VCVTDQ2PS    Y9, Y9; \
-	VCVTPH2PS    (P), X12; \
-	VMULSS       32(SI), X12, X12; \
-	VMOVSS       X12, SLOT; \
-	VBROADCASTSS SLOT, Y12; \
-	VFMADD231PS  Y12, Y9, ACC
+// The 32-value kernels (Q8_0, Q4_0) have one scale per 32 weights, so the
+// float work per block is what bounds them: they sum each row's block
+// product into 8 int32 lanes (SDOTI), fold the four rows' lanes into one
+// vector with three VPHADDD (lanes r and r+4 hold row r), convert once,
+// and scale all four rows by one FMA with [d_w0..d_w3]*d_x (the four
+// halves gathered by VPINSRW) into Y0. HSUMQ adds the two halves of Y0.
+
+// SDOTI sets DST to 8 int32 sums of the block product of the 32 signed
+// weight bytes in W with x in Y15: |w| times x with w's sign (VPSIGNB), 16
+// int16 pair sums (|w| <= 128, |x| <= 127: no saturation), then 8 int32
+// (VPMADDWD with ones in Y13). Uses Y9, Y10.
+#define SDOTI(W, DST) \
+	VPSIGNB    W, W, Y9; \
+	VPSIGNB    W, Y15, Y10; \
+	VPMADDUBSW Y10, Y9, DST; \
+	VPMADDWD   Y13, DST, DST
+
+// FOLD4 adds the four rows' block sums (Y4-Y7) times their scales (the
+// halves at offset 0 of the four blocks, times d_x at 32(SI)) into Y0.
+#define FOLD4 \
+	VPHADDD      Y5, Y4, Y4; \
+	VPHADDD      Y7, Y6, Y6; \
+	VPHADDD      Y6, Y4, Y4; \
+	VCVTDQ2PS    Y4, Y4; \
+	VPINSRW      $0, (R8), X8, X8; \
+	VPINSRW      $1, (R9), X8, X8; \
+	VPINSRW      $2, (R10), X8, X8; \
+	VPINSRW      $3, (R11), X8, X8; \
+	VCVTPH2PS    X8, X8; \
+	VBROADCASTSS 32(SI), X9; \
+	VMULPS       X9, X8, X8; \
+	VINSERTF128  $1, X8, Y8, Y8; \
+	VFMADD231PS  Y8, Y4, Y0
+
+#define HSUMQ(DST) \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS       X1, X0, X0; \
+	VMOVUPS      X0, DST
 
 #define ONES16(Y) \
 	VPCMPEQW Y, Y, Y; \
 	VPSRLW   $15, Y, Y
 
-// func q8_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-TEXT ·q8_0x4(SB), NOSPLIT, $16-56
-	LOADARGSI
-	ZEROACC
-	ONES16(Y13)
-
-q80loop:
-	VMOVDQU (SI), Y15
-	VMOVDQU 2(R8), Y8
-	SDOT32(Y8, R8, Y0, 0(SP))
-	VMOVDQU 2(R9), Y8
-	SDOT32(Y8, R9, Y1, 4(SP))
-	VMOVDQU 2(R10), Y8
-	SDOT32(Y8, R10, Y2, 8(SP))
-	VMOVDQU 2(R11), Y8
-	SDOT32(Y8, R11, Y3, 12(SP))
-	ADDQ    $34, R8
-	ADDQ    $34, R9
-	ADDQ    $34, R10
-	ADDQ    $34, R11
-	ADDQ    $40, SI
-	DECQ    CX
-	JNZ     q80loop
-
-	HSUMI4((DI))
-	VZEROUPPER
-	RET
-
 // Q4_0: 16 bytes of nibbles at 2(P): weight j < 16 is the low nibble of
 // byte j, weight j+16 the high one; value nibble-8. Y14 holds 0x0F bytes,
-// Y4 holds 8s.
+// Y11 holds 8s; the weights land in Y12.
 #define Q4UNPACK(P) \
-	VMOVDQU     2(P), X8; \
-	VPSRLW      $4, X8, X9; \
-	VINSERTI128 $1, X9, Y8, Y8; \
-	VPAND       Y14, Y8, Y8; \
-	VPSUBB      Y4, Y8, Y8
+	VMOVDQU     2(P), X12; \
+	VPSRLW      $4, X12, X9; \
+	VINSERTI128 $1, X9, Y12, Y12; \
+	VPAND       Y14, Y12, Y12; \
+	VPSUBB      Y11, Y12, Y12
 
-// func q4_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-TEXT ·q4_0x4(SB), NOSPLIT, $16-56
-	LOADARGSI
-	ZEROACC
-	ONES16(Y13)
-	MOVL         $0x0f0f0f0f, AX
-	MOVL         AX, 0(SP)
-	VPBROADCASTD 0(SP), Y14
-	MOVL         $0x08080808, AX
-	MOVL         AX, 0(SP)
-	VPBROADCASTD 0(SP), Y4
+// Q5_0: qh (32 bits) at 2(P), 16 bytes of nibbles at 6(P); weight j is
+// nibble j | bit j of qh << 4, minus 16. The bits are spread to bytes by
+// VPSHUFB (byte j takes qh's byte j/8) and picked by a per-byte mask
+// (1 << j%8) and VPCMPEQB. Y14 holds 0x0F bytes, Y11 16s, Y2 0x10s; the
+// weights land in Y12.
+DATA q5spread<>+0(SB)/8, $0x0000000000000000
+DATA q5spread<>+8(SB)/8, $0x0101010101010101
+DATA q5spread<>+16(SB)/8, $0x0202020202020202
+DATA q5spread<>+24(SB)/8, $0x0303030303030303
+GLOBL q5spread<>(SB), RODATA|NOPTR, $32
 
-q40loop:
-	VMOVDQU (SI), Y15
-	Q4UNPACK(R8)
-	SDOT32(Y8, R8, Y0, 0(SP))
-	Q4UNPACK(R9)
-	SDOT32(Y8, R9, Y1, 4(SP))
-	Q4UNPACK(R10)
-	SDOT32(Y8, R10, Y2, 8(SP))
-	Q4UNPACK(R11)
-	SDOT32(Y8, R11, Y3, 12(SP))
-	ADDQ    $18, R8
-	ADDQ    $18, R9
-	ADDQ    $18, R10
-	ADDQ    $18, R11
-	ADDQ    $40, SI
-	DECQ    CX
-	JNZ     q40loop
+DATA q5bits<>+0(SB)/8, $0x8040201008040201
+DATA q5bits<>+8(SB)/8, $0x8040201008040201
+DATA q5bits<>+16(SB)/8, $0x8040201008040201
+DATA q5bits<>+24(SB)/8, $0x8040201008040201
+GLOBL q5bits<>(SB), RODATA|NOPTR, $32
 
-	HSUMI4((DI))
-	VZEROUPPER
-	RET
+#define Q5UNPACK(P) \
+	VMOVDQU      6(P), X12; \
+	VPSRLW       $4, X12, X9; \
+	VINSERTI128  $1, X9, Y12, Y12; \
+	VPAND        Y14, Y12, Y12; \
+	VPBROADCASTD 2(P), Y9; \
+	VPSHUFB      q5spread<>(SB), Y9, Y9; \
+	VPAND        q5bits<>(SB), Y9, Y9; \
+	VPCMPEQB     q5bits<>(SB), Y9, Y9; \
+	VPAND        Y2, Y9, Y9; \
+	VPOR         Y9, Y12, Y12; \
+	VPSUBB       Y11, Y12, Y12
 
 // Q4_K super-block at P (d, dmin halves; 12 bytes of packed 6-bit scales
 // and mins; 128 bytes of nibbles) against the q8KAct block at SI. The
@@ -216,31 +206,6 @@ q40loop:
 	VPMADDWD     Y10, Y13, Y13; \
 	VPADDD       Y13, Y12, Y12
 
-// func q4_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-TEXT ·q4_Kx4(SB), NOSPLIT, $48-56
-	LOADARGSI
-	ZEROACC
-	MOVL         $0x0f0f0f0f, AX
-	MOVL         AX, 0(SP)
-	VPBROADCASTD 0(SP), Y15
-
-q4kloop:
-	Q4KROW(R8, Y0)
-	Q4KROW(R9, Y1)
-	Q4KROW(R10, Y2)
-	Q4KROW(R11, Y3)
-	ADDQ $144, R8
-	ADDQ $144, R9
-	ADDQ $144, R10
-	ADDQ $144, R11
-	ADDQ $304, SI
-	DECQ CX
-	JNZ  q4kloop
-
-	HSUMI4((DI))
-	VZEROUPPER
-	RET
-
 // Q5_K: Q4_K's layout with qh[32] at 16(P) and the nibbles at 48(P): bit
 // s of qh[l] is bit 4 of weight l of sub-block s, moved into place by a
 // word shift (SHL/SHR by NL for sub-block 2j, NH for 2j+1) and a 0x10 mask
@@ -273,34 +238,6 @@ q4kloop:
 	Q5KPAIR(P, 64, 128, 32, 36, VPSRLW, 0, VPSRLW, 1); \
 	Q5KPAIR(P, 96, 192, 40, 44, VPSRLW, 2, VPSRLW, 3); \
 	KFINISH(P, ACC)
-
-// func q5_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-TEXT ·q5_Kx4(SB), NOSPLIT, $48-56
-	LOADARGSI
-	ZEROACC
-	MOVL         $0x0f0f0f0f, AX
-	MOVL         AX, 0(SP)
-	VPBROADCASTD 0(SP), Y15
-	MOVL         $0x10101010, AX
-	MOVL         AX, 0(SP)
-	VPBROADCASTD 0(SP), Y6
-
-q5kloop:
-	Q5KROW(R8, Y0)
-	Q5KROW(R9, Y1)
-	Q5KROW(R10, Y2)
-	Q5KROW(R11, Y3)
-	ADDQ $176, R8
-	ADDQ $176, R9
-	ADDQ $176, R10
-	ADDQ $176, R11
-	ADDQ $304, SI
-	DECQ CX
-	JNZ  q5kloop
-
-	HSUMI4((DI))
-	VZEROUPPER
-	RET
 
 // Q6_K: per 128-weight half h, the 32 bytes A = ql[64h:], B = ql[64h+32:]
 // and H = qh[32h:] hold four 32-weight groups k: low nibbles of A (k=0)
@@ -382,6 +319,128 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VBROADCASTSS X13, Y13; \
 	VFMADD231PS  Y13, Y12, ACC
 
+// The kernels: the macros above are all defined before any TEXT so that
+// go vet checks each stack offset against its own function's frame.
+
+// func q8_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q8_0x4(SB), NOSPLIT, $0-56
+	LOADARGSI
+	VXORPS Y0, Y0, Y0
+	VXORPS X8, X8, X8
+	ONES16(Y13)
+
+q80loop:
+	VMOVDQU (SI), Y15
+	VMOVDQU 2(R8), Y11
+	SDOTI(Y11, Y4)
+	VMOVDQU 2(R9), Y11
+	SDOTI(Y11, Y5)
+	VMOVDQU 2(R10), Y11
+	SDOTI(Y11, Y6)
+	VMOVDQU 2(R11), Y11
+	SDOTI(Y11, Y7)
+	FOLD4
+	ADDQ    $34, R8
+	ADDQ    $34, R9
+	ADDQ    $34, R10
+	ADDQ    $34, R11
+	ADDQ    $40, SI
+	DECQ    CX
+	JNZ     q80loop
+
+	HSUMQ((DI))
+	VZEROUPPER
+	RET
+
+// func q4_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q4_0x4(SB), NOSPLIT, $8-56
+	LOADARGSI
+	VXORPS       Y0, Y0, Y0
+	VXORPS       X8, X8, X8
+	ONES16(Y13)
+	MOVL         $0x0f0f0f0f, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y14
+	MOVL         $0x08080808, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y11
+
+q40loop:
+	VMOVDQU (SI), Y15
+	Q4UNPACK(R8)
+	SDOTI(Y12, Y4)
+	Q4UNPACK(R9)
+	SDOTI(Y12, Y5)
+	Q4UNPACK(R10)
+	SDOTI(Y12, Y6)
+	Q4UNPACK(R11)
+	SDOTI(Y12, Y7)
+	FOLD4
+	ADDQ    $18, R8
+	ADDQ    $18, R9
+	ADDQ    $18, R10
+	ADDQ    $18, R11
+	ADDQ    $40, SI
+	DECQ    CX
+	JNZ     q40loop
+
+	HSUMQ((DI))
+	VZEROUPPER
+	RET
+
+// func q4_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q4_Kx4(SB), NOSPLIT, $48-56
+	LOADARGSI
+	ZEROACC
+	MOVL         $0x0f0f0f0f, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y15
+
+q4kloop:
+	Q4KROW(R8, Y0)
+	Q4KROW(R9, Y1)
+	Q4KROW(R10, Y2)
+	Q4KROW(R11, Y3)
+	ADDQ $144, R8
+	ADDQ $144, R9
+	ADDQ $144, R10
+	ADDQ $144, R11
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q4kloop
+
+	HSUMI4((DI))
+	VZEROUPPER
+	RET
+
+// func q5_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q5_Kx4(SB), NOSPLIT, $48-56
+	LOADARGSI
+	ZEROACC
+	MOVL         $0x0f0f0f0f, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y15
+	MOVL         $0x10101010, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y6
+
+q5kloop:
+	Q5KROW(R8, Y0)
+	Q5KROW(R9, Y1)
+	Q5KROW(R10, Y2)
+	Q5KROW(R11, Y3)
+	ADDQ $176, R8
+	ADDQ $176, R9
+	ADDQ $176, R10
+	ADDQ $176, R11
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q5kloop
+
+	HSUMI4((DI))
+	VZEROUPPER
+	RET
+
 // func q6_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
 TEXT ·q6_Kx4(SB), NOSPLIT, $8-56
 	LOADARGSI
@@ -407,5 +466,42 @@ q6kloop:
 	JNZ  q6kloop
 
 	HSUMI4((DI))
+	VZEROUPPER
+	RET
+
+// func q5_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q5_0x4(SB), NOSPLIT, $8-56
+	LOADARGSI
+	VXORPS       Y0, Y0, Y0
+	VXORPS       X8, X8, X8
+	ONES16(Y13)
+	MOVL         $0x0f0f0f0f, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y14
+	MOVL         $0x10101010, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y11
+	VPBROADCASTD 0(SP), Y2
+
+q50loop:
+	VMOVDQU (SI), Y15
+	Q5UNPACK(R8)
+	SDOTI(Y12, Y4)
+	Q5UNPACK(R9)
+	SDOTI(Y12, Y5)
+	Q5UNPACK(R10)
+	SDOTI(Y12, Y6)
+	Q5UNPACK(R11)
+	SDOTI(Y12, Y7)
+	FOLD4
+	ADDQ    $22, R8
+	ADDQ    $22, R9
+	ADDQ    $22, R10
+	ADDQ    $22, R11
+	ADDQ    $40, SI
+	DECQ    CX
+	JNZ     q50loop
+
+	HSUMQ((DI))
 	VZEROUPPER
 	RET
