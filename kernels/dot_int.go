@@ -12,12 +12,14 @@ func dotQ8_0Int(raw []byte, xa []q8Act) float32 {
 	var s float32
 	for k := range xa {
 		blk := raw[k*Q8BlockBytes : (k+1)*Q8BlockBytes]
+		qs := (*[Q8Block]byte)(blk[2:])
 		a := &xa[k]
-		var is int32
-		for j, q := range blk[2:] {
-			is += int32(int8(q)) * int32(a.qs[j])
+		var i0, i1 int32
+		for j := 0; j < Q8Block; j += 2 {
+			i0 += int32(int8(qs[j])) * int32(a.qs[j])
+			i1 += int32(int8(qs[j+1])) * int32(a.qs[j+1])
 		}
-		s += float32(is) * (half(blk) * a.d)
+		s += float32(i0+i1) * (half(blk) * a.d)
 	}
 	return s
 }
@@ -30,11 +32,13 @@ func dotQ4_0Int(raw []byte, xa []q8Act) float32 {
 		blk := raw[k*18 : (k+1)*18]
 		qs := (*[16]byte)(blk[2:])
 		a := &xa[k]
-		var is int32
-		for j, q := range qs {
-			is += (int32(q&15)-8)*int32(a.qs[j]) + (int32(q>>4)-8)*int32(a.qs[j+16])
+		var i0, i1 int32
+		for j := range 16 {
+			q := qs[j]
+			i0 += (int32(q&15) - 8) * int32(a.qs[j])
+			i1 += (int32(q>>4) - 8) * int32(a.qs[j+16])
 		}
-		s += float32(is) * (half(blk) * a.d)
+		s += float32(i0+i1) * (half(blk) * a.d)
 	}
 	return s
 }
@@ -71,10 +75,12 @@ func dotQ4_KInt(raw []byte, xa []q8KAct) float32 {
 		var isum, imin int32
 		for j := range 4 {
 			q := (*[32]byte)(blk[16+j*32:])
+			xl, xh := (*[32]int8)(a.qs[64*j:]), (*[32]int8)(a.qs[64*j+32:])
 			var lo, hi int32
-			for l, b := range q {
-				lo += int32(b&15) * int32(a.qs[64*j+l])
-				hi += int32(b>>4) * int32(a.qs[64*j+32+l])
+			for l := range 32 {
+				b := q[l]
+				lo += int32(b&15) * int32(xl[l])
+				hi += int32(b>>4) * int32(xh[l])
 			}
 			sc0, m0 := kScaleMin(scales, 2*j)
 			sc1, m1 := kScaleMin(scales, 2*j+1)
@@ -97,11 +103,13 @@ func dotQ5_KInt(raw []byte, xa []q8KAct) float32 {
 		var isum, imin int32
 		for j := range 4 {
 			q := (*[32]byte)(blk[48+j*32:])
+			xl, xh := (*[32]int8)(a.qs[64*j:]), (*[32]int8)(a.qs[64*j+32:])
 			ua, ub := uint(2*j), uint(2*j+1)
 			var lo, hi int32
-			for l, b := range q {
-				lo += int32(b&15|qh[l]>>ua<<4&16) * int32(a.qs[64*j+l])
-				hi += int32(b>>4|qh[l]>>ub<<4&16) * int32(a.qs[64*j+32+l])
+			for l := range 32 {
+				b, h := q[l], qh[l]
+				lo += int32(b&15|h>>ua<<4&16) * int32(xl[l])
+				hi += int32(b>>4|h>>ub<<4&16) * int32(xh[l])
 			}
 			sc0, m0 := kScaleMin(scales, 2*j)
 			sc1, m1 := kScaleMin(scales, 2*j+1)
@@ -115,26 +123,33 @@ func dotQ5_KInt(raw []byte, xa []q8KAct) float32 {
 
 // dotQ6_KInt is a row of Q6_K blocks times 256-value activation blocks:
 // per 16-weight sub-block s, sc_s*(sum(q*x) - 32*bsum_s) with q in 0..63.
+// As in dotQ6_K, per 128-weight half, 32 ql/qh byte positions each feed
+// four weights 32 apart (sub-blocks 2 apart).
 func dotQ6_KInt(raw []byte, xa []q8KAct) float32 {
 	var s float32
 	for k := range xa {
 		blk := raw[k*210 : (k+1)*210]
-		ql := (*[128]byte)(blk[0:128])
-		qh := (*[64]byte)(blk[128:192])
 		scales := (*[16]byte)(blk[192:208])
 		a := &xa[k]
 		var isum int32
-		for sb := range 16 {
-			h, kk, l0 := sb/8, sb%8/2, sb%2*16
-			lo := ql[h*64+kk%2*32:]
-			shift := uint(kk/2) * 4
-			e0 := h*128 + kk*32
-			var is int32
-			for l := l0; l < l0+16; l++ {
-				q := int32(lo[l]>>shift&15 | (qh[h*32+l]>>(2*uint(kk))&3)<<4)
-				is += q * int32(a.qs[e0+l])
+		for h := range 2 {
+			ql := (*[64]byte)(blk[h*64:])
+			qh := (*[32]byte)(blk[128+h*32:])
+			xs := (*[128]int8)(a.qs[h*128:])
+			for half16 := range 2 {
+				var a0, a1, a2, a3 int32
+				for l := half16 * 16; l < half16*16+16; l++ {
+					lo, hi, hb := ql[l], ql[l+32], qh[l]
+					a0 += int32(lo&15|hb<<4&48) * int32(xs[l])
+					a1 += int32(hi&15|hb<<2&48) * int32(xs[l+32])
+					a2 += int32(lo>>4|hb&48) * int32(xs[l+64])
+					a3 += int32(hi>>4|hb>>2&48) * int32(xs[l+96])
+				}
+				sb := h*8 + half16
+				sc, bs := (*[7]byte)(scales[sb:]), (*[7]int16)(a.bsums[sb:])
+				isum += int32(int8(sc[0]))*(a0-32*int32(bs[0])) + int32(int8(sc[2]))*(a1-32*int32(bs[2])) +
+					int32(int8(sc[4]))*(a2-32*int32(bs[4])) + int32(int8(sc[6]))*(a3-32*int32(bs[6]))
 			}
-			isum += int32(int8(scales[sb])) * (is - 32*int32(a.bsums[(e0+l0)/16]))
 		}
 		s += half(blk[208:]) * a.d * float32(isum)
 	}
