@@ -52,15 +52,15 @@ func intFormat(t DType) actFormat {
 }
 
 // quantizeQ8Act writes x (a multiple of 32 values) into len(x)/32 blocks,
-// as ggml's quantize_row_q8_0: d = max|x|/127 (stored as half), q =
-// round(x/d) half away from zero.
+// as ggml's quantize_row_q8_0 does on AVX2: d = max|x|/127 (stored as
+// half), q = x/d rounded half to even.
 func quantizeQ8Act(dst []q8Act, x []float32) {
 	dst = dst[:len(x)/Q8Block]
 	for k := range dst {
 		blk := (*[Q8Block]float32)(x[k*Q8Block:])
 		var amax float32
 		for _, v := range blk {
-			amax = max(amax, math.Float32frombits(math.Float32bits(v)&^(1<<31)))
+			amax = max(amax, abs32(v))
 		}
 		d := amax / 127
 		var id float32
@@ -70,7 +70,7 @@ func quantizeQ8Act(dst []q8Act, x []float32) {
 		a := &dst[k]
 		var sum int32
 		for j, v := range blk {
-			q := int8(math.Round(float64(v * id)))
+			q := int8(math.RoundToEven(float64(v * id)))
 			a.qs[j] = q
 			sum += int32(q)
 		}
@@ -90,7 +90,7 @@ func quantizeQ8KAct(dst []q8KAct, x []float32) {
 		a := &dst[k]
 		var amax, m float32
 		for _, v := range blk {
-			if av := float32(math.Abs(float64(v))); av > amax {
+			if av := abs32(v); av > amax {
 				amax, m = av, v
 			}
 		}
@@ -112,3 +112,6 @@ func quantizeQ8KAct(dst []q8KAct, x []float32) {
 		a.d = 1 / iscale
 	}
 }
+
+// abs32 is |v| (compiled to a branch-free mask).
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }

@@ -72,3 +72,22 @@ func benchIntVsFloat(b *testing.B, path string, typ DType, batch int) {
 	b.ReportMetric(flops/tf.Seconds()/1e9, "float-GFLOP/s")
 	b.ReportMetric(tf.Seconds()/ti.Seconds(), "speedup")
 }
+
+// BenchmarkQuantizeAct is the per-product cost of quantizing one 4096-value
+// activation row to each block format.
+func BenchmarkQuantizeAct(b *testing.B) {
+	x := randVec(rand.New(rand.NewPCG(3, 3)), 4096)
+	q8, qk := make([]q8Act, 4096/Q8Block), make([]q8KAct, 4096/QK_K)
+	b.Run("Q8/4096", func(b *testing.B) {
+		b.SetBytes(4 * 4096)
+		for b.Loop() {
+			quantizeQ8Act(q8, x)
+		}
+	})
+	b.Run("Q8K/4096", func(b *testing.B) {
+		b.SetBytes(4 * 4096)
+		for b.Loop() {
+			quantizeQ8KAct(qk, x)
+		}
+	})
+}
