@@ -248,8 +248,12 @@ func (p *Pool) Run(n int, fn func(lo, hi int)) {
 
 // MatMul computes out[b*w.Rows+r] = dot(w row r, x[b*w.Cols:(b+1)*w.Cols])
 // for every batch row b in [0,batch), reading each weight once for all rows.
-// The rows of w are split into disjoint blocks, one per worker. It panics,
-// like an out-of-range index, when out, x or w's data are too short.
+// The rows of w are split into disjoint blocks, one per worker. For a type
+// with an integer product (and unless Options.FloatActivations), x is
+// first quantized once, on the caller, into the pool's scratch (grown to
+// the largest product seen, then reused: no allocation in steady state).
+// It panics, like an out-of-range index, when out, x or w's data are too
+// short.
 func (p *Pool) MatMul(out []float32, w *Matrix, x []float32, batch int) {
 	if batch <= 0 {
 		return
