@@ -71,10 +71,11 @@ func refProduct(w *Matrix, x []float32, batch int) []float64 {
 	return out
 }
 
-// BenchmarkMatMulQuant measures the Go block-by-block products of the
-// quantized types on a 4096x4096 matrix (one vector, as in single-stream
-// decode) with 1 and 2 workers. MB/s counts weight bytes; GFLOP/s counts
-// 2*rows*cols.
+// BenchmarkMatMulQuant measures the default products of the quantized
+// types (integer products where the type has them, else the Go
+// block-by-block float products; BenchmarkIntVsFloat compares the two) on
+// a 4096x4096 matrix (one vector, as in single-stream decode) with 1 and 2
+// workers. MB/s counts weight bytes; GFLOP/s counts 2*rows*cols.
 func BenchmarkMatMulQuant(b *testing.B) {
 	for _, typ := range quantTypes {
 		for _, workers := range []int{1, 2} {
