@@ -7,14 +7,34 @@
 // SiLU/SwiGLU, Dot and Axpy, and the persistent worker Pool that spreads one
 // product over all cores.
 //
-// On amd64 CPUs with AVX2, FMA and F16C (detected once at start-up through
-// golang.org/x/sys/cpu) the F32, F16 and Q8_0 products, Dot and Axpy run
-// hand-written Plan 9 assembly (kernels_amd64.s): four weight rows are
-// streamed once against two activation rows at a time, so a batched decode
-// step reads every weight from memory once for all its rows; Q8_0 blocks are
-// dequantized in registers. Everywhere else, and for the other types on
-// every CPU, the pure-Go products run (kernels_other.go, dot_legacy.go,
-// dot_kquant.go), and the tests compare the two.
+// Kernel paths: the CPU's vector features are detected once at start-up
+// (golang.org/x/sys/cpu) and select the fastest path, Path(): "avx2" on
+// amd64 CPUs with AVX2, FMA and F16C, "generic" (pure Go) everywhere else
+// and with the purego build tag. Paths lists what this CPU runs;
+// NewPoolOpts forces a lower one (tests run every path against the pure-Go
+// reference). CPUFeatures reports the features seen, AVX-512 and AVX-VNNI
+// included, though no path uses those yet.
+//
+// Quantized weights multiply by integer dot products, as ggml does: a
+// Pool quantizes a product's activation rows once, into scratch it owns
+// (ggml's q8_0 blocks for Q4_0, Q5_0 and Q8_0, q8_K blocks for Q4_K, Q5_K
+// and Q6_K; actquant.go), and each weight block meets them in int8/int32
+// arithmetic with one float scale per block (dot_int.go in Go,
+// intdot_amd64.s and intdot_k_amd64.s in AVX2 assembly: VPMADDUBSW and
+// VPMADDWD, four weight rows per call against each activation row in
+// turn, so a weight is read from memory once per product). This moves
+// results by the activation rounding, as it moves llama.cpp's (logits by
+// a few hundredths); Options.FloatActivations keeps the exact products
+// with float32 activations, the reference. Q4_1, Q5_1, Q2_K, Q3_K, F16,
+// BF16 and F32 always read float32 activations.
+//
+// The float products: on the avx2 path the F32, F16 and float-activation
+// Q8_0 products, Dot and Axpy run hand-written Plan 9 assembly
+// (kernels_amd64.s): four weight rows are streamed once against two
+// activation rows at a time; Q8_0 blocks are dequantized in registers.
+// Elsewhere the pure-Go products run (kernels_other.go, dot_legacy.go,
+// dot_kquant.go), and the tests compare the two. MatMulRows, the one
+// product outside a Pool, reads float32 activations.
 //
 // Concurrency: a Pool owns its n-1 worker goroutines from NewPool until
 // Close; each waits on its own channel for a preallocated job, so a product

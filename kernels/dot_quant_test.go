@@ -11,11 +11,15 @@ import (
 // type against the float64 dot product of the DequantRow values: the two
 // agree to float32 rounding (1e-5 relative to sum |w_i*x_i|), for several
 // blocks per row, odd row counts, batches of 1 to 5, and through both
-// MatMulRows and a Pool.
+// MatMulRows and a Pool with float activations (the integer products are
+// TestIntProducts').
 func TestQuantProducts(t *testing.T) {
 	const tol = 1e-5
 	rng := rand.New(rand.NewPCG(9, 10))
-	pool := NewPool(3)
+	pool, err := NewPoolOpts(3, Options{FloatActivations: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer pool.Close()
 	for _, typ := range quantTypes {
 		elems, _, _ := typ.Block()
@@ -67,10 +71,11 @@ func refProduct(w *Matrix, x []float32, batch int) []float64 {
 	return out
 }
 
-// BenchmarkMatMulQuant measures the Go block-by-block products of the
-// quantized types on a 4096x4096 matrix (one vector, as in single-stream
-// decode) with 1 and 2 workers. MB/s counts weight bytes; GFLOP/s counts
-// 2*rows*cols.
+// BenchmarkMatMulQuant measures the default products of the quantized
+// types (integer products where the type has them, else the Go
+// block-by-block float products; BenchmarkIntVsFloat compares the two) on
+// a 4096x4096 matrix (one vector, as in single-stream decode) with 1 and 2
+// workers. MB/s counts weight bytes; GFLOP/s counts 2*rows*cols.
 func BenchmarkMatMulQuant(b *testing.B) {
 	for _, typ := range quantTypes {
 		for _, workers := range []int{1, 2} {

@@ -19,3 +19,5 @@ func expSubSumArch(x []float32, sub float32) (float32, bool) { return 0, false }
 func siluArch(x []float32) bool { return false }
 
 func swigluArch(h, g []float32) bool { return false }
+
+func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool { return false }

@@ -75,27 +75,41 @@ func TestMatMulRowsSubrange(t *testing.T) {
 }
 
 // TestPoolMatMul checks that splitting over workers changes nothing: every
-// row is computed by the same kernel whichever worker owns it.
+// row is computed by the same kernel whichever worker owns it. With float
+// activations a pool computes exactly MatMulRows; with the default integer
+// products, exactly what one worker computes.
 func TestPoolMatMul(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
+	one := NewPool(1)
+	defer one.Close()
 	for _, workers := range []int{1, 2, 3, 8} {
 		p := NewPool(workers)
-		for _, typ := range []DType{F32, F16, Q8_0} {
-			for _, tc := range []struct{ rows, cols, batch int }{{1, 32, 1}, {9, 32, 2}, {130, 96, 1}, {257, 288, 5}} {
+		pf, err := NewPoolOpts(workers, Options{FloatActivations: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, typ := range []DType{F32, F16, Q8_0, Q4_K, Q6_K} {
+			for _, tc := range []struct{ rows, cols, batch int }{{1, 256, 1}, {9, 256, 2}, {130, 512, 1}, {257, 768, 5}} {
 				t.Run(fmt.Sprintf("w%d/%v/%dx%dx%d", workers, typ, tc.rows, tc.cols, tc.batch), func(t *testing.T) {
 					w := randMatrix(t, rng, typ, tc.rows, tc.cols)
 					x := randVec(rng, tc.batch*tc.cols)
 					want := make([]float32, tc.batch*tc.rows)
 					MatMulRows(want, w, x, tc.batch, 0, tc.rows)
 					got := make([]float32, tc.batch*tc.rows)
+					pf.MatMul(got, w, x, tc.batch)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("float activations (-MatMulRows +pool):\n%s", diff)
+					}
+					one.MatMul(want, w, x, tc.batch)
 					p.MatMul(got, w, x, tc.batch)
 					if diff := cmp.Diff(want, got); diff != "" {
-						t.Errorf("(-want +got):\n%s", diff)
+						t.Errorf("(-one worker +%d workers):\n%s", workers, diff)
 					}
 				})
 			}
 		}
 		p.Close()
+		pf.Close()
 	}
 }
 
@@ -103,7 +117,7 @@ func TestPoolMatMulNoAlloc(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, typ := range []DType{F32, F16, Q8_0} {
+	for _, typ := range []DType{F32, F16, Q8_0, Q4_0, Q4_K, Q6_K} {
 		w := randMatrix(t, rng, typ, 256, 256)
 		x := randVec(rng, 3*256)
 		out := make([]float32, 3*256)

@@ -30,16 +30,31 @@ const spinFor = 50 * time.Microsecond
 // parks; a worker idle for longer than that is parked on its channel
 // receive and costs nothing.
 type Pool struct {
-	workers int
-	jobs    []job           // jobs[0] is the caller's part
-	wake    []chan struct{} // wake[i] feeds worker i (i >= 1) when it is parked
-	posted  []atomic.Uint64 // posted[i]: products handed to worker i
-	parked  []atomic.Bool   // parked[i]: worker i sleeps (or is about to) on wake[i]
-	pending atomic.Int32    // parts of the running product still going
-	wg      sync.WaitGroup  // the same count, for a caller that parks
-	done    sync.WaitGroup  // live worker goroutines
-	mu      sync.Mutex      // one product at a time; guards closed
-	closed  bool
+	workers  int
+	jobs     []job           // jobs[0] is the caller's part
+	wake     []chan struct{} // wake[i] feeds worker i (i >= 1) when it is parked
+	posted   []atomic.Uint64 // posted[i]: products handed to worker i
+	parked   []atomic.Bool   // parked[i]: worker i sleeps (or is about to) on wake[i]
+	pending  atomic.Int32    // parts of the running product still going
+	wg       sync.WaitGroup  // the same count, for a caller that parks
+	done     sync.WaitGroup  // live worker goroutines
+	mu       sync.Mutex      // one product at a time; guards closed and act
+	closed   bool
+	kp       kpath    // the kernels every product of this pool runs
+	floatAct bool     // quantized weights meet float32 activations
+	act      quantAct // the running product's quantized activations
+}
+
+// Options configures a Pool beyond its size.
+type Options struct {
+	// Path is the kernel path (one of Paths); "" means Path(), the
+	// fastest this CPU runs.
+	Path string
+	// FloatActivations makes the products of quantized weights read the
+	// activations in float32 instead of quantizing them per block for the
+	// integer dot products: slower, and exact up to float32 rounding (the
+	// reference the integer products are checked against).
+	FloatActivations bool
 }
 
 // jobKind says which body a job runs; a kind instead of a closure keeps
@@ -62,6 +77,8 @@ type job struct {
 	batch  int
 	outs   [][]float32 // jobMatMulSet: the products, rows numbered across them
 	ws     []*Matrix
+	kp     kpath     // jobMatMul, jobMatMulSet: the kernel path
+	act    *quantAct // x quantized for the integer products, or nil
 }
 
 func (j *job) exec() {
@@ -69,13 +86,13 @@ func (j *job) exec() {
 	case jobRun:
 		j.fn(j.lo, j.hi)
 	case jobMatMul:
-		MatMulRows(j.out, j.w, j.x, j.batch, j.lo, j.hi)
+		matMulRowsOn(j.kp, j.out, j.w, j.x, j.act, j.batch, j.lo, j.hi)
 	case jobMatMulSet:
 		off := 0
 		for i, w := range j.ws {
 			lo, hi := max(j.lo, off), min(j.hi, off+w.Rows)
 			if lo < hi {
-				MatMulRows(j.outs[i], w, j.x, j.batch, lo-off, hi-off)
+				matMulRowsOn(j.kp, j.outs[i], w, j.x, j.act, j.batch, lo-off, hi-off)
 			}
 			off += w.Rows
 		}
@@ -85,23 +102,66 @@ func (j *job) exec() {
 // clear drops the references a finished job holds so that a pool does not
 // keep weights or closures alive between calls.
 func (j *job) clear() {
-	j.fn, j.out, j.w, j.x, j.outs, j.ws = nil, nil, nil, nil, nil, nil
+	j.fn, j.out, j.w, j.x, j.outs, j.ws, j.act = nil, nil, nil, nil, nil, nil, nil
 }
 
-// NewPool starts a pool of n workers (n <= 0 means runtime.GOMAXPROCS(0)).
-// The caller's goroutine counts as one of them, so n-1 goroutines start.
+// NewPool starts a pool of n workers (n <= 0 means runtime.GOMAXPROCS(0))
+// on the default kernels: Path(), with integer dot products for the
+// quantized types that have them. The caller's goroutine counts as one of
+// the workers, so n-1 goroutines start.
 func NewPool(n int) *Pool {
+	p, err := NewPoolOpts(n, Options{})
+	if err != nil {
+		panic(err) // unreachable: the default path always exists
+	}
+	return p
+}
+
+// NewPoolOpts is NewPool with a chosen kernel path and activation mode; it
+// fails on a path this CPU cannot run.
+func NewPoolOpts(n int, o Options) (*Pool, error) {
+	kp, err := parsePath(o.Path)
+	if err != nil {
+		return nil, err
+	}
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
 	p := &Pool{workers: n, jobs: make([]job, n), wake: make([]chan struct{}, n),
-		posted: make([]atomic.Uint64, n), parked: make([]atomic.Bool, n)}
+		posted: make([]atomic.Uint64, n), parked: make([]atomic.Bool, n), kp: kp, floatAct: o.FloatActivations}
 	for i := 1; i < n; i++ {
 		p.wake[i] = make(chan struct{}, 1)
 		p.done.Add(1)
 		go p.work(i)
 	}
-	return p
+	return p, nil
+}
+
+// Path is the kernel path of the pool's products (one of Paths).
+func (p *Pool) Path() string { return p.kp.String() }
+
+// quantize fills p.act for the integer products of ws (which share x) and
+// returns it, or nil when every product reads float32 activations. p.mu
+// is held.
+func (p *Pool) quantize(x []float32, batch int, ws ...*Matrix) *quantAct {
+	if p.floatAct {
+		return nil
+	}
+	var done [actQ8K + 1]bool
+	var act *quantAct
+	for _, w := range ws {
+		f := intFormat(w.Type)
+		if f == actFloat || done[f] {
+			continue
+		}
+		if w.Cols != ws[0].Cols {
+			return nil // x is not one row layout for all: keep float
+		}
+		done[f] = true
+		p.act.fill(f, x, batch, w.Cols)
+		act = &p.act
+	}
+	return act
 }
 
 // work is worker i: it runs each part posted to it, polling for the next
@@ -192,8 +252,12 @@ func (p *Pool) Run(n int, fn func(lo, hi int)) {
 
 // MatMul computes out[b*w.Rows+r] = dot(w row r, x[b*w.Cols:(b+1)*w.Cols])
 // for every batch row b in [0,batch), reading each weight once for all rows.
-// The rows of w are split into disjoint blocks, one per worker. It panics,
-// like an out-of-range index, when out, x or w's data are too short.
+// The rows of w are split into disjoint blocks, one per worker. For a type
+// with an integer product (and unless Options.FloatActivations), x is
+// first quantized once, on the caller, into the pool's scratch (grown to
+// the largest product seen, then reused: no allocation in steady state).
+// It panics, like an out-of-range index, when out, x or w's data are too
+// short.
 func (p *Pool) MatMul(out []float32, w *Matrix, x []float32, batch int) {
 	if batch <= 0 {
 		return
@@ -208,9 +272,10 @@ func (p *Pool) MatMul(out []float32, w *Matrix, x []float32, batch int) {
 		align = w.Rows
 	}
 	parts := p.parts(w.Rows, align)
+	act := p.quantize(x, batch, w)
 	for i := range parts.count {
 		lo, hi := parts.bounds(i)
-		p.jobs[i] = job{kind: jobMatMul, out: out, w: w, x: x, batch: batch, lo: lo, hi: hi}
+		p.jobs[i] = job{kind: jobMatMul, out: out, w: w, x: x, batch: batch, lo: lo, hi: hi, kp: p.kp, act: act}
 	}
 	p.dispatch(parts.count)
 }
@@ -241,9 +306,10 @@ func (p *Pool) MatMulSet(outs [][]float32, ws []*Matrix, x []float32, batch int)
 		align = rows
 	}
 	parts := p.parts(rows, align)
+	act := p.quantize(x, batch, ws...)
 	for i := range parts.count {
 		lo, hi := parts.bounds(i)
-		p.jobs[i] = job{kind: jobMatMulSet, outs: outs, ws: ws, x: x, batch: batch, lo: lo, hi: hi}
+		p.jobs[i] = job{kind: jobMatMulSet, outs: outs, ws: ws, x: x, batch: batch, lo: lo, hi: hi, kp: p.kp, act: act}
 	}
 	p.dispatch(parts.count)
 }

@@ -40,7 +40,12 @@ func parseGGUFModel(tb testing.TB, data []byte) *Model {
 // sequenceLogits runs tokens through a fresh one-slot state token by token
 // and returns the logits after each.
 func sequenceLogits(m *Model, tokens []int) [][]float32 {
-	s := m.NewState(1, nil)
+	return sequenceLogitsOn(m, tokens, nil)
+}
+
+// sequenceLogitsOn is sequenceLogits on pool (nil: a pool of one worker).
+func sequenceLogitsOn(m *Model, tokens []int, pool *kernels.Pool) [][]float32 {
+	s := m.NewState(1, pool)
 	var out [][]float32
 	for i, tok := range tokens {
 		l := make([]float32, m.Config.Vocab)
@@ -83,9 +88,16 @@ func TestGGUFMatchesLlama2C(t *testing.T) {
 				if m.Tied() != ref.Tied() {
 					t.Fatalf("tied = %v, want %v", m.Tied(), ref.Tied())
 				}
-				got := sequenceLogits(m, tokens)
-				// The quantised model computes what an F32 model holding
-				// its dequantised weights computes.
+				// With float activations (the kernels' exact reference; the
+				// default integer products quantize them, as llama.cpp does)
+				// the quantised model computes what an F32 model holding its
+				// dequantised weights computes.
+				fp, err := kernels.NewPoolOpts(1, kernels.Options{FloatActivations: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer fp.Close()
+				got := sequenceLogitsOn(m, tokens, fp)
 				exact := sequenceLogits(dequantModel(m), tokens)
 				for i := range exact {
 					if d := maxDiff(exact[i], got[i]); d > 1e-4*max(1, maxAbs(exact[i])) {

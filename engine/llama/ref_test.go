@@ -19,12 +19,22 @@ type (
 )
 
 // Tolerances of models/ref/README.md: float32 computation against a float
-// reference, and a dequantizing engine against llama.cpp's quantized-domain
-// logits (it quantizes activations, we do not).
+// reference; the integer products (which quantize activations as llama.cpp
+// does) against llama.cpp's quantized-domain logits at the README's floor
+// of 0.05 (llama.cpp disagrees with itself by up to 0.043; the largest
+// difference measured here is 0.03), not the 0.15 it gives an engine that
+// does not quantize activations. Files
+// mixing in Q4_1, Q5_1, Q2_K or Q3_K (float-activation products so far)
+// keep 0.15.
 const (
-	refTolFloat = 1e-4
-	refTolQuant = 0.15
+	refTolFloat    = 1e-4
+	refTolQuant    = 0.15
+	refTolQuantInt = 0.05
 )
+
+// floatActTypes are the quantized types whose products still read float32
+// activations: a file holding one is checked at refTolQuant.
+var floatActTypes = []string{"Q4_1", "Q5_1", "Q2_K", "Q3_K"}
 
 // refDir returns ../shared/models/ref or skips.
 func refDir(tb testing.TB) string {
@@ -74,33 +84,56 @@ func openRef(t *testing.T, file string) *Loaded {
 }
 
 // TestReferenceModels runs every case of golden.json: the top-8 logits after
-// the prompt (fed in one step, as the reference does) and 16 greedy steps.
-// Float files and HF directories must match to 1e-4 with exact greedy ids
-// (up to the README's margin rule); quantized files must match their
-// dequantized twin to 1e-4 and llama.cpp's quantized logits to 0.15. Every
-// file must load: a refused tensor type fails the case. Only the adapter
-// cases are skipped, until adapters are served.
+// the prompt (fed in one step, as the reference does) and 16 greedy steps,
+// on every kernel path of this CPU. Float files and HF directories must
+// match to 1e-4 with exact greedy ids (up to the README's margin rule).
+// Quantized files must match llama.cpp's quantized logits and greedy ids
+// with the integer products of every path (refTolQuantInt), and their
+// dequantized twin to 1e-4 with float activations on the default path
+// (the exact reference the integer products are measured against). Every file must load: a
+// refused tensor type fails the case. Only the adapter cases are skipped,
+// until adapters are served.
 func TestReferenceModels(t *testing.T) {
 	g := loadRefGolden(t)
-	pool := kernels.NewPool(2)
-	defer pool.Close()
-	for _, gc := range g.Cases {
-		if testshared.Race && !strings.HasSuffix(gc.ID, "/p9") {
-			continue // one prompt per model under the race detector; scripts/test sweeps all without it
+	for _, path := range kernels.Paths() {
+		pool, err := kernels.NewPoolOpts(2, kernels.Options{Path: path})
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Run(gc.ID, func(t *testing.T) {
-			if gc.Lora != nil {
-				t.Skipf("LoRA adapter %s: adapters are not supported", *gc.Lora)
+		defer pool.Close()
+		floatPool, err := kernels.NewPoolOpts(2, kernels.Options{Path: path, FloatActivations: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer floatPool.Close()
+		for _, gc := range g.Cases {
+			if testshared.Race && !strings.HasSuffix(gc.ID, "/p9") {
+				continue // one prompt per model under the race detector; scripts/test sweeps all without it
 			}
-			l := openRef(t, gc.File)
-			logits, greedy := runRef(l.Model, pool, gc.PromptIDs, len(gc.Greedy))
-			if gc.DequantF32 == nil {
-				checkRef(t, "float reference", logits, greedy, &gc.RefOutputs, refTolFloat)
-				return
-			}
-			checkRef(t, "dequant_f32 twin", logits, greedy, gc.DequantF32, refTolFloat)
-			checkTop(t, "llama.cpp quantized", logits, gc.Top8, refTolQuant)
-		})
+			t.Run(path+"/"+gc.ID, func(t *testing.T) {
+				if gc.Lora != nil {
+					t.Skipf("LoRA adapter %s: adapters are not supported", *gc.Lora)
+				}
+				l := openRef(t, gc.File)
+				logits, greedy := runRef(l.Model, pool, gc.PromptIDs, len(gc.Greedy))
+				if gc.DequantF32 == nil {
+					checkRef(t, "float reference", logits, greedy, &gc.RefOutputs, refTolFloat)
+					return
+				}
+				tol := refTolQuantInt
+				for _, typ := range floatActTypes {
+					if strings.Contains(gc.File, "."+typ) { // Q2_K, Q3_K_M, ...
+						tol = refTolQuant
+					}
+				}
+				checkRef(t, "llama.cpp quantized", logits, greedy, &gc.RefOutputs, tol)
+				if path != kernels.Path() {
+					return // the float reference once, on the default path
+				}
+				logits, greedy = runRef(l.Model, floatPool, gc.PromptIDs, len(gc.Greedy))
+				checkRef(t, "dequant_f32 twin, float activations", logits, greedy, gc.DequantF32, refTolFloat)
+			})
+		}
 	}
 }
 

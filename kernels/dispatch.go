@@ -1,0 +1,94 @@
+package kernels
+
+import (
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/cpu"
+)
+
+// kpath is one set of product kernels. Higher values need more of the CPU;
+// every path can run everything a lower one can.
+type kpath uint8
+
+const (
+	pathGeneric kpath = iota // pure Go: every CPU, and the reference
+	pathAVX2                 // AVX2, FMA and F16C: float and integer-dot assembly
+)
+
+var pathNames = [...]string{pathGeneric: "generic", pathAVX2: "avx2"}
+
+func (p kpath) String() string { return pathNames[p] }
+
+// best is the fastest path this CPU runs, detected once at start-up and
+// never changed: the only package-level dispatch state.
+var best = detectPath()
+
+func detectPath() kpath {
+	if haveAVX2 {
+		return pathAVX2
+	}
+	return pathGeneric
+}
+
+// Path is the name of the kernel path the products use by default on this
+// CPU: "avx2" (AVX2, FMA and F16C assembly) or "generic" (pure Go). It is
+// fixed at start-up.
+func Path() string { return best.String() }
+
+// Paths lists the kernel paths this CPU can run, fastest first; the last is
+// always "generic". NewPoolOpts accepts any of them, so tests and
+// operators can force a lower one.
+func Paths() []string {
+	out := make([]string, 0, int(best)+1)
+	for p := best; ; p-- {
+		out = append(out, p.String())
+		if p == pathGeneric {
+			return out
+		}
+	}
+}
+
+// parsePath maps a name of Paths (or "" for Path) to its kpath.
+func parsePath(name string) (kpath, error) {
+	if name == "" {
+		return best, nil
+	}
+	for p := pathGeneric; p <= best; p++ {
+		if p.String() == name {
+			return p, nil
+		}
+	}
+	for _, n := range pathNames {
+		if n == name {
+			return 0, fmt.Errorf("kernels: path %q needs CPU features this machine lacks (has %s)", name, strings.Join(Paths(), ", "))
+		}
+	}
+	return 0, fmt.Errorf("kernels: unknown kernel path %q (want one of %s)", name, strings.Join(Paths(), ", "))
+}
+
+// CPUFeatures describes the vector features the dispatch looked at, for
+// the start-up log and the debug state: e.g. "avx2 fma f16c avx512f
+// avx512bw avx512vnni". Only the paths of Paths have kernels; the AVX-512
+// and AVX-VNNI features are reported so that a log shows what a faster
+// path could use.
+func CPUFeatures() string {
+	x := cpu.X86
+	var out []string
+	for _, f := range []struct {
+		name string
+		has  bool
+	}{
+		{"avx2", x.HasAVX2}, {"fma", x.HasFMA}, {"f16c", x.HasF16C},
+		{"avxvnni", x.HasAVXVNNI}, {"avx512f", x.HasAVX512F},
+		{"avx512bw", x.HasAVX512BW}, {"avx512vl", x.HasAVX512VL}, {"avx512vnni", x.HasAVX512VNNI},
+	} {
+		if f.has {
+			out = append(out, f.name)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,82 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "unsafe"
+
+// Implemented in intdot_amd64.s: the integer products of four weight rows
+// (a short block repeats its last row) with one row of n quantized
+// activation blocks at xa (q8Act for Q8_0, Q4_0 and Q5_0, q8KAct for Q4_K, Q5_K
+// and Q6_K); out[0:4] receives the four sums.
+//
+//go:noescape
+func q8_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q4_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q5_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q4_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q5_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q6_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+
+// intKernel selects the assembly of a weight type; a direct call in a
+// switch (not a func value) keeps the result array on the stack.
+type intKernel DType
+
+func (k intKernel) call(p0, p1, p2, p3, xa unsafe.Pointer, n int, res *[8]float32) {
+	switch DType(k) {
+	case Q8_0:
+		q8_0x4(p0, p1, p2, p3, xa, n, res)
+	case Q4_0:
+		q4_0x4(p0, p1, p2, p3, xa, n, res)
+	case Q5_0:
+		q5_0x4(p0, p1, p2, p3, xa, n, res)
+	case Q4_K:
+		q4_Kx4(p0, p1, p2, p3, xa, n, res)
+	case Q5_K:
+		q5_Kx4(p0, p1, p2, p3, xa, n, res)
+	case Q6_K:
+		q6_Kx4(p0, p1, p2, p3, xa, n, res)
+	}
+}
+
+// intRowsArch runs rows [lo,hi) of an integer product with the AVX2
+// kernels, four weight rows at a time against every activation row of the
+// batch in turn (the four rows stay in L1 meanwhile, so each weight is
+// read from memory once per product); false means the type has no
+// assembly and the caller must use the generic code.
+func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool {
+	var nb int
+	var xa func(b int) unsafe.Pointer
+	switch w.Type {
+	case Q8_0, Q4_0, Q5_0:
+		nb = w.Cols / Q8Block
+		xa = func(b int) unsafe.Pointer { return unsafe.Pointer(&act.q8[b*nb]) }
+	case Q4_K, Q5_K, Q6_K:
+		nb = w.Cols / QK_K
+		xa = func(b int) unsafe.Pointer { return unsafe.Pointer(&act.q8k[b*nb]) }
+	default:
+		return false
+	}
+	kern := intKernel(w.Type)
+	rb, rows := w.rowBytes(), w.Rows
+	var res [8]float32
+	for r := lo; r < hi; r += 4 {
+		r0, r1, r2, r3, k := rowBlock(r, hi)
+		p0, p1 := unsafe.Pointer(&w.Raw[r0*rb]), unsafe.Pointer(&w.Raw[r1*rb])
+		p2, p3 := unsafe.Pointer(&w.Raw[r2*rb]), unsafe.Pointer(&w.Raw[r3*rb])
+		for b := range batch {
+			kern.call(p0, p1, p2, p3, xa(b), nb, &res)
+			copy(out[b*rows+r:b*rows+r+k], res[:k])
+		}
+	}
+	return true
+}

@@ -1,0 +1,287 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "intdot_amd64.h"
+
+// AVX2 integer-dot kernels of the K-quants (Q4_K, Q5_K, Q6_K) against
+// q8KAct activation blocks; see intdot_amd64.s for the scheme.
+
+// Q4_K super-block at P (d, dmin halves; 12 bytes of packed 6-bit scales
+// and mins; 128 bytes of nibbles) against the q8KAct block at SI. The
+// scales and mins are unpacked in general registers (sc0-3 = u0&0x3f..,
+// m0-3 = u1&0x3f.., sc4-7 = u2&0x0f.. | (u0>>6&0x03..)<<4, m4-7 =
+// u2>>4&0x0f.. | (u1>>6&0x03..)<<4 over the three little-endian words u)
+// by KSCALES to 0(SP) (scales) and 8(SP) (mins); each scale is then widened to a
+// dword holding it twice as int16 at 16(SP)+4j for VPMADDWD. The mins meet
+// the activation's 16-value sums (each min repeated for its two sums).
+// Y15 holds 0x0F bytes. Uses AX, BX, DX, R12 and Y8-Y14.
+#define KSCALES(P) \
+	MOVL         4(P), AX; \
+	MOVL         8(P), BX; \
+	MOVL         12(P), DX; \
+	MOVL         AX, R12; \
+	ANDL         $0x3f3f3f3f, R12; \
+	MOVL         R12, 0(SP); \
+	MOVL         BX, R12; \
+	ANDL         $0x3f3f3f3f, R12; \
+	MOVL         R12, 8(SP); \
+	MOVL         DX, R12; \
+	ANDL         $0x0f0f0f0f, R12; \
+	SHRL         $6, AX; \
+	ANDL         $0x03030303, AX; \
+	SHLL         $4, AX; \
+	ORL          AX, R12; \
+	MOVL         R12, 4(SP); \
+	SHRL         $4, DX; \
+	ANDL         $0x0f0f0f0f, DX; \
+	SHRL         $6, BX; \
+	ANDL         $0x03030303, BX; \
+	SHLL         $4, BX; \
+	ORL          BX, DX; \
+	MOVL         DX, 12(SP); \
+	VPMOVZXBD    0(SP), Y9; \
+	VPSLLD       $16, Y9, Y10; \
+	VPOR         Y10, Y9, Y9; \
+	VMOVDQU      Y9, 16(SP); \
+	VPMOVZXBW    8(SP), X10; \
+	VPUNPCKHWD   X10, X10, X12; \
+	VPUNPCKLWD   X10, X10, X11; \
+	VINSERTI128  $1, X12, Y11, Y11; \
+	VPMADDWD     256(SI), Y11, Y11; \
+	VPXOR        Y12, Y12, Y12
+
+// KFINISH scales the super-block's int32 sums (Y12) by d*dx and its min
+// sums (Y11) by dmin*dx into ACC.
+#define KFINISH(P, ACC) \
+	VCVTDQ2PS    Y12, Y12; \
+	VCVTDQ2PS    Y11, Y11; \
+	VCVTPH2PS    (P), X13; \
+	VBROADCASTSS 288(SI), X14; \
+	VMULPS       X14, X13, X13; \
+	VMOVSHDUP    X13, X14; \
+	VBROADCASTSS X13, Y13; \
+	VBROADCASTSS X14, Y14; \
+	VFMADD231PS  Y13, Y12, ACC; \
+	VFNMADD231PS Y14, Y11, ACC
+
+#define Q4KROW(P, ACC) \
+	KSCALES(P); \
+	Q4KPAIR(P, 0, 0, 16, 20); \
+	Q4KPAIR(P, 32, 64, 24, 28); \
+	Q4KPAIR(P, 64, 128, 32, 36); \
+	Q4KPAIR(P, 96, 192, 40, 44); \
+	KFINISH(P, ACC)
+
+// Q4KPAIR adds sub-blocks 2j (low nibbles of the 32 bytes at 16+Q(P),
+// activations X(SI)) and 2j+1 (high nibbles, X+32(SI)) times their scales
+// (dwords at S0(SP), S1(SP)) to the int32 sums in Y12.
+#define Q4KPAIR(P, Q, X, S0, S1) \
+	VMOVDQU      16+Q(P), Y13; \
+	VPAND        Y15, Y13, Y14; \
+	VPMADDUBSW   X(SI), Y14, Y14; \
+	VPBROADCASTD S0(SP), Y10; \
+	VPMADDWD     Y10, Y14, Y14; \
+	VPADDD       Y14, Y12, Y12; \
+	VPSRLW       $4, Y13, Y13; \
+	VPAND        Y15, Y13, Y13; \
+	VPMADDUBSW   X+32(SI), Y13, Y13; \
+	VPBROADCASTD S1(SP), Y10; \
+	VPMADDWD     Y10, Y13, Y13; \
+	VPADDD       Y13, Y12, Y12
+
+// Q5_K: Q4_K's layout with qh[32] at 16(P) and the nibbles at 48(P): bit
+// s of qh[l] is bit 4 of weight l of sub-block s, moved into place by a
+// word shift (SHL/SHR by NL for sub-block 2j, NH for 2j+1) and a 0x10 mask
+// (Y6). Y5 holds qh.
+#define Q5KPAIR(P, Q, X, S0, S1, SHL, NL, SHH, NH) \
+	VMOVDQU      48+Q(P), Y13; \
+	VPAND        Y15, Y13, Y14; \
+	SHL          $NL, Y5, Y10; \
+	VPAND        Y6, Y10, Y10; \
+	VPOR         Y10, Y14, Y14; \
+	VPMADDUBSW   X(SI), Y14, Y14; \
+	VPBROADCASTD S0(SP), Y10; \
+	VPMADDWD     Y10, Y14, Y14; \
+	VPADDD       Y14, Y12, Y12; \
+	VPSRLW       $4, Y13, Y13; \
+	VPAND        Y15, Y13, Y13; \
+	SHH          $NH, Y5, Y10; \
+	VPAND        Y6, Y10, Y10; \
+	VPOR         Y10, Y13, Y13; \
+	VPMADDUBSW   X+32(SI), Y13, Y13; \
+	VPBROADCASTD S1(SP), Y10; \
+	VPMADDWD     Y10, Y13, Y13; \
+	VPADDD       Y13, Y12, Y12
+
+#define Q5KROW(P, ACC) \
+	KSCALES(P); \
+	VMOVDQU 16(P), Y5; \
+	Q5KPAIR(P, 0, 0, 16, 20, VPSLLW, 4, VPSLLW, 3); \
+	Q5KPAIR(P, 32, 64, 24, 28, VPSLLW, 2, VPSLLW, 1); \
+	Q5KPAIR(P, 64, 128, 32, 36, VPSRLW, 0, VPSRLW, 1); \
+	Q5KPAIR(P, 96, 192, 40, 44, VPSRLW, 2, VPSRLW, 3); \
+	KFINISH(P, ACC)
+
+// Q6_K: per 128-weight half h, the 32 bytes A = ql[64h:], B = ql[64h+32:]
+// and H = qh[32h:] hold four 32-weight groups k: low nibbles of A (k=0)
+// and B (k=1), high nibbles of A (k=2) and B (k=3), with bits 4-5 from H
+// at shift 2k. The unsigned 6-bit quants (0..63) meet x by VPMADDUBSW and
+// the two 16-weight sub-blocks of each group their int8 scales by
+// VPMADDWD (scales picked by VPSHUFB with q6shuf<> row 4h+k, sign
+// extended); the -32 offset is subtracted once per block as 32 times the
+// scales against the activation's 16-value sums. Y15 holds 0x0F bytes,
+// Y14 0x30 bytes, X4 the block's 16 scales.
+
+DATA q6shuf<>+0(SB)/8, $0x0000000000000000
+DATA q6shuf<>+8(SB)/8, $0x0101010101010101
+DATA q6shuf<>+16(SB)/8, $0x0202020202020202
+DATA q6shuf<>+24(SB)/8, $0x0303030303030303
+DATA q6shuf<>+32(SB)/8, $0x0404040404040404
+DATA q6shuf<>+40(SB)/8, $0x0505050505050505
+DATA q6shuf<>+48(SB)/8, $0x0606060606060606
+DATA q6shuf<>+56(SB)/8, $0x0707070707070707
+DATA q6shuf<>+64(SB)/8, $0x0808080808080808
+DATA q6shuf<>+72(SB)/8, $0x0909090909090909
+DATA q6shuf<>+80(SB)/8, $0x0a0a0a0a0a0a0a0a
+DATA q6shuf<>+88(SB)/8, $0x0b0b0b0b0b0b0b0b
+DATA q6shuf<>+96(SB)/8, $0x0c0c0c0c0c0c0c0c
+DATA q6shuf<>+104(SB)/8, $0x0d0d0d0d0d0d0d0d
+DATA q6shuf<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
+DATA q6shuf<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
+
+// Q6GROUP adds group k of half h (the 6-bit quants built in Y7, pair row
+// R of q6shuf<>, activations at X(SI)) to the int32 sums in Y12.
+#define Q6GROUP(X, R) \
+	VPMADDUBSW X(SI), Y7, Y7; \
+	VPSHUFB    q6shuf<>+R(SB), X4, X8; \
+	VPMOVSXBW  X8, Y8; \
+	VPMADDWD   Y8, Y7, Y7; \
+	VPADDD     Y7, Y12, Y12
+
+#define Q6HALF(P, H) \
+	VMOVDQU   64*H(P), Y5; \
+	VMOVDQU   64*H+32(P), Y6; \
+	VMOVDQU   128+32*H(P), Y9; \
+	VPAND     Y15, Y5, Y7; \
+	VPSLLW    $4, Y9, Y8; \
+	VPAND     Y14, Y8, Y8; \
+	VPOR      Y8, Y7, Y7; \
+	Q6GROUP(128*H, 64*H); \
+	VPAND     Y15, Y6, Y7; \
+	VPSLLW    $2, Y9, Y8; \
+	VPAND     Y14, Y8, Y8; \
+	VPOR      Y8, Y7, Y7; \
+	Q6GROUP(128*H+32, 64*H+16); \
+	VPSRLW    $4, Y5, Y7; \
+	VPAND     Y15, Y7, Y7; \
+	VPAND     Y14, Y9, Y8; \
+	VPOR      Y8, Y7, Y7; \
+	Q6GROUP(128*H+64, 64*H+32); \
+	VPSRLW    $4, Y6, Y7; \
+	VPAND     Y15, Y7, Y7; \
+	VPSRLW    $2, Y9, Y8; \
+	VPAND     Y14, Y8, Y8; \
+	VPOR      Y8, Y7, Y7; \
+	Q6GROUP(128*H+96, 64*H+48)
+
+#define Q6KROW(P, ACC) \
+	VMOVDQU      192(P), X4; \
+	VPXOR        Y12, Y12, Y12; \
+	Q6HALF(P, 0); \
+	Q6HALF(P, 1); \
+	VPMOVSXBW    X4, Y11; \
+	VPMADDWD     256(SI), Y11, Y11; \
+	VPSLLD       $5, Y11, Y11; \
+	VPSUBD       Y11, Y12, Y12; \
+	VCVTDQ2PS    Y12, Y12; \
+	MOVWLZX      208(P), AX; \
+	VMOVD        AX, X13; \
+	VCVTPH2PS    X13, X13; \
+	VMULSS       288(SI), X13, X13; \
+	VBROADCASTSS X13, Y13; \
+	VFMADD231PS  Y13, Y12, ACC
+
+// The kernels: the macros above are all defined before any TEXT so that
+// go vet checks each stack offset against its own function's frame.
+
+// func q4_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q4_Kx4(SB), NOSPLIT, $48-56
+	LOADARGSI
+	ZEROACC
+	MOVL         $0x0f0f0f0f, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y15
+
+q4kloop:
+	Q4KROW(R8, Y0)
+	Q4KROW(R9, Y1)
+	Q4KROW(R10, Y2)
+	Q4KROW(R11, Y3)
+	ADDQ $144, R8
+	ADDQ $144, R9
+	ADDQ $144, R10
+	ADDQ $144, R11
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q4kloop
+
+	HSUMI4((DI))
+	VZEROUPPER
+	RET
+
+// func q5_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q5_Kx4(SB), NOSPLIT, $48-56
+	LOADARGSI
+	ZEROACC
+	MOVL         $0x0f0f0f0f, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y15
+	MOVL         $0x10101010, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y6
+
+q5kloop:
+	Q5KROW(R8, Y0)
+	Q5KROW(R9, Y1)
+	Q5KROW(R10, Y2)
+	Q5KROW(R11, Y3)
+	ADDQ $176, R8
+	ADDQ $176, R9
+	ADDQ $176, R10
+	ADDQ $176, R11
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q5kloop
+
+	HSUMI4((DI))
+	VZEROUPPER
+	RET
+
+// func q6_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q6_Kx4(SB), NOSPLIT, $8-56
+	LOADARGSI
+	ZEROACC
+	MOVL         $0x0f0f0f0f, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y15
+	MOVL         $0x30303030, AX
+	MOVL         AX, 0(SP)
+	VPBROADCASTD 0(SP), Y14
+
+q6kloop:
+	Q6KROW(R8, Y0)
+	Q6KROW(R9, Y1)
+	Q6KROW(R10, Y2)
+	Q6KROW(R11, Y3)
+	ADDQ $210, R8
+	ADDQ $210, R9
+	ADDQ $210, R10
+	ADDQ $210, R11
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q6kloop
+
+	HSUMI4((DI))
+	VZEROUPPER
+	RET

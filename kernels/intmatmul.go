@@ -1,0 +1,69 @@
+package kernels
+
+// quantAct holds a product's activation rows quantized for the integer
+// products. A Pool owns one and grows it to the largest product it has
+// run, so a steady-state product allocates nothing.
+type quantAct struct {
+	q8  []q8Act  // batch rows of cols/32 blocks, when a legacy type needs them
+	q8k []q8KAct // batch rows of cols/256 blocks, for the K-quants
+}
+
+// fill quantizes batch rows of cols values of x to format f.
+func (a *quantAct) fill(f actFormat, x []float32, batch, cols int) {
+	switch f {
+	case actQ8:
+		n := batch * cols / Q8Block
+		if cap(a.q8) < n {
+			a.q8 = make([]q8Act, n)
+		}
+		a.q8 = a.q8[:n]
+		quantizeQ8Act(a.q8, x[:batch*cols])
+	case actQ8K:
+		n := batch * cols / QK_K
+		if cap(a.q8k) < n {
+			a.q8k = make([]q8KAct, n)
+		}
+		a.q8k = a.q8k[:n]
+		quantizeQ8KAct(a.q8k, x[:batch*cols])
+	}
+}
+
+// matMulRowsOn runs rows [lo,hi) of a product on kernel path kp. With act
+// (x already quantized by fill for w's format) a type that has an integer
+// product uses it; every other product reads x in float32.
+func matMulRowsOn(kp kpath, out []float32, w *Matrix, x []float32, act *quantAct, batch, lo, hi int) {
+	if act != nil && intFormat(w.Type) != actFloat {
+		if kp >= pathAVX2 && intRowsArch(out, w, act, batch, lo, hi) {
+			return
+		}
+		intRowsGeneric(out, w, act, batch, lo, hi)
+		return
+	}
+	if kp >= pathAVX2 && matMulRowsArch(out, w, x, batch, lo, hi) {
+		return
+	}
+	matMulRowsGeneric(out, w, x, batch, lo, hi)
+}
+
+// intRowsGeneric is the pure-Go integer product of rows [lo,hi).
+func intRowsGeneric(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) {
+	rb := w.rowBytes()
+	switch intFormat(w.Type) {
+	case actQ8:
+		dot, nb := intDotsQ8[w.Type], w.Cols/Q8Block
+		for r := lo; r < hi; r++ {
+			raw := w.Raw[r*rb : (r+1)*rb]
+			for b := range batch {
+				out[b*w.Rows+r] = dot(raw, act.q8[b*nb:(b+1)*nb])
+			}
+		}
+	case actQ8K:
+		dot, nb := intDotsQ8K[w.Type], w.Cols/QK_K
+		for r := lo; r < hi; r++ {
+			raw := w.Raw[r*rb : (r+1)*rb]
+			for b := range batch {
+				out[b*w.Rows+r] = dot(raw, act.q8k[b*nb:(b+1)*nb])
+			}
+		}
+	}
+}
