@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Engine is the batching actor over one Backend. Construct it with New,
@@ -17,6 +18,10 @@ type Engine struct {
 	clock   Clock
 	own     *Ownership
 	seqLen  int
+
+	tracker    *PhaseTracker // maintenance phases under ownership (trim, training)
+	barrier    *PhaseTracker // mutations at the actor barrier (resize, adapter)
+	wedgeAfter time.Duration
 	vocab   int
 
 	mu      sync.Mutex
@@ -54,10 +59,14 @@ func New(b Backend, cfg Config, opts ...Option) (*Engine, error) {
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
+
+		wedgeAfter: DefaultWedgeTimeout,
 	}
 	for _, o := range opts {
 		o(e)
 	}
+	e.tracker = NewPhaseTracker(e.clock)
+	e.barrier = NewPhaseTracker(e.clock)
 	e.a.init(e)
 	e.snap.KVBudget = rc.KVBudget
 	return e, nil
