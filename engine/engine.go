@@ -22,7 +22,7 @@ type Engine struct {
 	tracker    *PhaseTracker // maintenance phases under ownership (trim, training)
 	barrier    *PhaseTracker // mutations at the actor barrier (resize, adapter)
 	wedgeAfter time.Duration
-	vocab   int
+	vocab      int
 
 	mu      sync.Mutex
 	queue   []*request // waiting for admission, FIFO
