@@ -33,6 +33,9 @@ type actor struct {
 	prefilled []*request // requests with rows in this cycle's prefill pass
 
 	idleTimer *time.Timer // reused by idle
+
+	mut      *mutation  // the accepted barrier mutation, nil when none
+	mutGuard PhaseGuard // its barrier interval
 }
 
 func (a *actor) init(e *Engine) {
@@ -119,8 +122,12 @@ func (a *actor) idle(d time.Duration) {
 func (a *actor) cycle() bool {
 	a.snap.Cycles++
 	a.reap()
-	a.admit()
-	advanced := a.compute()
+	ran := a.trim()
+	ran = a.barrier() || ran
+	if a.mut == nil {
+		a.admit()
+	}
+	advanced := a.compute() || ran
 	if a.deliver() {
 		advanced = true
 	}

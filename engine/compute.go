@@ -173,6 +173,7 @@ func (a *actor) tokensReady(ready time.Time) {
 		from := r.lastReady
 		if r.generated == 1 {
 			p.ActorQueue = r.queueWait
+			r.barrierObs.AddTo(&p)
 			from = r.submitted
 		}
 		r.mark = a.c

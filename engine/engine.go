@@ -24,10 +24,12 @@ type Engine struct {
 	wedgeAfter time.Duration
 	vocab      int
 
-	mu      sync.Mutex
-	queue   []*request // waiting for admission, FIFO
-	started bool
-	stopped bool
+	mu        sync.Mutex
+	queue     []*request  // waiting for admission, FIFO
+	mutations []*mutation // exclusive mutations waiting for the barrier, FIFO
+	trims     []*trimReq  // Trim calls waiting for the actor
+	started   bool
+	stopped   bool
 
 	wake  chan struct{} // capacity 1: work arrived or a request was cancelled
 	stop  chan struct{} // closed by Shutdown
@@ -138,6 +140,8 @@ func (e *Engine) Snapshot() Snapshot {
 	s.QueueDepth = len(e.queue)
 	s.Ready = e.started && !e.stopped && e.alive.Load()
 	e.mu.Unlock()
+	s.BarrierResize = e.barrier.Active(PhaseResize)
+	s.BarrierAdapter = e.barrier.Active(PhaseAdapter)
 	return s
 }
 
@@ -168,6 +172,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) (*Stream, error) {
 	if q.submitted.IsZero() {
 		q.submitted = e.clock.Now()
 	}
+	q.barrierMark = e.barrier.Snapshot()
 	q.stream.res.PromptTokens = len(q.prompt)
 	q.stream.res.Submitted = q.submitted
 	q.unwatch = context.AfterFunc(ctx, func() {

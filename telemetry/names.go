@@ -130,6 +130,15 @@ const (
 	LabelReason = "reason"
 	LabelPhase  = "phase"
 	LabelStatus = "status"
+	// LabelOutcome is kiln_memory_reclaim_attempts_total's: "reclaimed" or
+	// "zero_yield" (MAINTENANCE.md section 7).
+	LabelOutcome = "outcome"
+)
+
+// Outcomes of a trim (LabelOutcome's closed set).
+const (
+	ReclaimOutcomeReclaimed = "reclaimed"
+	ReclaimOutcomeZeroYield = "zero_yield"
 )
 
 // Buckets returns the latency histogram bounds of SPEC.md section 8, in
