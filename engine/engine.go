@@ -139,6 +139,7 @@ func (e *Engine) Snapshot() Snapshot {
 	e.mu.Lock()
 	s.QueueDepth = len(e.queue)
 	s.Ready = e.started && !e.stopped && e.alive.Load()
+	s.TrimsPending = len(e.trims)
 	e.mu.Unlock()
 	s.BarrierResize = e.barrier.Active(PhaseResize)
 	s.BarrierAdapter = e.barrier.Active(PhaseAdapter)

@@ -111,6 +111,17 @@ func (o *Ownership) RLock(ctx context.Context) error {
 // errAbandoned reports a shared acquisition given up because done closed.
 var errAbandoned = errors.New("engine: ownership wait abandoned")
 
+// tryLock takes exclusive ownership if nobody holds it.
+func (o *Ownership) tryLock() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.writer || o.readers > 0 {
+		return false
+	}
+	o.writer = true
+	return true
+}
+
 // tryRLock takes shared ownership if no writer holds or waits for it.
 func (o *Ownership) tryRLock() bool {
 	o.mu.Lock()

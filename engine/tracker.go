@@ -71,8 +71,9 @@ func NewPhaseTracker(c Clock) *PhaseTracker {
 // PhaseGuard is one open Begin; End closes it. The zero value's End does
 // nothing.
 type PhaseGuard struct {
-	t *PhaseTracker
-	i int
+	t     *PhaseTracker
+	i     int
+	start time.Time // the tracker's instant at Begin
 }
 
 // Begin opens a guard of phase p (one of PhaseResize, PhaseTrim,
@@ -80,28 +81,35 @@ type PhaseGuard struct {
 func (t *PhaseTracker) Begin(p timing.Slot) PhaseGuard {
 	i := maintIndex(p)
 	t.mu.Lock()
+	now := t.clock.Now()
 	if t.open[i] == 0 {
-		t.start[i] = t.clock.Now()
+		t.start[i] = now
 	}
 	t.open[i]++
 	t.mu.Unlock()
-	return PhaseGuard{t: t, i: i}
+	return PhaseGuard{t: t, i: i, start: now}
 }
 
-// End closes the guard; the phase's interval ends when its last open guard
-// does. A second End of the same guard value does nothing.
-func (g *PhaseGuard) End() {
+// Started is the instant the guard began (the tracker's clock).
+func (g *PhaseGuard) Started() time.Time { return g.start }
+
+// End closes the guard and returns the instant it did; the phase's
+// interval ends when its last open guard does. A second End of the same
+// guard value does nothing (and returns the zero instant).
+func (g *PhaseGuard) End() time.Time {
 	t := g.t
 	if t == nil {
-		return
+		return time.Time{}
 	}
 	g.t = nil
 	t.mu.Lock()
+	now := t.clock.Now()
 	t.open[g.i]--
 	if t.open[g.i] == 0 {
-		t.total[g.i] += timing.Elapsed(t.start[g.i], t.clock.Now())
+		t.total[g.i] += timing.Elapsed(t.start[g.i], now)
 	}
 	t.mu.Unlock()
+	return now
 }
 
 // PhaseSnapshot is the tracker's state at one instant: each phase's

@@ -100,18 +100,27 @@ func (a *actor) trim() bool {
 
 // reclaim does one trim under exclusive ownership and charges it like an
 // ownership wait of the actor: gpu_lock_wait (inside decode) with the trim
-// phase beside it, and a lock-wait blocker segment.
+// phase beside it, and a lock-wait blocker segment. Inference could not
+// run for the trim's exclusive hold (exactly the trim guard's interval)
+// plus any wait behind another writer first, so without such a writer the
+// wait and the trim are equal and the narrower trim wins the tie.
 func (a *actor) reclaim() (TrimResult, error) {
 	e := a.e
-	l0 := a.now()
 	snap := e.tracker.Snapshot()
-	if err := e.own.lock(context.Background(), e.stop, nil); err != nil {
-		return TrimResult{}, ErrStopped
+	var waited time.Duration
+	var w0 time.Time
+	if !e.own.tryLock() {
+		w0 = a.now()
+		if err := e.own.lock(context.Background(), e.stop, nil); err != nil {
+			return TrimResult{}, ErrStopped
+		}
+		waited = timing.Elapsed(w0, a.now())
 	}
-	var res TrimResult
-	res.Start = a.now()
 	g := e.tracker.Begin(PhaseTrim)
-	res.RSSBefore = residentBytes()
+	res := TrimResult{Start: g.Started(), RSSBefore: residentBytes()}
+	if w0.IsZero() {
+		w0 = res.Start
+	}
 	if r, ok := e.backend.(Reclaimer); ok {
 		res.BackendBytes = r.Reclaim()
 	}
@@ -121,19 +130,24 @@ func (a *actor) reclaim() (TrimResult, error) {
 	runtime.ReadMemStats(&after)
 	res.HeapReleased = max(int64(after.HeapReleased)-int64(before.HeapReleased), 0)
 	res.RSSAfter = residentBytes()
-	g.End()
-	end := a.now()
+	end := g.End()
 	e.own.Unlock()
 
 	res.Duration = timing.Elapsed(res.Start, end)
-	a.chargeWait(timing.Elapsed(l0, end))
+	a.chargeWait(waited + res.Duration)
 	obs := e.tracker.ObservedSince(&snap)
 	for i, d := range obs {
 		a.c.maint[i] += d
 	}
-	if end.After(l0) {
-		a.segs.add(BlockerLockWait, 0, l0, end)
+	if end.After(w0) {
+		a.segs.add(BlockerLockWait, 0, w0, end)
 	}
+	a.countTrim(&res)
+	return res, nil
+}
+
+// countTrim records a trim in the snapshot's reclaim counters.
+func (a *actor) countTrim(res *TrimResult) {
 	s := &a.snap
 	if res.Reclaimed() > 0 {
 		s.ReclaimReclaimed++
@@ -142,7 +156,6 @@ func (a *actor) reclaim() (TrimResult, error) {
 	}
 	s.ReclaimedBytes += uint64(res.Reclaimed())
 	s.ReclaimLast = res.Duration
-	return res, nil
 }
 
 // failTrims ends the pending trims with err.

@@ -25,6 +25,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) (err error) {
 			s.countRejected()
 		}
 	}()
+	if err := s.inferenceAllowed(); err != nil {
+		return err
+	}
 	release, err := s.admit()
 	if err != nil {
 		return err

@@ -48,6 +48,14 @@ type Config struct {
 	// Threads is the compute worker count (0: one per CPU); cmd sizes the
 	// kernels pool with it.
 	Threads int
+	// ServingProfile is stable (default), experimental or maintenance
+	// (MAINTENANCE.md section 1); ProfileSource says where it came from
+	// (SourceDefault, SourceFlag or SourceEnv).
+	ServingProfile ServingProfile
+	ProfileSource  string
+	// MemoryReclaim is off (default), on-demand or automatic: whether
+	// trims run (POST /v1/maintenance/trim, and by themselves when idle).
+	MemoryReclaim ReclaimMode
 }
 
 // Defaults.
@@ -71,6 +79,9 @@ func DefaultConfig() Config {
 		ShutdownGrace:  DefaultShutdownGrace,
 		RetryAfter:     DefaultRetryAfter,
 		Engine:         engine.DefaultConfig(),
+		ServingProfile: ProfileStable,
+		ProfileSource:  SourceDefault,
+		MemoryReclaim:  ReclaimOff,
 	}
 }
 
@@ -100,6 +111,9 @@ func (c Config) Validate() error {
 	}
 	if c.Threads < 0 {
 		return fmt.Errorf("threads: must not be negative (got %d)", c.Threads)
+	}
+	if err := c.validateMaintenance(); err != nil {
+		return err
 	}
 	if err := c.Engine.Validate(); err != nil {
 		return err

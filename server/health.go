@@ -11,12 +11,14 @@ import (
 
 // healthBody is GET /health and /v1/health (SPEC section 10).
 type healthBody struct {
-	Status     string         `json:"status"` // "ok" or "unavailable"
+	Status     string         `json:"status"` // "ok", "unavailable" or "maintenance" (the profile disables inference)
 	Ready      bool           `json:"ready"`
 	Model      string         `json:"model"`
 	UptimeSecs float64        `json:"uptime_secs"`
 	Requests   outcomeCounts  `json:"requests"`
 	Engine     engineSnapshot `json:"engine"`
+	// ServingProfile is MAINTENANCE.md section 1's serving_profile.
+	ServingProfile servingProfileJSON `json:"serving_profile"`
 }
 
 type outcomeCounts struct {
@@ -88,8 +90,9 @@ func (s *Server) outcomeCounts() outcomeCounts {
 }
 
 // health serves GET /health and /v1/health: 200 when the engine can make
-// progress and the server admits requests, 503 otherwise, with the same
-// body either way.
+// progress and the server admits requests, 503 otherwise (status
+// "unavailable", or "maintenance" under the maintenance serving profile),
+// with the same body either way.
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 	ready := s.gen.Ready() && !s.stopping.Load()
 	body := healthBody{
@@ -99,10 +102,16 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 		UptimeSecs: time.Since(s.created).Seconds(),
 		Requests:   s.outcomeCounts(),
 		Engine:     snapshotJSON(s.gen.Snapshot()),
+
+		ServingProfile: s.cfg.servingProfile(),
 	}
 	status := http.StatusOK
-	if !ready {
+	switch {
+	case !ready:
 		body.Status = "unavailable"
+		status = http.StatusServiceUnavailable
+	case s.cfg.ServingProfile == ProfileMaintenance:
+		body.Status = "maintenance" // inference is off by profile
 		status = http.StatusServiceUnavailable
 	}
 	return marshalJSON(w, status, body)
@@ -165,6 +174,8 @@ func (s *Server) configJSON() map[string]any {
 		"shutdown_grace_secs":  c.ShutdownGrace.Seconds(),
 		"retry_after_secs":     c.RetryAfter.Seconds(),
 		"threads":              c.Threads,
+		"serving_profile":      c.servingProfile(),
+		"memory_reclaim":       c.MemoryReclaim,
 		"engine": map[string]any{
 			"queue_depth":     c.Engine.QueueDepth,
 			"max_batch":       c.Engine.MaxBatch,

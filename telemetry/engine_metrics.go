@@ -85,7 +85,7 @@ func b2f(b bool) float64 {
 // /v1/stats serve them.
 var engineUnexported = []string{
 	"Ready", "Draining", "KVReserved", "KVBudget", "PrefillLast", "LockWaitTotal",
-	"Blocked", "Admitted", "Completed", "Errors",
+	"Blocked", "Admitted", "Completed", "Errors", "TrimsPending",
 }
 
 // registerEngine creates the observable engine families.

@@ -52,6 +52,7 @@ type EngineSnapshot struct {
 	ReclaimZeroYield uint64
 	ReclaimedBytes   uint64
 	ReclaimLast      time.Duration
+	TrimsPending     int // trims asked for and not yet begun (read live)
 
 	Admitted        uint64 // requests admitted
 	Completed       uint64 // requests ended by stop or length
