@@ -41,7 +41,7 @@ func (a *actor) hasWork() bool {
 
 // acquire takes the ownership lock shared and returns the instant it did.
 // The wait counts as decode time (the actor's compute phase) and as the
-// gpu_lock_wait slot, measured on the fast path too (about 0); a real wait
+// gpu_lock_wait slot, measured on the fast path too (0); a real wait
 // (behind a writer) is also a blocker segment, and the maintenance phases
 // that ran during it (from a tracker snapshot taken before waiting) are
 // charged beside it. It reports false when the engine stopped while
@@ -50,9 +50,11 @@ func (a *actor) acquire() (time.Time, bool) {
 	e := a.e
 	l0 := a.now()
 	if e.own.tryRLock() {
-		t := a.now()
-		a.chargeWait(timing.Elapsed(l0, t))
-		return t, true
+		// Nobody held or awaited ownership: the wait was measured as 0
+		// (the lock's own bookkeeping is not a wait), so a writer's phase
+		// in the same gap ties with the gap's gpu_lock_wait exactly.
+		a.chargeWait(0)
+		return l0, true
 	}
 	snap := e.tracker.Snapshot()
 	_, err := e.own.rlock(e.stop)

@@ -29,8 +29,9 @@ type llamaRow = llama.Row
 // actor), without changing what the model computes.
 type hookBackend struct {
 	engine.Backend
-	mu     sync.Mutex
-	before func(rows []llama.Row)
+	mu           sync.Mutex
+	before       func(rows []llama.Row)
+	reclaimPause time.Duration // slept by Reclaim before the real one (maintenance_test.go)
 }
 
 func (h *hookBackend) Forward(rows []llama.Row, logits [][]float32) {
