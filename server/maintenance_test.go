@@ -223,12 +223,33 @@ func TestStallTrim(t *testing.T) {
 		t.Errorf("trim stalls: sse %d summary %d window %d metric %d span %d; want 1 everywhere", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
 	}
 	spans := waitSpans(t, h.spans, telemetry.SpanTrim)
-	for _, s := range spanNamed(spans, telemetry.SpanTrim) {
-		if s.Parent.IsValid() {
-			t.Errorf("kiln.trim has a parent %v; want the root of its own trace", s.Parent)
+	trims := spanNamed(spans, telemetry.SpanTrim)
+	if len(trims) != 1 {
+		t.Fatalf("%d kiln.trim spans, want 1", len(trims))
+	}
+	trim := trims[0]
+	if trim.Parent.IsValid() {
+		t.Errorf("kiln.trim has a parent %v; want the root of its own trace", trim.Parent)
+	}
+	if d := trim.EndTime.Sub(trim.StartTime); d < stallHold {
+		t.Errorf("kiln.trim lasted %v, want at least the %v trim", d, stallHold)
+	}
+	// Blocked by what: the trim stall's span links to the kiln.trim span.
+	stalls := stallsWithReason(spans, "trim")
+	if len(stalls) != 1 {
+		t.Fatalf("%d trim stall spans, want 1", len(stalls))
+	}
+	var kinds []string
+	for _, l := range stalls[0].Links {
+		if l.SpanContext.Equal(trim.SpanContext) {
+			for _, kv := range l.Attributes {
+				if string(kv.Key) == telemetry.AttrLinkKind {
+					kinds = append(kinds, kv.Value.AsString())
+				}
+			}
 		}
-		if d := s.EndTime.Sub(s.StartTime); d < stallHold {
-			t.Errorf("kiln.trim lasted %v, want at least the %v trim", d, stallHold)
-		}
+	}
+	if d := cmp.Diff([]string{telemetry.LinkKindTrim}, kinds); d != "" {
+		t.Errorf("stall links to kiln.trim by kind (-want +got):\n%s", d)
 	}
 }

@@ -103,7 +103,7 @@ func (s *Server) maintenanceTrim(w http.ResponseWriter, r *http.Request) error {
 
 // trim runs one trim for reason ("maintenance": an operator;
 // "automatic_memory_policy": the idle loop), traced as a kiln.trim span
-// and logged.
+// (the stall spans of the gaps it caused link to it) and logged.
 func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
 	t, ok := s.gen.(trimmer)
 	if !ok {
@@ -113,8 +113,11 @@ func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
 	_, span := s.tel.StartMaintenanceSpan(context.WithoutCancel(ctx), telemetry.SpanTrim,
 		attribute.String(telemetry.AttrMaintenanceReason, reason))
 	defer span.End()
+	op := s.tel.BeginMaintenance(telemetry.LinkKindTrim, span.SpanContext(), s.clock.Now())
 	res, err := t.Trim(ctx)
 	if err != nil {
+		now := s.clock.Now()
+		op.End(now, now)
 		span.SetStatus(codes.Error, err.Error())
 		s.log.Error().Err(err).Str("reason", reason).Msg("trim failed")
 		if errors.Is(err, engine.ErrRestartRequired) {
@@ -124,6 +127,7 @@ func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
 		return trimBody{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "trim_timeout",
 			Message: "the trim did not run in time", RetryAfter: s.cfg.RetryAfter, Err: err}
 	}
+	op.End(res.Start, res.Start.Add(res.Duration))
 	b := trimBody{
 		Object: "kiln.maintenance.trim", Outcome: telemetry.ReclaimOutcomeZeroYield,
 		ReclaimedBytes: res.Reclaimed(), BackendBytes: res.BackendBytes, HeapReleasedBytes: res.HeapReleased,

@@ -100,6 +100,11 @@ const (
 	// LinkKindActorPrefill: the linked request's prompt was in a prefill
 	// pass inside the gap.
 	LinkKindActorPrefill = "actor_prefill"
+	// LinkKindTrim: the linked span is a kiln.trim whose exclusive hold
+	// overlapped a device-ownership wait inside the gap (MAINTENANCE.md
+	// section 9). Later maintenance kinds (resize, adapter swap, training
+	// step) link the same way.
+	LinkKindTrim = "trim"
 	// AttrBlockerStartOffsetMs is the blocking work's start, in ms since
 	// this (the stalled) request's receipt.
 	AttrBlockerStartOffsetMs = "kiln.blocker.start_offset_ms"
@@ -146,3 +151,20 @@ const (
 func Buckets() []float64 {
 	return []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 }
+
+// Maintenance span names (MAINTENANCE.md section 9): each operation is a
+// span in its own trace.
+const (
+	SpanTrim = "kiln.trim"
+)
+
+// Attributes of the kiln.trim span.
+const (
+	AttrTrimOutcome        = "kiln.trim.outcome" // "reclaimed" or "zero_yield"
+	AttrTrimReclaimedBytes = "kiln.trim.reclaimed_bytes"
+	AttrTrimBackendBytes   = "kiln.trim.backend_bytes"
+	AttrTrimRSSBefore      = "kiln.trim.rss_before_bytes"
+	AttrTrimRSSAfter       = "kiln.trim.rss_after_bytes"
+	AttrTrimDeferredMs     = "kiln.trim.deferred_ms"
+	AttrMaintenanceReason  = "kiln.maintenance.reason" // "maintenance" (operator) or "automatic_memory_policy"
+)
