@@ -175,6 +175,8 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	if err := srv.Start(ctx); err != nil {
 		return err
 	}
+	reclaimDone := srv.StartAutoReclaim(ctx) // --memory-reclaim automatic
+	defer func() { <-reclaimDone }()         // before the engine shuts down
 	log.Info().Str("model", model.ID).Int("slots", extra.slots).Int("threads", threads).Msg("kiln serving")
 
 	<-ctx.Done()
