@@ -33,6 +33,9 @@ type actor struct {
 
 	idleTimer *time.Timer // reused by idle
 	faultRun  int         // request faults since the last successful sample
+
+	mut      *mutation  // the accepted barrier mutation, nil when none
+	mutGuard PhaseGuard // its barrier interval
 }
 
 func (a *actor) init(e *Engine) {
@@ -117,8 +120,12 @@ func (a *actor) idle(d time.Duration) {
 func (a *actor) cycle() bool {
 	a.snap.Cycles++
 	a.reap()
-	a.admit()
-	advanced := a.compute()
+	ran := a.trim()
+	ran = a.barrier() || ran
+	if a.mut == nil {
+		a.admit()
+	}
+	advanced := a.compute() || ran
 	if a.deliver() {
 		advanced = true
 	}

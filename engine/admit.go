@@ -70,6 +70,7 @@ func (a *actor) admit() {
 		a.kvUsed += r.reserve
 		r.mark = mark
 		r.queueWait = timing.Elapsed(r.submitted, t0)
+		r.barrierObs = e.barrier.ObservedSince(&r.barrierMark)
 		r.stream.res.Admitted = t0
 		a.active = append(a.active, r)
 		n++

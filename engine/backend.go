@@ -17,3 +17,5 @@ type Backend interface {
 }
 
 var _ Backend = (*llama.State)(nil)
+
+var _ Reclaimer = (*llama.State)(nil)

@@ -41,24 +41,43 @@ func (a *actor) hasWork() bool {
 
 // acquire takes the ownership lock shared and returns the instant it did.
 // The wait counts as decode time (the actor's compute phase) and as the
-// gpu_lock_wait slot; a real wait (behind a writer) is also a blocker
-// segment. It reports false when the engine stopped while waiting.
+// gpu_lock_wait slot, measured on the fast path too (0); a real wait
+// (behind a writer) is also a blocker segment, and the maintenance phases
+// that ran during it (from a tracker snapshot taken before waiting) are
+// charged beside it. It reports false when the engine stopped while
+// waiting.
 func (a *actor) acquire() (time.Time, bool) {
 	e := a.e
 	l0 := a.now()
-	waited, err := e.own.rlock(e.stop)
+	if e.own.tryRLock() {
+		// Nobody held or awaited ownership: the wait was measured as 0
+		// (the lock's own bookkeeping is not a wait), so a writer's phase
+		// in the same gap ties with the gap's gpu_lock_wait exactly.
+		a.chargeWait(0)
+		return l0, true
+	}
+	snap := e.tracker.Snapshot()
+	_, err := e.own.rlock(e.stop)
 	t := a.now()
-	d := timing.Elapsed(l0, t)
-	a.c.lockWait += d
-	a.c.decode += d
-	a.snap.LockWaitTotal += d
+	a.chargeWait(timing.Elapsed(l0, t))
+	obs := e.tracker.ObservedSince(&snap)
+	for i, d := range obs {
+		a.c.maint[i] += d
+	}
 	if err != nil {
 		return t, false
 	}
-	if waited && d > 0 {
+	if t.After(l0) {
 		a.segs.add(BlockerLockWait, 0, l0, t)
 	}
 	return t, true
+}
+
+// chargeWait counts an ownership wait of d.
+func (a *actor) chargeWait(d time.Duration) {
+	a.c.lockWait += d
+	a.c.decode += d
+	a.snap.LockWaitTotal += d
 }
 
 // prefillStep feeds up to Config.PrefillChunk prompt positions, oldest
@@ -165,6 +184,7 @@ func (a *actor) tokensReady(ready time.Time) {
 		from := r.lastReady
 		if r.generated == 1 {
 			p.ActorQueue = r.queueWait
+			r.barrierObs.AddTo(&p)
 			from = r.submitted
 		}
 		r.mark = a.c

@@ -130,6 +130,8 @@ func (a *actor) failAll(err error, release bool) {
 	for _, r := range queued {
 		a.end(r, FinishError, err)
 	}
+	a.failMutations(err)
+	a.failTrims(err)
 	for _, r := range a.active {
 		if r.state == stateEnded {
 			continue

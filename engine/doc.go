@@ -15,16 +15,32 @@
 // sample; hand each new token to its request's bounded channel without
 // blocking (a full channel leaves the token pending and the request out of
 // decode steps until it drains); finally the optional Config.CycleIdle
-// pause. Maintenance operations (a later issue) will run by taking the
-// Ownership lock exclusively.
+// pause.
+//
+// # Maintenance
+//
+// MAINTENANCE.md sections 2-4 and 7. Writers take the Ownership lock
+// exclusively with writer priority (Engine.Exclusive, exclusive.go): a
+// writer's phase (training, trim) is open on the engine's PhaseTracker
+// (tracker.go) only while it holds the lock, and a waiting writer fails with
+// ErrRestartRequired on a stopped or wedged actor. A forward invocation
+// that waited snapshots the tracker first and charges the overlap beside
+// its gpu_lock_wait, which is measured on every invocation (about 0 on the
+// fast path). Mutations of what every sequence depends on (KV resize,
+// adapter swap) go through one FIFO to the actor barrier (Engine.Mutate,
+// barrier.go): accepted, they pause admission, the batch drains, they run
+// in order on the actor, and each queued request is charged the overlap of
+// its wait with them (a second tracker). Engine.Trim (trim.go) runs on the
+// actor between two forward invocations under exclusive ownership: the
+// backend's unused buffers (Reclaimer) and the Go heap go back to the
+// operating system.
 //
 // Each step has its file: admit.go (reap, admit), compute.go (acquire,
 // prefillStep, decodeStep, sample, tokensReady), deliver.go (deliver,
 // finish, end). A request's progress is one explicit state (state.go):
 // queued, admitting, prefilling, decoding, finishing (its slot freed, its
 // last token waiting for room), ended; every change goes through one
-// transition table that rejects illegal moves. The maintenance barrier
-// adds its state there.
+// transition table that rejects illegal moves.
 //
 // # Timing
 //

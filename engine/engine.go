@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Engine is the batching actor over one Backend. Construct it with New,
@@ -17,12 +18,18 @@ type Engine struct {
 	clock   Clock
 	own     *Ownership
 	seqLen  int
-	vocab   int
 
-	mu      sync.Mutex
-	queue   []*request // waiting for admission, FIFO
-	started bool
-	stopped bool
+	tracker    *PhaseTracker // maintenance phases under ownership (trim, training)
+	barrier    *PhaseTracker // mutations at the actor barrier (resize, adapter)
+	wedgeAfter time.Duration
+	vocab      int
+
+	mu        sync.Mutex
+	queue     []*request  // waiting for admission, FIFO
+	mutations []*mutation // exclusive mutations waiting for the barrier, FIFO
+	trims     []*trimReq  // Trim calls waiting for the actor
+	started   bool
+	stopped   bool
 
 	wake  chan struct{} // capacity 1: work arrived or a request was cancelled
 	stop  chan struct{} // closed by Shutdown
@@ -59,10 +66,14 @@ func New(b Backend, cfg Config, opts ...Option) (*Engine, error) {
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		failed:  make(chan struct{}),
+
+		wedgeAfter: DefaultWedgeTimeout,
 	}
 	for _, o := range opts {
 		o(e)
 	}
+	e.tracker = NewPhaseTracker(e.clock)
+	e.barrier = NewPhaseTracker(e.clock)
 	e.a.init(e)
 	e.snap.KVBudget = rc.KVBudget
 	return e, nil
@@ -133,7 +144,10 @@ func (e *Engine) Snapshot() Snapshot {
 	e.mu.Lock()
 	s.QueueDepth = len(e.queue)
 	s.Ready = e.started && !e.stopped && e.alive.Load()
+	s.TrimsPending = len(e.trims)
 	e.mu.Unlock()
+	s.BarrierResize = e.barrier.Active(PhaseResize)
+	s.BarrierAdapter = e.barrier.Active(PhaseAdapter)
 	return s
 }
 
@@ -165,6 +179,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) (*Stream, error) {
 	if q.submitted.IsZero() {
 		q.submitted = e.clock.Now()
 	}
+	q.barrierMark = e.barrier.Snapshot()
 	q.stream.res.PromptTokens = len(q.prompt)
 	q.stream.res.Submitted = q.submitted
 	q.unwatch = context.AfterFunc(ctx, func() {

@@ -20,6 +20,9 @@ type request struct {
 	cancelled atomic.Bool
 	unwatch   func() bool // stops the context watch
 
+	barrierMark PhaseSnapshot // the barrier tracker when the request was enqueued
+	barrierObs  MaintTimes    // barrier time that overlapped its wait for admission
+
 	state      state // changed only by moveTo
 	slot       int   // -1 when none; set while state.holdsSlot()
 	fed        int   // positions written into the KV cache

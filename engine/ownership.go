@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // Ownership is the device-ownership lock: a readers-writer lock with writer
@@ -39,26 +40,51 @@ func (o *Ownership) broadcast() {
 // Lock takes exclusive ownership, waiting for shared holders to release.
 // It returns ctx's error if ctx ends first, holding nothing.
 func (o *Ownership) Lock(ctx context.Context) error {
+	return o.lock(ctx, nil, nil)
+}
+
+// lock is Lock that also gives up, holding nothing, when dead closes
+// (returning errAbandoned) or when check, called each time tick fires,
+// returns an error (returning it): the health checks of a waiting writer.
+// Nil channels never fire.
+func (o *Ownership) lock(ctx context.Context, dead <-chan struct{}, w *watch) error {
+	var tick <-chan time.Time
+	if w != nil {
+		tick = w.tick
+	}
 	o.mu.Lock()
 	o.writersWaiting++
 	for o.writer || o.readers > 0 {
 		ch := o.changed
 		o.mu.Unlock()
+		var err error
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			o.mu.Lock()
+			err = ctx.Err()
+		case <-dead:
+			err = errAbandoned
+		case <-tick:
+			err = w.check()
+		}
+		o.mu.Lock()
+		if err != nil {
 			o.writersWaiting--
 			o.broadcast() // readers held back by this writer may go
 			o.mu.Unlock()
-			return ctx.Err()
+			return err
 		}
-		o.mu.Lock()
 	}
 	o.writersWaiting--
 	o.writer = true
 	o.mu.Unlock()
 	return nil
+}
+
+// watch is a waiting writer's periodic health check.
+type watch struct {
+	tick  <-chan time.Time
+	check func() error
 }
 
 // Unlock releases exclusive ownership.
@@ -84,6 +110,28 @@ func (o *Ownership) RLock(ctx context.Context) error {
 
 // errAbandoned reports a shared acquisition given up because done closed.
 var errAbandoned = errors.New("engine: ownership wait abandoned")
+
+// tryLock takes exclusive ownership if nobody holds it.
+func (o *Ownership) tryLock() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.writer || o.readers > 0 {
+		return false
+	}
+	o.writer = true
+	return true
+}
+
+// tryRLock takes shared ownership if no writer holds or waits for it.
+func (o *Ownership) tryRLock() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.writer || o.writersWaiting > 0 {
+		return false
+	}
+	o.readers++
+	return true
+}
 
 // rlock is RLock over a bare channel (the actor's stop channel). waited
 // reports whether it had to wait behind a writer.

@@ -13,12 +13,13 @@ import (
 type counters struct {
 	admission, prefill, decode, idle, delivery time.Duration
 	sampling, lockWait                         time.Duration
+	maint                                      MaintTimes // maintenance phases inside ownership waits
 }
 
 // observedSlots are the backend slots the CPU path always measures.
 // Readback, graph capture and replay and synchronization do not exist on
 // it; the maintenance slots are observed only when such an operation
-// overlapped the interval (none exist yet).
+// overlapped the interval (a non-zero duration).
 const observedSlots = 1<<timing.SlotSampling | 1<<timing.SlotGPULockWait
 
 // phasesSince returns the work between mark and now (now's values minus
@@ -33,5 +34,10 @@ func (now *counters) phasesSince(mark *counters) Phases {
 	p.Slots[timing.SlotSampling] = now.sampling - mark.sampling
 	p.Slots[timing.SlotGPULockWait] = now.lockWait - mark.lockWait
 	p.Observed = observedSlots
+	var m MaintTimes
+	for i := range m {
+		m[i] = now.maint[i] - mark.maint[i]
+	}
+	m.AddTo(&p)
 	return p
 }

@@ -14,11 +14,11 @@ import "fmt"
 // its channel (request.hasPending) is orthogonal: a decoding request with a
 // pending token sits out decode steps until the token is delivered.
 //
-// The maintenance barrier (MAINTENANCE.md) will add a state here, between
-// decoding and itself (a request parked while a writer holds the device):
-// add its constant before numStates, its name, its row and column in
-// legal, and make the steps that must skip it (prefillStep, decodeStep)
-// test for it. Nothing else in the actor reads raw flags.
+// The maintenance barrier (MAINTENANCE.md section 4, barrier.go) needs no
+// state of its own: while a mutation is accepted, queued requests stay
+// queued (admit is skipped) and active ones drain through the states
+// above; the mutation runs when no request holds a slot. Trim (trim.go)
+// runs between two forward invocations and parks nobody either.
 type state uint8
 
 const (

@@ -31,6 +31,8 @@ const summary = `{"emitted_tokens":3,"gap_samples":2,"retained_gap_samples":2,"g
 func TestSchemas(t *testing.T) {
 	v := newValidator(t)
 	event := `{"object":"kiln.token_timing","source":"batching_engine","token_index":0,"token_id":5,"ready_ms":1,"producer_delivered_ms":1.1,"handler_received_ms":1.2,"body_enqueued_ms":1.3,"response_delivery_ms":0.1,"handler_queue_ms":0.1,"queue_delay_ms":0.2,"client_delivery_ms":0.1,"blocking_phase":null,"blocking_phase_ms":null}`
+	profile := `{"profile":"stable","source":"default","effective_policy":{"training_gpu_ownership":"writer_priority","adapter_weight_transitions":"writer_priority","dynamic_kv_resize":"writer_priority","allocator_reclaim":"writer_priority"}}`
+	trim := `{"object":"kiln.maintenance.trim","outcome":"reclaimed","reclaimed_bytes":10,"backend_bytes":4,"heap_released_bytes":6,"rss_before_bytes":10,"rss_after_bytes":9,"duration_ms":1.5,"deferred_ms":0}`
 	tests := []struct {
 		name     string
 		id, def  string
@@ -48,6 +50,13 @@ func TestSchemas(t *testing.T) {
 		{"decode stats empty", ObservabilityID, "decode_stats", `{"sample_count":0,"tok_per_sec":0,"p50_itl_ms":0,"p99_itl_ms":0,"p999_itl_ms":0,"mean_itl_ms":0,"max_itl_ms":0,"stall_threshold_ms":250,"stall_count":0,"unexplained_stall_count":0,` + reasons + `,"window_secs":60}`, true},
 		{"decode stats window", ObservabilityID, "decode_stats", `{"sample_count":0,"tok_per_sec":0,"p50_itl_ms":0,"p99_itl_ms":0,"p999_itl_ms":0,"mean_itl_ms":0,"max_itl_ms":0,"stall_threshold_ms":250,"stall_count":0,"unexplained_stall_count":0,` + reasons + `,"window_secs":30}`, false},
 		{"debug disabled", ObservabilityID, "debug_disabled", `{"error":{"message":"start kiln with --debug-state or KILN_DEBUG_STATE=1","type":"permission_error","param":null,"code":"debug_state_disabled"}}`, true},
+		{"serving profile", ObservabilityID, "serving_profile", profile, true},
+		{"serving profile unknown", ObservabilityID, "serving_profile", strings.Replace(profile, `"stable"`, `"fast"`, 1), false},
+		{"serving profile extra policy", ObservabilityID, "serving_profile", strings.Replace(profile, `"allocator_reclaim"`, `"gc":"exclusive","allocator_reclaim"`, 1), false},
+		{"serving profile bad policy", ObservabilityID, "serving_profile", strings.Replace(profile, `"dynamic_kv_resize":"writer_priority"`, `"dynamic_kv_resize":"shared"`, 1), false},
+		{"trim", ObservabilityID, "maintenance_trim", trim, true},
+		{"trim unknown outcome", ObservabilityID, "maintenance_trim", strings.Replace(trim, `"reclaimed"`, `"partial"`, 1), false},
+		{"trim missing rss", ObservabilityID, "maintenance_trim", strings.Replace(trim, `"rss_after_bytes":9,`, ``, 1), false},
 		{"error missing param", ObservabilityID, "error", `{"error":{"message":"m","type":"t","code":null}}`, false},
 		{"terminal chunk with metadata", InferenceID, "stream_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"metadata":{"performance":{"latency":` + summary + `,"prompt_tokens":3,"completion_tokens":3,"ttft_ms":5,"total_latency_ms":400,"decode_tokens_per_sec":6.6,"finish_reason":"stop","adapter_used":"base"}}}`, true},
 		{"terminal chunk with a broken summary", InferenceID, "stream_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"metadata":{"performance":{"latency":` + strings.Replace(summary, `"ttft_ms":5,`, ``, 1) + `,"prompt_tokens":3,"completion_tokens":3,"ttft_ms":5,"total_latency_ms":400,"decode_tokens_per_sec":6.6,"finish_reason":"stop","adapter_used":"base"}}}`, false},

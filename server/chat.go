@@ -31,6 +31,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 			s.countRejected()
 		}
 	}()
+	if err := s.inferenceAllowed(); err != nil {
+		return err
+	}
 	// The body was read by the body middleware (body.go); it is decoded
 	// and checked before the request takes a stream slot.
 	data, err := requestBody(r)

@@ -69,6 +69,14 @@ type Config struct {
 	// CORSOrigins are the browser origins allowed to call the API
 	// (cors.go); empty (the default) sends no CORS headers.
 	CORSOrigins []string
+	// ServingProfile is stable (default), experimental or maintenance
+	// (MAINTENANCE.md section 1); ProfileSource says where it came from
+	// (SourceDefault, SourceFlag or SourceEnv).
+	ServingProfile ServingProfile
+	ProfileSource  string
+	// MemoryReclaim is off (default), on-demand or automatic: whether
+	// trims run (POST /v1/maintenance/trim, and by themselves when idle).
+	MemoryReclaim ReclaimMode
 }
 
 // Defaults.
@@ -96,6 +104,9 @@ func DefaultConfig() Config {
 		ShutdownGrace:    DefaultShutdownGrace,
 		RetryAfter:       DefaultRetryAfter,
 		Engine:           engine.DefaultConfig(),
+		ServingProfile:   ProfileStable,
+		ProfileSource:    SourceDefault,
+		MemoryReclaim:    ReclaimOff,
 	}
 }
 
@@ -138,6 +149,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("threads: must not be negative (got %d)", c.Threads)
 	}
 	if err := validateOrigins(c.CORSOrigins); err != nil {
+		return err
+	}
+	if err := c.validateMaintenance(); err != nil {
 		return err
 	}
 	if err := c.Engine.Validate(); err != nil {

@@ -30,9 +30,10 @@ type llamaRow = llama.Row
 // actor), without changing what the model computes.
 type hookBackend struct {
 	engine.Backend
-	mu     sync.Mutex
-	before func(rows []llama.Row)
-	seqLen int // > 0: the context the engine sees (shorter than the model's)
+	mu           sync.Mutex
+	before       func(rows []llama.Row)
+	seqLen       int           // > 0: the context the engine sees (shorter than the model's)
+	reclaimPause time.Duration // slept by Reclaim before the real one (maintenance_test.go)
 }
 
 func (h *hookBackend) SeqLen() int {

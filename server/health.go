@@ -11,13 +11,15 @@ import (
 
 // healthBody is GET /health and /v1/health (SPEC section 10).
 type healthBody struct {
-	Status     string         `json:"status"` // "ok", "draining" or "unavailable"
+	Status     string         `json:"status"` // "ok", "draining", "unavailable" or "maintenance" (the profile disables inference)
 	Ready      bool           `json:"ready"`
 	Model      string         `json:"model"`
 	UptimeSecs float64        `json:"uptime_secs"`
 	Requests   outcomeCounts  `json:"requests"`
 	Engine     engineSnapshot `json:"engine"`
 	Runtime    runtimeBlock   `json:"runtime"`
+	// ServingProfile is MAINTENANCE.md section 1's serving_profile.
+	ServingProfile servingProfileJSON `json:"serving_profile"`
 }
 
 type outcomeCounts struct {
@@ -90,7 +92,8 @@ func (s *Server) outcomeCounts() outcomeCounts {
 
 // health serves GET /health and /v1/health: 200 when the engine can make
 // progress and the server admits requests, 503 otherwise ("draining"
-// while the server shuts down), with the same body either way.
+// while the server shuts down, "unavailable", or "maintenance" under the
+// maintenance serving profile), with the same body either way.
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 	ready := s.gen.Ready() && !s.stopping.Load()
 	body := healthBody{
@@ -101,6 +104,8 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 		Requests:   s.outcomeCounts(),
 		Engine:     snapshotJSON(s.gen.Snapshot()),
 		Runtime:    readRuntime(),
+
+		ServingProfile: s.cfg.servingProfile(),
 	}
 	status := http.StatusOK
 	switch {
@@ -109,6 +114,9 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 		status = http.StatusServiceUnavailable
 	case !ready:
 		body.Status = "unavailable"
+		status = http.StatusServiceUnavailable
+	case s.cfg.ServingProfile == ProfileMaintenance:
+		body.Status = "maintenance" // inference is off by profile
 		status = http.StatusServiceUnavailable
 	}
 	return marshalJSON(w, status, body)
@@ -172,6 +180,8 @@ func (s *Server) configJSON() map[string]any {
 		"retry_after_secs":     c.RetryAfter.Seconds(),
 		"threads":              c.Threads,
 		"cors_origins":         append([]string{}, c.CORSOrigins...),
+		"serving_profile":      c.servingProfile(),
+		"memory_reclaim":       c.MemoryReclaim,
 		"engine": map[string]any{
 			"queue_depth":     c.Engine.QueueDepth,
 			"max_batch":       c.Engine.MaxBatch,

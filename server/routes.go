@@ -60,6 +60,7 @@ func (s *Server) routeTable() []route {
 		{pattern: "/v1/debug/model-state", method: get, h: s.debugState},
 		{pattern: "/v1/config", method: get, h: s.config},
 		{pattern: "/metrics", method: get, h: s.metrics, quiet: true, duringDrain: true},
+		{pattern: "/v1/maintenance/trim", method: http.MethodPost, h: s.maintenanceTrim},
 		{pattern: "/ui", method: get, h: s.ui, quiet: true, access: openReads},
 		{pattern: "/ui/{file...}", method: get, h: s.ui, quiet: true, access: openReads},
 		{pattern: "/{$}", method: get, h: redirectToUI, quiet: true, access: openReads},

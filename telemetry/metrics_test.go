@@ -105,7 +105,7 @@ func TestMetricsExposition(t *testing.T) {
 		}
 	}
 	wantLE := []string{"0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "60", "+Inf"}
-	allowed := map[string]bool{"le": true, LabelReason: true, LabelPhase: true, LabelStatus: true, "gen_ai_operation_name": true}
+	allowed := map[string]bool{"le": true, LabelReason: true, LabelPhase: true, LabelStatus: true, LabelOutcome: true, "gen_ai_operation_name": true}
 	les := map[string][]string{} // family+labels -> le values
 	for _, s := range samples {
 		fam := s.name
@@ -126,6 +126,9 @@ func TestMetricsExposition(t *testing.T) {
 			if _, ok := latency.ParsePhase(v); !ok {
 				t.Errorf("%s phase=%q not in the closed set", fam, v)
 			}
+		}
+		if v, ok := s.labels[LabelOutcome]; ok && v != ReclaimOutcomeReclaimed && v != ReclaimOutcomeZeroYield {
+			t.Errorf("%s outcome=%q not in the closed set", fam, v)
 		}
 		if strings.HasSuffix(fam, "_bucket") {
 			key := fam + s.labels[LabelPhase] + s.labels["gen_ai_operation_name"]

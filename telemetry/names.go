@@ -116,6 +116,11 @@ const (
 	// LinkKindActorPrefill: the linked request's prompt was in a prefill
 	// pass inside the gap.
 	LinkKindActorPrefill = "actor_prefill"
+	// LinkKindTrim: the linked span is a kiln.trim whose exclusive hold
+	// overlapped a device-ownership wait inside the gap (MAINTENANCE.md
+	// section 9). Later maintenance kinds (resize, adapter swap, training
+	// step) link the same way.
+	LinkKindTrim = "trim"
 	// AttrBlockerStartOffsetMs is the blocking work's start, in ms since
 	// this (the stalled) request's receipt.
 	AttrBlockerStartOffsetMs = "kiln.blocker.start_offset_ms"
@@ -146,6 +151,15 @@ const (
 	LabelReason = "reason"
 	LabelPhase  = "phase"
 	LabelStatus = "status"
+	// LabelOutcome is kiln_memory_reclaim_attempts_total's: "reclaimed" or
+	// "zero_yield" (MAINTENANCE.md section 7).
+	LabelOutcome = "outcome"
+)
+
+// Outcomes of a trim (LabelOutcome's closed set).
+const (
+	ReclaimOutcomeReclaimed = "reclaimed"
+	ReclaimOutcomeZeroYield = "zero_yield"
 )
 
 // Buckets returns the latency histogram bounds of SPEC.md section 8, in
@@ -153,3 +167,20 @@ const (
 func Buckets() []float64 {
 	return []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 }
+
+// Maintenance span names (MAINTENANCE.md section 9): each operation is a
+// span in its own trace.
+const (
+	SpanTrim = "kiln.trim"
+)
+
+// Attributes of the kiln.trim span.
+const (
+	AttrTrimOutcome        = "kiln.trim.outcome" // "reclaimed" or "zero_yield"
+	AttrTrimReclaimedBytes = "kiln.trim.reclaimed_bytes"
+	AttrTrimBackendBytes   = "kiln.trim.backend_bytes"
+	AttrTrimRSSBefore      = "kiln.trim.rss_before_bytes"
+	AttrTrimRSSAfter       = "kiln.trim.rss_after_bytes"
+	AttrTrimDeferredMs     = "kiln.trim.deferred_ms"
+	AttrMaintenanceReason  = "kiln.maintenance.reason" // "maintenance" (operator) or "automatic_memory_policy"
+)

@@ -213,9 +213,9 @@ func (r *Request) stall(tt latency.TokenTiming, e *latency.TokenEvent) {
 // blockerLinks turns a stalled token's blockers into the stall span's
 // evidence: a link to the chat span of each prefill blocker's request that
 // still resolves (in flight or among the recently ended), the count of
-// those that do not, and the total of the lock waits with the waits
-// themselves (there is no maintenance span to link to yet; each becomes a
-// span event).
+// those that do not, the total of the lock waits with the waits
+// themselves (each becomes a span event), and a link to each maintenance
+// operation (kiln.trim, ...) whose hold overlapped a lock wait.
 func (r *Request) blockerLinks(bs []latency.Blocker, attrs []attribute.KeyValue) ([]trace.Link, []attribute.KeyValue, []latency.Blocker) {
 	var (
 		links      []trace.Link
@@ -242,6 +242,7 @@ func (r *Request) blockerLinks(bs []latency.Blocker, attrs []attribute.KeyValue)
 		case latency.BlockerLockWait:
 			lockWait += d
 			waits = append(waits, b)
+			links = r.t.maintenanceLinks(links, b, received)
 		}
 	}
 	if len(waits) > 0 {

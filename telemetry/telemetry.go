@@ -43,6 +43,8 @@ type Telemetry struct {
 	// Request identities for stall links: ids are never 0.
 	ids  atomic.Uint64
 	reqs *registry
+	// maint holds the recent maintenance operations stall spans link to.
+	maint *maintRegistry
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -96,7 +98,7 @@ func New(cfg Config, opts ...Option) (*Telemetry, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	t := &Telemetry{now: o.now, log: stderrLogger(), reqs: newRegistry()}
+	t := &Telemetry{now: o.now, log: stderrLogger(), reqs: newRegistry(), maint: &maintRegistry{}}
 	if t.now == nil {
 		t.now = time.Now
 	}

@@ -52,6 +52,8 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.DurationVar(&cfg.Engine.EvictGrace, "evict-grace", cfg.Engine.EvictGrace, "how long a request may block on a client that is not reading")
 	fs.DurationVar(&cfg.Engine.CycleIdle, "cycle-idle", cfg.Engine.CycleIdle, "cooperative pause after each cycle")
 	fs.IntVar(&cfg.Engine.KVBudget, "kv-budget", cfg.Engine.KVBudget, "KV positions reserved by active requests (0: slots x context)")
+	fs.Var(server.ProfileFlag(cfg), "serving-profile", "stable, experimental or maintenance (inference off; maintenance routes only)")
+	fs.Var(&cfg.MemoryReclaim, "memory-reclaim", "trims: off, on-demand (POST /v1/maintenance/trim) or automatic (also when idle)")
 }
 
 // Serve-only settings that are not server.Config.
@@ -118,6 +120,9 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	// tell it from one given by KILN_ACCESS_TOKEN, to warn.
 	envToken := cfg.AccessToken
 	cfg.AccessToken = ""
+	if cfg.ProfileSource == server.SourceFlag {
+		cfg.ProfileSource = server.SourceEnv // set by KILN_SERVING_PROFILE; a flag below sets it again
+	}
 	if err := fs.Parse(args); err != nil {
 		return cfg, extra, err
 	}
@@ -233,6 +238,8 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	if err := srv.Start(ctx); err != nil {
 		return err
 	}
+	reclaimDone := srv.StartAutoReclaim(ctx) // --memory-reclaim automatic
+	defer func() { <-reclaimDone }()         // before the engine shuts down
 	log.Info().Str("model", model.ID).Int("slots", extra.slots).Int("threads", threads).Msg("kiln serving")
 
 	failed := awaitStop(ctx, eng, &log) // nil on a signal; an exitError when the engine failed

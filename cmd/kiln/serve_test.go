@@ -66,6 +66,23 @@ func TestParseServeConfig(t *testing.T) {
 		},
 		{name: "inflight below body", args: []string{"--max-inflight-bytes", "10"}, wantErr: "max_inflight_bytes"},
 		{name: "zero body timeout", args: []string{"--body-timeout", "0s"}, wantErr: "body_timeout"},
+		{
+			name: "serving profile and memory reclaim from env",
+			env:  map[string]string{"KILN_SERVING_PROFILE": "maintenance", "KILN_MEMORY_RECLAIM": "on-demand"},
+			want: func(c *server.Config) {
+				c.ServingProfile, c.ProfileSource, c.MemoryReclaim = server.ProfileMaintenance, server.SourceEnv, server.ReclaimOnDemand
+			},
+		},
+		{
+			name: "serving profile flag wins over env",
+			args: []string{"--serving-profile", "experimental", "--memory-reclaim", "automatic"},
+			env:  map[string]string{"KILN_SERVING_PROFILE": "maintenance"},
+			want: func(c *server.Config) {
+				c.ServingProfile, c.ProfileSource, c.MemoryReclaim = server.ProfileExperimental, server.SourceFlag, server.ReclaimAutomatic
+			},
+		},
+		{name: "bad serving profile", args: []string{"--serving-profile", "fast"}, wantErr: "serving_profile"},
+		{name: "bad memory reclaim", env: map[string]string{"KILN_MEMORY_RECLAIM": "sometimes"}, wantErr: "KILN_MEMORY_RECLAIM"},
 		{name: "bad env value", env: map[string]string{"KILN_QUEUE_DEPTH": "lots"}, wantErr: "KILN_QUEUE_DEPTH"},
 		{name: "bad addr", args: []string{"--addr", "nowhere"}, wantErr: "addr"},
 		{name: "negative engine value", args: []string{"--prefill-chunk", "-1"}, wantErr: "--prefill-chunk: must be at least 1"},

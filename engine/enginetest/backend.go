@@ -21,6 +21,9 @@ type Backend struct {
 	// BeforeForward, when set, runs at the start of every Forward call with
 	// the rows (read-only); it may block to hold the actor inside a step.
 	BeforeForward func(rows []llama.Row)
+	// ReclaimDelay is slept by Reclaim, which returns ReclaimBytes.
+	ReclaimDelay time.Duration
+	ReclaimBytes int64
 	// Quiet stops the recording of Events (benchmarks: no allocation per
 	// call).
 	Quiet bool
@@ -31,6 +34,8 @@ type Backend struct {
 	hist   [][]uint64 // per slot: hash of the tokens up to each position
 	events []Event
 	errs   []error
+
+	reclaims int
 }
 
 // Event is one call the engine made.
@@ -67,6 +72,23 @@ func (b *Backend) Release(slot int) {
 		return
 	}
 	b.hist[slot] = nil
+}
+
+// Reclaim implements engine.Reclaimer: it sleeps ReclaimDelay, counts the
+// call and returns ReclaimBytes.
+func (b *Backend) Reclaim() int64 {
+	time.Sleep(b.ReclaimDelay)
+	b.mu.Lock()
+	b.reclaims++
+	b.mu.Unlock()
+	return b.ReclaimBytes
+}
+
+// Reclaims reports how many times Reclaim ran.
+func (b *Backend) Reclaims() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.reclaims
 }
 
 // Forward implements engine.Backend with llama.State's contract: the k-th

@@ -39,6 +39,21 @@ type EngineSnapshot struct {
 	BlockedEvents uint64
 	BlockedTotal  time.Duration
 
+	// The actor barrier (MAINTENANCE.md section 4): a resize or adapter
+	// mutation accepted, from acceptance through drain to completion (read
+	// live), and the mutations run.
+	BarrierResize  bool
+	BarrierAdapter bool
+	Mutations      uint64
+
+	// Trims (memory reclaim): attempts that gave memory back and those
+	// that found none, the bytes given back, the latest trim's duration.
+	ReclaimReclaimed uint64
+	ReclaimZeroYield uint64
+	ReclaimedBytes   uint64
+	ReclaimLast      time.Duration
+	TrimsPending     int // trims asked for and not yet begun (read live)
+
 	Admitted        uint64 // requests admitted
 	Completed       uint64 // requests ended by stop or length
 	Evictions       uint64

@@ -64,6 +64,18 @@ func TestClassify(t *testing.T) {
 			want: Attribution{Gap: 1000 * msD, Reason: ReasonTraining, Chosen: ReasonTraining, Candidate: 500 * msD},
 		},
 		{
+			name:   "maintenance: a trim as wide as the ownership wait wins the tie (the narrower phase)",
+			gap:    320 * msD,
+			phases: withSlots(GapPhases{Decode: 320 * msD}, slots(SlotGPULockWait, 300*msD, SlotTrim, 300*msD)),
+			want:   Attribution{Gap: 320 * msD, Reason: ReasonTrim, Chosen: ReasonTrim, Candidate: 300 * msD},
+		},
+		{
+			name:   "maintenance: a wait wider than the trim inside it is gpu_lock_wait",
+			gap:    420 * msD,
+			phases: withSlots(GapPhases{Decode: 420 * msD}, slots(SlotGPULockWait, 400*msD, SlotTrim, 300*msD)),
+			want:   Attribution{Gap: 420 * msD, Reason: ReasonGPULockWait, Chosen: ReasonGPULockWait, Candidate: 400 * msD},
+		},
+		{
 			name:   "long gap: a candidate under 250 ms falls back to unexplained, keeping its duration",
 			gap:    2000 * msD,
 			phases: GapPhases{Prefill: 240 * msD},

@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/kiln-ai/kiln/internal/timing"
+)
+
+// Mutation is an exclusive change of what every sequence depends on (a KV
+// resize, an adapter swap), run at the actor barrier (MAINTENANCE.md
+// section 4). The KV resize and the adapter swap implement it.
+type Mutation interface {
+	// Phase is PhaseResize or PhaseAdapter: the barrier phase its interval
+	// is charged as to the requests it delayed.
+	Phase() timing.Slot
+	// Apply makes the change. It runs on the actor goroutine with no
+	// request holding a slot and device ownership held exclusively, so it
+	// may call b freely. Work that needs neither (reading weights from
+	// disk) belongs before Mutate, not here.
+	Apply(b Backend) error
+}
+
+// mutation is one Mutate call waiting in the FIFO.
+type mutation struct {
+	m         Mutation
+	done      chan error // buffered: the actor never blocks on it
+	cancelled atomic.Bool
+}
+
+// Mutate queues m in the FIFO of exclusive mutations and waits for it to
+// run. When the actor accepts it (the first in the FIFO), its barrier
+// interval begins and admission of queued requests pauses; requests already
+// active run to completion; then the queued mutations run in order, each
+// interval ending when its Apply returns and the next one's beginning then;
+// admission resumes when the FIFO is empty. Requests whose wait for
+// admission overlapped a barrier interval are charged the overlap in their
+// first token's Phases (resize or adapter slot); active requests are not.
+//
+// It returns Apply's error, ErrStopped if the engine stops first, or ctx's
+// error if ctx ends first (a mutation not yet begun is then skipped).
+func (e *Engine) Mutate(ctx context.Context, m Mutation) error {
+	if p := m.Phase(); p != PhaseResize && p != PhaseAdapter {
+		return fmt.Errorf("%w: a barrier mutation's phase is resize or adapter, not %v", ErrInvalidRequest, p)
+	}
+	q := &mutation{m: m, done: make(chan error, 1)}
+	e.mu.Lock()
+	if !e.started || e.stopped || !e.alive.Load() {
+		e.mu.Unlock()
+		return ErrStopped
+	}
+	e.mutations = append(e.mutations, q)
+	e.mu.Unlock()
+	e.poke()
+	select {
+	case err := <-q.done:
+		return err
+	case <-ctx.Done():
+		q.cancelled.Store(true)
+		return fmt.Errorf("engine: mutation: %w", ctx.Err())
+	case <-e.done:
+		select {
+		case err := <-q.done:
+			return err
+		default:
+			return ErrStopped
+		}
+	}
+}
+
+// BarrierTracker returns the tracker of the barrier's resize and adapter
+// intervals.
+func (e *Engine) BarrierTracker() *PhaseTracker { return e.barrier }
+
+// nextMutation takes the first mutation of the FIFO that was not
+// cancelled, or nil.
+func (e *Engine) nextMutation() *mutation {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for len(e.mutations) > 0 {
+		q := e.mutations[0]
+		e.mutations[0] = nil
+		e.mutations = e.mutations[1:]
+		if !q.cancelled.Load() {
+			return q
+		}
+		q.done <- context.Canceled
+	}
+	return nil
+}
+
+// barrier accepts the first queued mutation (its interval begins and
+// admission pauses), and once no request holds a slot runs the FIFO in
+// order. It reports whether a mutation ran; while it returns with a
+// mutation accepted, admit admits nothing.
+func (a *actor) barrier() bool {
+	if a.mut == nil {
+		if a.mut = a.e.nextMutation(); a.mut == nil {
+			return false
+		}
+		a.mutGuard = a.e.barrier.Begin(a.mut.m.Phase())
+	}
+	if a.slots() > 0 {
+		return false // the batch drains first
+	}
+	for a.mut != nil {
+		err := a.apply(a.mut.m)
+		a.mutGuard.End()
+		a.mut.done <- err
+		a.snap.Mutations++
+		if a.mut = a.e.nextMutation(); a.mut != nil {
+			a.mutGuard = a.e.barrier.Begin(a.mut.m.Phase())
+		}
+	}
+	return true
+}
+
+// apply runs m holding ownership exclusively (behind any other writer).
+func (a *actor) apply(m Mutation) error {
+	if err := a.e.own.lock(context.Background(), a.e.stop, nil); err != nil {
+		return ErrStopped
+	}
+	defer a.e.own.Unlock()
+	return m.Apply(a.e.backend)
+}
+
+// failMutations ends the accepted and queued mutations with err.
+func (a *actor) failMutations(err error) {
+	if a.mut != nil {
+		a.mutGuard.End()
+		a.mut.done <- err
+		a.mut = nil
+	}
+	e := a.e
+	e.mu.Lock()
+	queued := e.mutations
+	e.mutations = nil
+	e.mu.Unlock()
+	for _, q := range queued {
+		q.done <- err
+	}
+}

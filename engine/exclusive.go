@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
+)
+
+// ErrRestartRequired means the engine is not healthy (its actor stopped,
+// failed, or made no progress for the wedge timeout while a writer waited
+// for ownership): maintenance cannot run and the server must be restarted.
+var ErrRestartRequired = errors.New("engine: the engine is not healthy (actor stopped, failed or wedged); a restart is required")
+
+// DefaultWedgeTimeout is how long a writer waits for ownership while the
+// actor completes no cycle before it declares the engine wedged.
+const DefaultWedgeTimeout = 2 * time.Minute
+
+// WithWedgeTimeout sets how long a waiting writer tolerates an actor that
+// completes no cycle (default DefaultWedgeTimeout).
+func WithWedgeTimeout(d time.Duration) Option {
+	return func(e *Engine) {
+		if d > 0 {
+			e.wedgeAfter = d
+		}
+	}
+}
+
+// Exclusive runs fn holding device ownership exclusively, with writer
+// priority: once it waits, no new forward invocation starts until fn has
+// run, so it waits at most one invocation. Phase p (PhaseTrim,
+// PhaseTraining, PhaseResize or PhaseAdapter) is open on the engine's
+// phase tracker exactly while fn runs, after ownership is held: the forward
+// invocations that waited behind it are charged their whole wait as
+// gpu_lock_wait and the part of it inside fn as p. fn must be one bounded
+// unit of work (one optimizer step) and must not call the Backend, which
+// belongs to the actor.
+//
+// While it waits it checks engine health: an actor that stopped, failed or
+// completed no cycle for the wedge timeout makes it return
+// ErrRestartRequired instead of hanging. It returns ctx's error if ctx ends
+// first; either way it then holds nothing and fn did not run.
+func (e *Engine) Exclusive(ctx context.Context, p timing.Slot, fn func() error) error {
+	maintIndex(p) // panics on a phase that is not maintenance
+	if err := e.acquireExclusive(ctx); err != nil {
+		return err
+	}
+	defer e.own.Unlock()
+	g := e.tracker.Begin(p)
+	defer g.End()
+	return fn()
+}
+
+// acquireExclusive takes ownership exclusively with the health checks of
+// Exclusive.
+func (e *Engine) acquireExclusive(ctx context.Context) error {
+	if !e.healthy() {
+		return ErrRestartRequired
+	}
+	t := time.NewTicker(e.wedgeAfter / 4)
+	defer t.Stop()
+	last, since := e.Snapshot().Cycles, e.clock.Now()
+	w := &watch{tick: t.C, check: func() error {
+		if !e.healthy() {
+			return ErrRestartRequired
+		}
+		now, c := e.clock.Now(), e.Snapshot().Cycles
+		if c != last {
+			last, since = c, now
+			return nil
+		}
+		if timing.Elapsed(since, now) >= e.wedgeAfter {
+			return fmt.Errorf("%w: no actor cycle for %v", ErrRestartRequired, timing.Elapsed(since, now))
+		}
+		return nil
+	}}
+	err := e.own.lock(ctx, e.done, w)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errAbandoned):
+		return ErrRestartRequired
+	case ctx.Err() != nil:
+		return fmt.Errorf("engine: waiting for exclusive ownership: %w", err)
+	}
+	return err
+}
+
+// healthy reports whether the actor runs: started and alive. A stopped
+// (shut down) engine is not healthy either.
+func (e *Engine) healthy() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.started && !e.stopped && e.alive.Load()
+}
+
+// PhaseTracker returns the engine's tracker of maintenance phases run
+// under ownership (trim, training).
+func (e *Engine) PhaseTracker() *PhaseTracker { return e.tracker }

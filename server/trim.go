@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
+	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/internal/timing"
+	"github.com/kiln-ai/kiln/telemetry"
+)
+
+// ReclaimMode says whether trims (memory reclaim, MAINTENANCE.md section 7)
+// run: --memory-reclaim / KILN_MEMORY_RECLAIM.
+type ReclaimMode string
+
+// Memory reclaim modes.
+const (
+	// ReclaimOff (default): POST /v1/maintenance/trim answers 409
+	// memory_reclaim_disabled.
+	ReclaimOff ReclaimMode = "off"
+	// ReclaimOnDemand: trims run when an operator asks.
+	ReclaimOnDemand ReclaimMode = "on-demand"
+	// ReclaimAutomatic: as on-demand, and the server trims by itself once
+	// the engine has been idle for AutoReclaimIdle.
+	ReclaimAutomatic ReclaimMode = "automatic"
+)
+
+// String implements flag.Value.
+func (m *ReclaimMode) String() string { return string(*m) }
+
+// Set implements flag.Value.
+func (m *ReclaimMode) Set(s string) error {
+	switch v := ReclaimMode(s); v {
+	case ReclaimOff, ReclaimOnDemand, ReclaimAutomatic:
+		*m = v
+		return nil
+	}
+	return fmt.Errorf("memory_reclaim: %q is not off, on-demand or automatic", s)
+}
+
+// validateMaintenance checks the profile and reclaim fields.
+func (c Config) validateMaintenance() error {
+	if _, err := ParseServingProfile(string(c.ServingProfile)); err != nil {
+		return err
+	}
+	switch c.ProfileSource {
+	case SourceDefault, SourceFlag, SourceEnv:
+	default:
+		return fmt.Errorf("serving_profile: source %q is not default, flag or env", c.ProfileSource)
+	}
+	m := c.MemoryReclaim
+	return m.Set(string(m))
+}
+
+// trimTimeout bounds an operator's trim: the wait for the actor to reach a
+// point between two forward invocations, and the trim itself.
+const trimTimeout = 30 * time.Second
+
+// trimmer is what the trim route needs of the engine.
+type trimmer interface {
+	Trim(ctx context.Context) (engine.TrimResult, error)
+}
+
+// Trim implements trimmer.
+func (g engineGenerator) Trim(ctx context.Context) (engine.TrimResult, error) { return g.e.Trim(ctx) }
+
+// trimBody is the reply of POST /v1/maintenance/trim.
+type trimBody struct {
+	Object            string  `json:"object"`  // "kiln.maintenance.trim"
+	Outcome           string  `json:"outcome"` // "reclaimed" or "zero_yield"
+	ReclaimedBytes    int64   `json:"reclaimed_bytes"`
+	BackendBytes      int64   `json:"backend_bytes"`
+	HeapReleasedBytes int64   `json:"heap_released_bytes"`
+	RSSBeforeBytes    int64   `json:"rss_before_bytes"`
+	RSSAfterBytes     int64   `json:"rss_after_bytes"`
+	DurationMs        float64 `json:"duration_ms"`
+	DeferredMs        float64 `json:"deferred_ms"`
+}
+
+// maintenanceTrim serves POST /v1/maintenance/trim: one trim now (between
+// two forward invocations of the engine, under exclusive ownership). 409
+// memory_reclaim_disabled while --memory-reclaim is off: the route exists
+// but the operator's configuration forbids it (not a transient 503).
+func (s *Server) maintenanceTrim(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.MemoryReclaim == ReclaimOff {
+		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "memory_reclaim_disabled",
+			Message: "memory reclaim is off; start kiln with --memory-reclaim on-demand (or automatic) to allow trims"}
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), trimTimeout)
+	defer cancel()
+	body, err := s.trim(ctx, "maintenance")
+	if err != nil {
+		return err
+	}
+	return marshalJSON(w, http.StatusOK, body)
+}
+
+// trim runs one trim for reason ("maintenance": an operator;
+// "automatic_memory_policy": the idle loop), traced as a kiln.trim span
+// (the stall spans of the gaps it caused link to it) and logged.
+func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
+	t, ok := s.gen.(trimmer)
+	if !ok {
+		return trimBody{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "trim_unavailable",
+			Message: "this engine cannot trim"}
+	}
+	_, span := s.tel.StartMaintenanceSpan(context.WithoutCancel(ctx), telemetry.SpanTrim,
+		attribute.String(telemetry.AttrMaintenanceReason, reason))
+	defer span.End()
+	op := s.tel.BeginMaintenance(telemetry.LinkKindTrim, span.SpanContext(), s.clock.Now())
+	res, err := t.Trim(ctx)
+	if err != nil {
+		now := s.clock.Now()
+		op.End(now, now)
+		span.SetStatus(codes.Error, err.Error())
+		s.log.Error().Err(err).Str("reason", reason).Msg("trim failed")
+		if errors.Is(err, engine.ErrRestartRequired) {
+			return trimBody{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "restart_required",
+				Message: "the engine is not healthy; a restart is required", Err: err}
+		}
+		return trimBody{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "trim_timeout",
+			Message: "the trim did not run in time", RetryAfter: s.cfg.RetryAfter, Err: err}
+	}
+	op.End(res.Start, res.Start.Add(res.Duration))
+	b := trimBody{
+		Object: "kiln.maintenance.trim", Outcome: telemetry.ReclaimOutcomeZeroYield,
+		ReclaimedBytes: res.Reclaimed(), BackendBytes: res.BackendBytes, HeapReleasedBytes: res.HeapReleased,
+		RSSBeforeBytes: res.RSSBefore, RSSAfterBytes: res.RSSAfter,
+		DurationMs: timing.Ms(res.Duration), DeferredMs: timing.Ms(res.Deferred),
+	}
+	if b.ReclaimedBytes > 0 {
+		b.Outcome = telemetry.ReclaimOutcomeReclaimed
+	}
+	span.SetAttributes(
+		attribute.String(telemetry.AttrTrimOutcome, b.Outcome),
+		attribute.Int64(telemetry.AttrTrimReclaimedBytes, b.ReclaimedBytes),
+		attribute.Int64(telemetry.AttrTrimBackendBytes, b.BackendBytes),
+		attribute.Int64(telemetry.AttrTrimRSSBefore, b.RSSBeforeBytes),
+		attribute.Int64(telemetry.AttrTrimRSSAfter, b.RSSAfterBytes),
+		attribute.Float64(telemetry.AttrTrimDeferredMs, b.DeferredMs),
+	)
+	s.log.Info().Str("reason", reason).Str("outcome", b.Outcome).Int64("reclaimed_bytes", b.ReclaimedBytes).
+		Int64("backend_bytes", b.BackendBytes).Int64("heap_released_bytes", b.HeapReleasedBytes).
+		Int64("rss_before_bytes", b.RSSBeforeBytes).Int64("rss_after_bytes", b.RSSAfterBytes).
+		Float64("duration_ms", b.DurationMs).Float64("deferred_ms", b.DeferredMs).Msg("trim")
+	return b, nil
+}
