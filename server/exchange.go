@@ -43,11 +43,13 @@ type exchange struct {
 	stopHit    bool            // a stop sequence ended the completion
 	roleSent   bool            // the first chunk (with the role) was written
 	writeErr   error
+
+	diag diagRecorder // the record's Latency diagnosis data (diagnosis.go)
 }
 
 func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, req *chatRequest, treq *telemetry.Request,
 	cancel context.CancelFunc, received time.Time, promptLen int) *exchange {
-	return &exchange{
+	x := &exchange{
 		s: s, req: req, w: w, r: r, treq: treq, cancel: cancel,
 		received:    received,
 		id:          newID(),
@@ -59,6 +61,8 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, req *chatRe
 		dec:         s.tok.NewDecoder(),
 		captureText: s.cfg.RecentRequestText,
 	}
+	s.recent.begin(treq.ID(), x.id)
+	return x
 }
 
 // run streams the tokens (tokens.go), ends the request's telemetry and
