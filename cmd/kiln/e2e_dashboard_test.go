@@ -707,6 +707,9 @@ func TestDashboardOddData(t *testing.T) {
 			"#diagnosis-coverage": "8,192 of 20,000 gaps retained — truncated: newest 8,192 kept",
 			"#diagnosis-reasons":  "actor_decode × 3",
 			"#diagnosis-summary":  "Unexplained stalls\n2",
+			// The fake API has no detail route: said in the panel, not as
+			// a refresh failure.
+			"#diagnosis-detail-status": "The per-token detail is not available: /v1/stats/recent-requests/chatcmpl-truncated: HTTP 404",
 		}},
 		{"no summary", "chatcmpl-nosummary", map[string]string{
 			"#diagnosis-body": "No latency summary was recorded for this request.",
