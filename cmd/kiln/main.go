@@ -21,6 +21,7 @@ var subcommands = map[string]func(ctx context.Context, args []string, stdout, st
 	"generate": runGenerate,
 	"bench":    runBench,
 	"version":  runVersion,
+	"health":   runHealth,
 }
 
 func main() {
@@ -46,7 +47,7 @@ func main() {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: kiln serve|generate|bench|version [flags]")
+	fmt.Fprintln(w, "usage: kiln serve|generate|bench|version|health [flags]")
 }
 
 func runVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
