@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kiln-ai/kiln/schemas"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -70,10 +71,19 @@ func TestRecentRequestDiagnosis(t *testing.T) {
 	streamID, _ := stream.terminal["id"].(string)
 
 	var d detailJSON
-	if code, _, raw := h.do(http.MethodGet, "/v1/stats/recent-requests/"+streamID, nil, nil); code != http.StatusOK {
+	code, _, raw := h.do(http.MethodGet, "/v1/stats/recent-requests/"+streamID, nil, nil)
+	if code != http.StatusOK {
 		t.Fatalf("detail: HTTP %d: %s", code, raw)
-	} else if err := json.Unmarshal(raw, &d); err != nil {
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
 		t.Fatalf("detail: %v: %s", err, raw)
+	}
+	v, err := schemas.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Validate(schemas.ObservabilityID, "recent_request_detail", raw); err != nil {
+		t.Errorf("the detail does not match recent_request_detail: %v", err)
 	}
 	if d.ID != streamID {
 		t.Fatalf("detail id = %q, want %q", d.ID, streamID)

@@ -215,6 +215,8 @@ func checkDiagnosisDetail(t *testing.T, wd *webDriver, id, blockerID string) {
 	if got := wd.textOf(`#diagnosis-phases-own tr[data-phase="prefill_ms"] th`); !strings.HasPrefix(got, "Prefill before the first token") {
 		t.Errorf("own prefill row = %q", got)
 	}
+	wd.script(`document.getElementById("diagnosis-stalls").scrollIntoView(); return ""`)
+	wd.screenshot(filepath.Join(repoRoot(t), "e2e-artifacts", "dashboard-diagnosis-phases.png"))
 	na := wd.find("#diagnosis-not-applicable")
 	if wd.attr(na, "open") != "" {
 		t.Error("the not-applicable phases are expanded; want them collapsed")

@@ -135,10 +135,11 @@ function chartSection(detail, lat) {
     for (const g of gaps) if (Math.abs(X(g.index) - vx) < Math.abs(X(best.index) - vx)) best = g;
     tip.replaceChildren(h("strong", null, `Token ${best.index} — gap ${fmtMs(best.gap)}`), tokenFields(best.event));
     tip.hidden = false;
-    // Beside the pointer, on the side with room, so the point stays visible.
-    const px = ev.clientX - box.left;
-    tip.style.left = `${px + 274 <= box.width ? px + 16 : Math.max(px - 266, 0)}px`;
-    tip.style.top = `${Math.max(ev.clientY - box.top - 40, 0)}px`;
+    // Below the pointer (above it near the bottom), so the point and its
+    // neighbours stay visible; kept inside the chart's width.
+    const px = ev.clientX - box.left, py = ev.clientY - box.top;
+    tip.style.left = `${Math.max(Math.min(px - tip.offsetWidth / 2, box.width - tip.offsetWidth), 0)}px`;
+    tip.style.top = `${py + 14 + tip.offsetHeight <= box.height + 40 ? py + 14 : Math.max(py - tip.offsetHeight - 14, -tip.offsetHeight)}px`;
   });
   chart.addEventListener("mouseleave", () => { tip.hidden = true; });
   const reasons = [...new Set(gaps.filter((g) => threshold !== null && g.gap >= threshold)
