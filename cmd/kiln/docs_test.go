@@ -99,7 +99,8 @@ func TestConfigurationDoc(t *testing.T) {
 		if want := "`" + envName(f.name) + "`"; row[0] != want {
 			t.Errorf("--%s: variable cell %q, want %q", f.name, row[0], want)
 		}
-		if row[1] != wantDef && !(f.def == "" && strings.HasPrefix(row[1], "— ")) {
+		explained := f.def == "" && strings.HasPrefix(row[1], "— ") // "— (what zero means)"
+		if row[1] != wantDef && !explained {
 			t.Errorf("--%s: default cell %q, want %s (what --help prints)", f.name, row[1], wantDef)
 		}
 	}
