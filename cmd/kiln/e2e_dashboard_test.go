@@ -94,8 +94,14 @@ func TestDashboard(t *testing.T) {
 	// #request=<id>.
 	wd.click(wd.findIn(row, "td:nth-child(3)"))
 	wd.waitFor(10*time.Second, "the Latency diagnosis of "+id, func() bool {
-		el, ok := wd.tryFind("#diagnosis-id")
-		return ok && wd.text(el) == id
+		got, ok := wd.visibleText("#diagnosis-id")
+		return ok && got == id
+	})
+	// The per-token detail arrives after the summary and re-renders the
+	// panel once: wait for it before reading elements.
+	wd.waitFor(20*time.Second, "the per-token detail of "+id, func() bool {
+		_, ok := wd.visibleText("#diagnosis-legend")
+		return ok
 	})
 	if got, want := wd.script(`return location.hash`), "#request="+url.QueryEscape(id); got != want {
 		t.Errorf("location.hash = %q, want %q (linkable)", got, want)
@@ -130,8 +136,8 @@ func TestDashboard(t *testing.T) {
 	// The blocking request's link opens its own diagnosis.
 	wd.click(wd.find("#diagnosis-stalls a.blocker-link"))
 	wd.waitFor(10*time.Second, "the Latency diagnosis of the blocking request "+longID, func() bool {
-		el, ok := wd.tryFind("#diagnosis-id")
-		return ok && wd.text(el) == longID
+		got, ok := wd.visibleText("#diagnosis-id")
+		return ok && got == longID
 	})
 	if got, want := wd.script(`return location.hash`), "#request="+url.QueryEscape(longID); got != want {
 		t.Errorf("after the blocker link, location.hash = %q, want %q", got, want)
@@ -141,8 +147,8 @@ func TestDashboard(t *testing.T) {
 	wd.navigate("about:blank")
 	wd.navigate(srv.URL + "/ui/#request=" + url.QueryEscape(id))
 	wd.waitFor(20*time.Second, "the Latency diagnosis on a fresh load of /ui/", func() bool {
-		el, ok := wd.tryFind("#diagnosis-id")
-		return ok && wd.text(el) == id
+		got, ok := wd.visibleText("#diagnosis-id")
+		return ok && got == id
 	})
 }
 
@@ -551,6 +557,24 @@ func (wd *webDriver) text(el string) string {
 	return s
 }
 
+// visibleText returns the rendered text of the first element matching css
+// when it is visible, read in one script call: the page re-renders the
+// diagnosis when its detail arrives, so an element found in one call may
+// be stale in the next.
+func (wd *webDriver) visibleText(css string) (string, bool) {
+	wd.t.Helper()
+	var v *string
+	wd.must(http.MethodPost, "/execute/sync", map[string]any{
+		"script": `const el = document.querySelector(arguments[0]);
+			return el && el.checkVisibility() ? el.innerText : null;`,
+		"args": []any{css},
+	}, &v)
+	if v == nil {
+		return "", false
+	}
+	return *v, true
+}
+
 func (wd *webDriver) textOf(css string) string {
 	wd.t.Helper()
 	return wd.text(wd.find(css))
@@ -734,10 +758,8 @@ func TestDashboardOddData(t *testing.T) {
 			for sel, want := range tc.want {
 				var got string
 				wd.waitFor(10*time.Second, fmt.Sprintf("%s to show %q", sel, want), func() bool {
-					el, ok := wd.tryFindVisible(sel)
-					if ok {
-						got = wd.text(el)
-					}
+					var ok bool
+					got, ok = wd.visibleText(sel)
 					return ok && strings.Contains(got, want)
 				})
 			}
