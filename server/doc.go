@@ -56,7 +56,10 @@
 // engine reports with a token (another request's prefill pass, an
 // ownership wait) reach telemetry, converted in a per-request array
 // without allocating, and a stall span links to the chat span of the
-// request that blocked it.
+// request that blocked it. The handler also keeps, per request, what the
+// dashboard's Latency diagnosis needs (diagnosis.go): every retained
+// token's timing and the stalled gaps with their blockers, named by public
+// request id; GET /v1/stats/recent-requests/{id} serves them.
 //
 // Goroutines: the server starts none per request beyond net/http's handler
 // goroutine, which owns its request from decoding to the last byte and

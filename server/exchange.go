@@ -46,11 +46,13 @@ type exchange struct {
 	roleSent   bool            // the first chunk (with the role) was written
 	cutOff     bool            // the shutdown grace ended the generation (drain.go)
 	writeErr   error
+
+	diag diagRecorder // the record's Latency diagnosis data (diagnosis.go)
 }
 
 func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, req *chatRequest, treq *telemetry.Request,
 	cancel context.CancelFunc, received time.Time, promptLen int) *exchange {
-	return &exchange{
+	x := &exchange{
 		s: s, req: req, w: w, r: r, treq: treq, cancel: cancel,
 		received:    received,
 		id:          completionID(req),
@@ -62,6 +64,8 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, req *chatRe
 		dec:         s.tok.NewDecoder(),
 		captureText: s.cfg.RecentRequestText,
 	}
+	s.recent.begin(treq.ID(), x.id)
+	return x
 }
 
 // run streams the tokens (tokens.go), ends the request's telemetry and

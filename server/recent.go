@@ -23,6 +23,9 @@ type recentRecord struct {
 	hasText          bool
 	prompt           string
 	completion       string
+
+	seq  uint64    // the engine identity (telemetry request id) other requests' blockers name
+	diag diagnosis // served by GET /v1/stats/recent-requests/{id} only
 }
 
 // record is the request's entry; ended is its end (the record's wall
@@ -38,6 +41,8 @@ func (x *exchange) record(finish string, ended time.Time, totalMs float64, sum l
 		streamed:         x.req.Stream,
 		finishReason:     finish,
 		latency:          sum,
+		seq:              x.treq.ID(),
+		diag:             x.diag.finish(sum.StallThresholdMs, x.s.recent.resolve),
 	}
 	if x.captureText {
 		rec.hasText = true
@@ -92,18 +97,33 @@ func (r *recentRecord) appendJSON(b []byte) []byte {
 
 // recentRing is a bounded ring of the newest completed requests. A nil
 // ring (capacity 0) records nothing.
+//
+// It also knows the public id of every request in flight (begin), so that
+// a record can name the requests whose prefill stalled it, whether they
+// have ended or not.
 type recentRing struct {
-	mu   sync.Mutex
-	buf  []recentRecord
-	next int // index of the slot the next record goes to
-	n    int
+	mu       sync.Mutex
+	buf      []recentRecord
+	next     int // index of the slot the next record goes to
+	n        int
+	inFlight map[uint64]string // engine identity -> public id, from begin to add
 }
 
 func newRecentRing(capacity int) *recentRing {
 	if capacity <= 0 {
 		return nil
 	}
-	return &recentRing{buf: make([]recentRecord, capacity)}
+	return &recentRing{buf: make([]recentRecord, capacity), inFlight: make(map[uint64]string)}
+}
+
+// begin notes a started request's identities; add forgets them.
+func (q *recentRing) begin(seq uint64, id string) {
+	if q == nil || seq == 0 {
+		return
+	}
+	q.mu.Lock()
+	q.inFlight[seq] = id
+	q.mu.Unlock()
 }
 
 func (q *recentRing) add(r recentRecord) {
@@ -111,10 +131,52 @@ func (q *recentRing) add(r recentRecord) {
 		return
 	}
 	q.mu.Lock()
+	delete(q.inFlight, r.seq)
 	q.buf[q.next] = r
 	q.next = (q.next + 1) % len(q.buf)
 	q.n = min(q.n+1, len(q.buf))
+	// Only the newest diagDetailRecords keep their token rows.
+	if q.n > diagDetailRecords {
+		old := &q.buf[(q.next-1-diagDetailRecords+len(q.buf))%len(q.buf)].diag
+		if old.tokens != nil {
+			old.tokens, old.tokensReleased = nil, true
+		}
+	}
 	q.mu.Unlock()
+}
+
+// resolve returns the public id of the request with engine identity seq:
+// in flight, or still in the ring; "" when unknown.
+func (q *recentRing) resolve(seq uint64) string {
+	if q == nil || seq == 0 {
+		return ""
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if id, ok := q.inFlight[seq]; ok {
+		return id
+	}
+	for i := range q.n {
+		if r := &q.buf[(q.next-1-i+len(q.buf))%len(q.buf)]; r.seq == seq {
+			return r.id
+		}
+	}
+	return ""
+}
+
+// find returns the record with public id id.
+func (q *recentRing) find(id string) (recentRecord, bool) {
+	if q == nil {
+		return recentRecord{}, false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i := range q.n {
+		if r := &q.buf[(q.next-1-i+len(q.buf))%len(q.buf)]; r.id == id {
+			return *r, true
+		}
+	}
+	return recentRecord{}, false
 }
 
 // newestFirst returns a copy of the records, newest first.

@@ -55,6 +55,7 @@ func (s *Server) routeTable() []route {
 		{pattern: "/v1/models/{id}", method: get, h: s.modelByID},
 		{pattern: "/v1/stats/decode", method: get, h: s.decodeStats, quiet: true},
 		{pattern: "/v1/stats/recent-requests", method: get, h: s.recentRequests, quiet: true},
+		{pattern: "/v1/stats/recent-requests/{id}", method: get, h: s.recentRequest, quiet: true},
 		{pattern: healthPath, method: get, h: s.health, quiet: true, access: open, duringDrain: true},
 		{pattern: "/v1/health", method: get, h: s.health, quiet: true, duringDrain: true},
 		{pattern: "/v1/debug/model-state", method: get, h: s.debugState},

@@ -25,6 +25,7 @@ func TestRouteSpans(t *testing.T) {
 		{http.MethodGet, "/metrics"},
 		{http.MethodGet, "/v1/stats/decode"},
 		{http.MethodGet, "/v1/stats/recent-requests"},
+		{http.MethodGet, "/v1/stats/recent-requests/chatcmpl-none"},
 		{http.MethodGet, "/ui"},
 		{http.MethodGet, "/ui/dashboard.js"},
 		{http.MethodGet, "/v1/debug/model-state"}, // last: the test waits for its span
@@ -68,7 +69,7 @@ func TestRouteTable(t *testing.T) {
 			opened = append(opened, rt.pattern)
 		}
 	}
-	wantQuiet := []string{"/v1/stats/decode", "/v1/stats/recent-requests", "/health", "/v1/health", "/metrics", "/ui", "/ui/{file...}", "/{$}"}
+	wantQuiet := []string{"/v1/stats/decode", "/v1/stats/recent-requests", "/v1/stats/recent-requests/{id}", "/health", "/v1/health", "/metrics", "/ui", "/ui/{file...}", "/{$}"}
 	if d := cmp.Diff(wantQuiet, quiet); d != "" {
 		t.Errorf("untraced routes (-want +got):\n%s", d)
 	}

@@ -189,6 +189,8 @@ func TestAuth(t *testing.T) {
 		{"dashboard asset open", "/ui/dashboard.js", "", 200},
 		{"decode stats protected", "/v1/stats/decode", "", 401},
 		{"recent requests protected", "/v1/stats/recent-requests", "", 401},
+		{"recent request detail protected", "/v1/stats/recent-requests/chatcmpl-x", "", 401},
+		{"dashboard diagnosis module open", "/ui/diagnosis.js", "", 200},
 		{"v1 health protected", "/v1/health", "", 401},
 		{"models no token", "/v1/models", "", 401},
 		{"metrics no token", "/metrics", "", 401},

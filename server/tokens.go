@@ -96,6 +96,7 @@ func (x *exchange) token(tok engine.Token) {
 		Phases:            tok.Phases,
 		Blockers:          tokenBlockers(&tok),
 	})
+	x.diag.observe(&ev, &tok.Phases, tokenBlockers(&tok), x.treq.ID(), x.received)
 	if x.sse != nil && x.events {
 		x.write(ev.AppendJSON)
 	}

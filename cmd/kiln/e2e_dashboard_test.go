@@ -70,6 +70,10 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("recent requests lists %d rows, want 2 (the streamed and the long-prompt request)", n)
 	}
 	id := wd.attr(row, "data-request-id")
+	var longID string
+	for _, r := range wd.findAll(`#recent-rows tr[data-stalled="false"]`) {
+		longID = wd.attr(r, "data-request-id")
+	}
 	if badge := wd.text(wd.findIn(row, ".badge.stall")); !strings.Contains(badge, "actor_prefill") {
 		t.Errorf("stall badge = %q, want the dominant reason actor_prefill", badge)
 	}
@@ -90,8 +94,14 @@ func TestDashboard(t *testing.T) {
 	// #request=<id>.
 	wd.click(wd.findIn(row, "td:nth-child(3)"))
 	wd.waitFor(10*time.Second, "the Latency diagnosis of "+id, func() bool {
-		el, ok := wd.tryFind("#diagnosis-id")
-		return ok && wd.text(el) == id
+		got, ok := wd.visibleText("#diagnosis-id")
+		return ok && got == id
+	})
+	// The per-token detail arrives after the summary and re-renders the
+	// panel once: wait for it before reading elements.
+	wd.waitFor(20*time.Second, "the per-token detail of "+id, func() bool {
+		_, ok := wd.visibleText("#diagnosis-legend")
+		return ok
 	})
 	if got, want := wd.script(`return location.hash`), "#request="+url.QueryEscape(id); got != want {
 		t.Errorf("location.hash = %q, want %q (linkable)", got, want)
@@ -108,15 +118,7 @@ func TestDashboard(t *testing.T) {
 	if !regexp.MustCompile(`(^|\n)Stalls\n[1-9]`).MatchString(summary) {
 		t.Errorf("diagnosis summary does not count the stall:\n%s", summary)
 	}
-	notMeasured := wd.textOf("#diagnosis-not-measured")
-	for _, want := range []string{"Readback", "Graph capture", "Graph replay", "Resize"} {
-		if !strings.Contains(notMeasured, want) {
-			t.Errorf("\"Not measured on this path\" lacks %q:\n%s", want, notMeasured)
-		}
-	}
-	if strings.Contains(notMeasured, "Prefill") || strings.Contains(notMeasured, "Decode") {
-		t.Errorf("\"Not measured on this path\" lists a measured phase:\n%s", notMeasured)
-	}
+	checkDiagnosisDetail(t, wd, id, longID)
 	if got := wd.textOf(`#diagnosis-phases tr[data-phase="client_delivery_ms"] th`); !strings.HasPrefix(got, "Body enqueue ") {
 		t.Errorf("client_delivery_ms is labelled %q, want \"Body enqueue\"", got)
 	}
@@ -131,13 +133,112 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("the opened request's row is not marked current")
 	}
 
+	// The blocking request's link opens its own diagnosis.
+	wd.click(wd.find("#diagnosis-stalls a.blocker-link"))
+	wd.waitFor(10*time.Second, "the Latency diagnosis of the blocking request "+longID, func() bool {
+		got, ok := wd.visibleText("#diagnosis-id")
+		return ok && got == longID
+	})
+	if got, want := wd.script(`return location.hash`), "#request="+url.QueryEscape(longID); got != want {
+		t.Errorf("after the blocker link, location.hash = %q, want %q", got, want)
+	}
+
 	// The link works on a fresh load, also from /ui/ (trailing slash).
 	wd.navigate("about:blank")
 	wd.navigate(srv.URL + "/ui/#request=" + url.QueryEscape(id))
 	wd.waitFor(20*time.Second, "the Latency diagnosis on a fresh load of /ui/", func() bool {
-		el, ok := wd.tryFind("#diagnosis-id")
-		return ok && wd.text(el) == id
+		got, ok := wd.visibleText("#diagnosis-id")
+		return ok && got == id
 	})
+}
+
+// checkDiagnosisDetail checks the detailed Latency diagnosis of the
+// request id, stalled by the prefill of blockerID: the gap chart with its
+// stalled gaps coloured and the threshold drawn, the hover with the token's
+// 14 timing fields, the stalled gaps naming the blocking request, the
+// sentence for actor_prefill, the phases split into own and shared work
+// and the phases the CPU backend never produces, collapsed. The
+// screenshot with the hover is kept at e2e-artifacts/dashboard-diagnosis.png.
+func checkDiagnosisDetail(t *testing.T, wd *webDriver, id, blockerID string) {
+	t.Helper()
+	var stalls []string
+	wd.waitFor(20*time.Second, "the gap chart of "+id+" with its stalled gaps", func() bool {
+		stalls = wd.findAll("#diagnosis-chart circle.stall")
+		return len(stalls) > 0
+	})
+	if n := len(wd.findAll("#diagnosis-chart circle.gap")); n < 100 {
+		t.Errorf("the chart draws %d gaps, want one per token after the first (119)", n)
+	}
+	for _, c := range stalls {
+		if r, fill := wd.attr(c, "data-reason"), wd.attr(c, "fill"); r != "actor_prefill" || fill != "#e8590c" {
+			t.Errorf("stalled gap drawn with reason %q fill %q, want actor_prefill in #e8590c", r, fill)
+		}
+	}
+	if got := wd.textOf("#diagnosis-chart .threshold-label"); !strings.HasPrefix(got, "stall threshold ") {
+		t.Errorf("threshold label = %q", got)
+	}
+	if _, ok := wd.tryFind("#diagnosis-chart line.threshold"); !ok {
+		t.Error("no threshold line in the chart")
+	}
+	tip := wd.script(`const c = document.querySelector("#diagnosis-chart circle.stall");
+		const r = c.getBoundingClientRect();
+		document.getElementById("diagnosis-chart").dispatchEvent(new MouseEvent("mousemove",
+			{clientX: r.x + r.width / 2, clientY: r.y + r.height / 2, bubbles: true}));
+		return document.getElementById("diagnosis-tooltip").innerText`)
+	for _, k := range []string{"object", "source", "token_index", "token_id", "ready_ms", "producer_delivered_ms",
+		"handler_received_ms", "body_enqueued_ms", "response_delivery_ms", "handler_queue_ms", "queue_delay_ms",
+		"client_delivery_ms", "blocking_phase", "blocking_phase_ms"} {
+		if !strings.Contains(tip, k) {
+			t.Errorf("the hover over a stalled gap lacks %s:\n%s", k, tip)
+		}
+	}
+	if !strings.Contains(tip, "actor_prefill") {
+		t.Errorf("the hover over a stalled gap does not show its blocking phase:\n%s", tip)
+	}
+	wd.screenshot(filepath.Join(repoRoot(t), "e2e-artifacts", "dashboard-diagnosis.png"))
+
+	links := wd.findAll("#diagnosis-stalls a.blocker-link")
+	if len(links) == 0 {
+		t.Fatalf("the stalled gaps name no blocking request:\n%s", wd.textOf("#diagnosis-body"))
+	}
+	for _, l := range links {
+		if got := wd.attr(l, "data-request-id"); got != blockerID {
+			t.Errorf("blocking request = %q, want the long-prompt request %q", got, blockerID)
+		}
+		if got := wd.text(l); got != blockerID {
+			t.Errorf("blocker link text = %q, want the id %q", got, blockerID)
+		}
+	}
+	if got := wd.textOf("#diagnosis-stalls tbody tr:first-child td:nth-child(3)"); got != "actor_prefill" {
+		t.Errorf("first stalled gap's reason = %q", got)
+	}
+	if got := wd.textOf(`#diagnosis-explain li[data-reason="actor_prefill"]`); !strings.Contains(got, "--prefill-chunk") {
+		t.Errorf("actor_prefill sentence = %q, want it to name --prefill-chunk", got)
+	}
+	if got := wd.textOf("#diagnosis-phases-shared"); !strings.Contains(got, "Prefill of other requests' prompts") {
+		t.Errorf("shared-work phases lack the other requests' prefill:\n%s", got)
+	}
+	if got := wd.textOf(`#diagnosis-phases-own tr[data-phase="prefill_ms"] th`); !strings.HasPrefix(got, "Prefill before the first token") {
+		t.Errorf("own prefill row = %q", got)
+	}
+	wd.script(`document.getElementById("diagnosis-stalls").scrollIntoView(); return ""`)
+	wd.screenshot(filepath.Join(repoRoot(t), "e2e-artifacts", "dashboard-diagnosis-phases.png"))
+	na := wd.find("#diagnosis-not-applicable")
+	if wd.attr(na, "open") != "" {
+		t.Error("the not-applicable phases are expanded; want them collapsed")
+	}
+	if got := wd.text(wd.findIn(na, "summary")); got != "8 phases not applicable on the CPU backend" {
+		t.Errorf("not-applicable summary = %q", got)
+	}
+	hidden := wd.script(`return document.querySelector("#diagnosis-not-applicable ul").textContent`)
+	for _, want := range []string{"Readback", "Graph capture", "Graph replay", "Resize"} {
+		if !strings.Contains(hidden, want) {
+			t.Errorf("the not-applicable list lacks %q: %s", want, hidden)
+		}
+		if strings.Contains(wd.textOf("#diagnosis-not-measured"), want) {
+			t.Errorf("%q is listed as not measured as well as not applicable", want)
+		}
+	}
 }
 
 // TestDashboardAccessToken runs kiln serve with --access-token: the page
@@ -456,6 +557,24 @@ func (wd *webDriver) text(el string) string {
 	return s
 }
 
+// visibleText returns the rendered text of the first element matching css
+// when it is visible, read in one script call: the page re-renders the
+// diagnosis when its detail arrives, so an element found in one call may
+// be stale in the next.
+func (wd *webDriver) visibleText(css string) (string, bool) {
+	wd.t.Helper()
+	var v *string
+	wd.must(http.MethodPost, "/execute/sync", map[string]any{
+		"script": `const el = document.querySelector(arguments[0]);
+			return el && el.checkVisibility() ? el.innerText : null;`,
+		"args": []any{css},
+	}, &v)
+	if v == nil {
+		return "", false
+	}
+	return *v, true
+}
+
 func (wd *webDriver) textOf(css string) string {
 	wd.t.Helper()
 	return wd.text(wd.find(css))
@@ -614,6 +733,9 @@ func TestDashboardOddData(t *testing.T) {
 			"#diagnosis-coverage": "8,192 of 20,000 gaps retained — truncated: newest 8,192 kept",
 			"#diagnosis-reasons":  "actor_decode × 3",
 			"#diagnosis-summary":  "Unexplained stalls\n2",
+			// The fake API has no detail route: said in the panel, not as
+			// a refresh failure.
+			"#diagnosis-detail-status": "The per-token detail is not available: /v1/stats/recent-requests/chatcmpl-truncated: HTTP 404",
 		}},
 		{"no summary", "chatcmpl-nosummary", map[string]string{
 			"#diagnosis-body": "No latency summary was recorded for this request.",
@@ -636,10 +758,8 @@ func TestDashboardOddData(t *testing.T) {
 			for sel, want := range tc.want {
 				var got string
 				wd.waitFor(10*time.Second, fmt.Sprintf("%s to show %q", sel, want), func() bool {
-					el, ok := wd.tryFindVisible(sel)
-					if ok {
-						got = wd.text(el)
-					}
+					var ok bool
+					got, ok = wd.visibleText(sel)
 					return ok && strings.Contains(got, want)
 				})
 			}

@@ -1,11 +1,21 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // sdkRun is what examples/clients/stream-timing.mjs --json prints.
@@ -17,10 +27,10 @@ type sdkRun struct {
 	Response map[string]any   `json:"response"`
 }
 
-func runSDK(t *testing.T, baseURL string, args ...string) sdkRun {
+// requireSDK skips (fails in CI) when the openai npm package is not
+// installed under dir.
+func requireSDK(t *testing.T, dir string) {
 	t.Helper()
-	node := requireTool(t, "node")
-	dir := filepath.Join(repoRoot(t), "examples", "clients")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai")); err != nil {
 		msg := "the openai npm package is not installed: run scripts/install-e2e"
 		if os.Getenv("CI") != "" {
@@ -28,6 +38,13 @@ func runSDK(t *testing.T, baseURL string, args ...string) sdkRun {
 		}
 		t.Skip(msg)
 	}
+}
+
+func runSDK(t *testing.T, baseURL string, args ...string) sdkRun {
+	t.Helper()
+	node := requireTool(t, "node")
+	dir := filepath.Join(repoRoot(t), "examples", "clients")
+	requireSDK(t, dir)
 	cmd := exec.Command(node, append([]string{"stream-timing.mjs", "--json", "--base-url", baseURL + "/v1"}, args...)...)
 	cmd.Dir = dir
 	out, err := cmd.Output()
@@ -141,4 +158,194 @@ func TestOpenAISDK(t *testing.T) {
 			t.Errorf("non-streaming client_delivery_ms = %v (present %v), want null", v, ok)
 		}
 	})
+}
+
+// The example helpers of examples/clients (kiln-timing.mjs with the real
+// openai npm package, kiln_timing.py) against the built binary: the loop
+// that reads content and timing from one stream must print the same text
+// the server generates and one timing row per emitted token.
+
+// clientRun is what a helper printed: the content, then a blank line, the
+// timing table, and the summary line.
+type clientRun struct {
+	content string
+	rows    [][]string // the table's rows without the header
+	summary string
+}
+
+// parseClientOutput splits a helper's output at its table header.
+func parseClientOutput(t *testing.T, out string) clientRun {
+	t.Helper()
+	head := strings.Index(out, "\n\n")
+	if head < 0 {
+		t.Fatalf("no blank line between the content and the table:\n%s", out)
+	}
+	r := clientRun{content: out[:head]}
+	lines := strings.Split(strings.TrimSpace(out[head:]), "\n")
+	want := []string{"idx", "token", "ready_ms", "enqueued_ms", "queue_ms", "blocking_phase", "blocking_ms"}
+	if diff := cmp.Diff(want, strings.Fields(lines[0])); diff != "" {
+		t.Fatalf("table header (-want +got):\n%s\n%s", diff, out)
+	}
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, "TTFT ") {
+			r.summary = l
+			continue
+		}
+		if f := strings.Fields(l); len(f) == len(want) {
+			r.rows = append(r.rows, f)
+		}
+	}
+	return r
+}
+
+// checkRows asserts one row per token, in order, with null blocking on the
+// first token only.
+func checkRows(t *testing.T, r clientRun, tokens int) {
+	t.Helper()
+	if len(r.rows) != tokens {
+		t.Fatalf("%d timing rows, want %d (one per completion token)", len(r.rows), tokens)
+	}
+	for i, row := range r.rows {
+		if row[0] != strconv.Itoa(i) {
+			t.Errorf("row %d idx = %s", i, row[0])
+		}
+		if first := row[5] == "null"; first != (i == 0) {
+			t.Errorf("row %d blocking_phase = %s: want null exactly on the first token", i, row[5])
+		}
+	}
+	if !strings.Contains(r.summary, "ITL p50") {
+		t.Errorf("no summary line (%q)", r.summary)
+	}
+}
+
+// reference returns the greedy completion of prompt without streaming and
+// its completion token count.
+func reference(t *testing.T, srv *serveProcess, prompt string, maxTokens int) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out := srv.chat(ctx, t, map[string]any{
+		"model": "kiln-tiny", "max_tokens": maxTokens, "temperature": 0,
+		"messages": []map[string]any{{"role": "user", "content": prompt}},
+	})
+	var resp struct {
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(out, &resp); err != nil || len(resp.Choices) != 1 {
+		t.Fatalf("reference completion: %v: %s", err, out)
+	}
+	return resp.Choices[0].Message.Content, resp.Usage.CompletionTokens
+}
+
+// TestClientHelpers runs the README's loops: the openai npm package with
+// kiln-timing.mjs, and kiln_timing.py on a live SSE stream and on its
+// captured transcript.
+func TestClientHelpers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test; -short skips it")
+	}
+	srv := startServe(t)
+	const prompt, maxTokens = "Explain the pause.", 8
+	want, tokens := reference(t, srv, prompt, maxTokens)
+	dir := filepath.Join(repoRoot(t), "examples", "clients")
+
+	t.Run("node SDK loop", func(t *testing.T) {
+		requireTool(t, "node")
+		requireSDK(t, dir)
+		cmd := exec.Command("node", "chat-with-timing.mjs", "--base-url", srv.URL+"/v1",
+			"--max-tokens", strconv.Itoa(maxTokens), prompt)
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("chat-with-timing.mjs: %v\n%s", err, stderrOf(err))
+		}
+		r := parseClientOutput(t, string(out))
+		if r.content != want {
+			t.Errorf("streamed content %q, want the non-streaming completion %q", r.content, want)
+		}
+		checkRows(t, r, tokens)
+	})
+
+	t.Run("python helper on a live stream", func(t *testing.T) {
+		py := requireTool(t, "python3")
+		body, _ := json.Marshal(map[string]any{
+			"model": "kiln-tiny", "stream": true, "include_performance": true, "max_tokens": maxTokens, "temperature": 0,
+			"messages": []map[string]any{{"role": "user", "content": prompt}},
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		sse := srv.chatRaw(ctx, t, body)
+		cmd := exec.Command(py, "kiln_timing.py")
+		cmd.Dir = dir
+		cmd.Stdin = bytes.NewReader(sse)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("kiln_timing.py: %v\n%s", err, stderrOf(err))
+		}
+		r := parseClientOutput(t, strings.TrimSuffix(string(out), "\n"))
+		if r.content != want {
+			t.Errorf("python content %q, want %q", r.content, want)
+		}
+		checkRows(t, r, tokens)
+		if n := countTimingEvents(sse); n != tokens {
+			t.Errorf("the stream has %d kiln.token_timing events, want %d", n, tokens)
+		}
+	})
+
+	t.Run("python unit tests on the captured transcript", func(t *testing.T) {
+		py := requireTool(t, "python3")
+		cmd := exec.Command(py, "-B", "-m", "unittest", "discover", "-s", dir)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("python3 -m unittest: %v\n%s", err, out)
+		}
+	})
+}
+
+// countTimingEvents counts the data lines whose object is kiln.token_timing.
+func countTimingEvents(sse []byte) int {
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(sse))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), `data: {"object":"kiln.token_timing"`) {
+			n++
+		}
+	}
+	return n
+}
+
+func stderrOf(err error) []byte {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.Stderr
+	}
+	return nil
+}
+
+// chatRaw posts a chat completion body and returns the raw response body
+// (the SSE stream when it asks for one).
+func (p *serveProcess) chatRaw(ctx context.Context, t *testing.T, body []byte) []byte {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL+"/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("chat: HTTP %d, %v: %s", resp.StatusCode, err, out)
+	}
+	return out
 }

@@ -30,6 +30,7 @@ func commands() []command {
 		{"generate", "generate from a prompt offline through the engine (no server)", runGenerate},
 		{"bench", "drive a server with a seeded workload and write JSON evidence", runBench},
 		{"version", "print the version, VCS revision and time, Go version and kernel path", runVersion},
+		{"health", "probe a running server's /health (the container HEALTHCHECK)", runHealth},
 		{"help", "list the commands, or show a command's flags (kiln help serve)", nil},
 	}
 }

@@ -8,6 +8,11 @@
 // form or from #token=<token>, is kept in sessionStorage and sent as
 // "Authorization: Bearer <token>" on every fetch.
 
+import {
+  $, REASONS, REASON_LABEL, PHASES, h, isNum, fixed, fmtMs, fmtCount, fmtRate, fmtTime, plural,
+} from "./format.js";
+import { renderDetail } from "./diagnosis.js";
+
 const REFRESH_MS = 2000;
 const FETCH_TIMEOUT_MS = 5000;
 const TOKEN_KEY = "kiln.accessToken";
@@ -16,108 +21,7 @@ const TOKEN_KEY = "kiln.accessToken";
 const api = (path) => new URL("../" + path, import.meta.url);
 const DECODE_PATH = "v1/stats/decode";
 const RECENT_PATH = "v1/stats/recent-requests";
-
-// The closed stall-reason set, in the contract's order (SPEC section 6).
-const REASONS = [
-  ["actor_queue", "Actor queue"],
-  ["actor_admission", "Actor admission"],
-  ["actor_prefill", "Prefill"],
-  ["actor_decode", "Decode"],
-  ["actor_cycle_idle", "Cycle idle"],
-  ["response_delivery", "Response delivery"],
-  ["handler_queue", "Handler queue"],
-  ["client_delivery", "Body enqueue"],
-  ["sampling", "Sampling"],
-  ["readback", "Readback"],
-  ["gpu_lock_wait", "Device lock wait"],
-  ["graph_capture", "Graph capture"],
-  ["graph_replay", "Graph replay"],
-  ["synchronization", "Synchronization"],
-  ["resize", "Resize"],
-  ["trim", "Trim"],
-  ["adapter", "Adapter"],
-  ["training", "Training"],
-  ["unexplained", "Unexplained"],
-];
-const REASON_LABEL = new Map(REASONS);
-
-// The twenty phases (SPEC section 5) with their human labels.
-// client_delivery_ms keeps its compatibility name on the wire; what it
-// measures is handler receipt to response-body enqueue.
-const PHASES = [
-  ["actor_queue_ms", "Actor queue"],
-  ["actor_admission_ms", "Actor admission"],
-  ["tokenization_ms", "Tokenization"],
-  ["prefill_ms", "Prefill"],
-  ["decode_ms", "Decode"],
-  ["actor_cycle_idle_ms", "Cycle idle"],
-  ["sampling_ms", "Sampling"],
-  ["readback_ms", "Readback"],
-  ["response_delivery_ms", "Response delivery"],
-  ["handler_queue_ms", "Handler queue"],
-  ["client_delivery_ms", "Body enqueue"],
-  ["gpu_lock_wait_ms", "Device lock wait"],
-  ["graph_capture_ms", "Graph capture"],
-  ["graph_replay_ms", "Graph replay"],
-  ["synchronization_ms", "Synchronization"],
-  ["resize_ms", "Resize"],
-  ["trim_ms", "Trim"],
-  ["adapter_ms", "Adapter"],
-  ["training_ms", "Training"],
-  ["unexplained_ms", "Unexplained"],
-];
-
-const $ = (id) => document.getElementById(id);
-
-// h builds an element. attrs are set as attributes (or dataset entries for
-// a "data" object); children are nodes or strings (inserted as text).
-function h(tag, attrs, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "data") Object.assign(el.dataset, v);
-    else el.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children.flat()) {
-    if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return el;
-}
-
-// ---- formatting ----
-
-const isNum = (v) => typeof v === "number" && Number.isFinite(v);
-const fixed = (v, digits) =>
-  v.toLocaleString(undefined, { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-// fmtMs keeps the contract's distinction: null (not observed) is a dash,
-// zero is "0 ms" (measured as zero), positive values are wall time.
-function fmtMs(v) {
-  if (v === null || v === undefined) return "—";
-  if (!isNum(v)) return "?";
-  if (v === 0) return "0 ms";
-  const a = Math.abs(v);
-  return fixed(v, a < 1 ? 3 : a < 100 ? 2 : 1) + " ms";
-}
-
-function fmtCount(v) {
-  if (v === null || v === undefined) return "—";
-  return isNum(v) ? v.toLocaleString() : "?";
-}
-
-function fmtRate(v) {
-  if (!isNum(v)) return "—";
-  return fixed(v, v < 10 ? 2 : 1);
-}
-
-function fmtTime(iso) {
-  const d = new Date(iso);
-  if (typeof iso !== "string" || Number.isNaN(d.getTime())) return ["?", ""];
-  return [d.toLocaleTimeString(), d.toISOString()];
-}
-
-const plural = (n, one, many) => (n === 1 ? one : many);
+const DETAIL_PATH = (id) => RECENT_PATH + "/" + encodeURIComponent(id);
 
 // nonZeroReasons lists [reason, count] with count > 0 in the contract's
 // order, then any reason this page does not know yet.
@@ -196,6 +100,7 @@ const state = {
   lastOk: null,
   recentKey: "",
   diagnosisKey: "",
+  details: new Map(), // id -> {status: "loading" | "ok" | "error", data, error}; a record never changes
 };
 
 // readFragment takes #token=... (stored, then removed from the address
@@ -403,6 +308,25 @@ function onRowClick(ev) {
 
 // ---- Latency diagnosis ----
 
+// loadDetail fetches a record's diagnosis detail once; the page re-renders
+// when it arrives. An expired token is left to the refresh loop.
+async function loadDetail(id) {
+  if (state.details.has(id)) return;
+  state.details.set(id, { status: "loading" });
+  let entry;
+  try {
+    entry = { status: "ok", data: (await getJSON(DETAIL_PATH(id))).diagnosis || {} };
+  } catch (err) {
+    if (err instanceof AuthError) {
+      state.details.delete(id);
+      return;
+    }
+    entry = { status: "error", error: err instanceof Error ? err.message : String(err) };
+  }
+  state.details.set(id, entry);
+  if (state.selectedId === id) renderDiagnosis();
+}
+
 function renderDiagnosis() {
   const id = state.selectedId;
   const hint = $("diagnosis-hint");
@@ -428,15 +352,17 @@ function renderDiagnosis() {
     return;
   }
   state.selected = rec;
-  const key = JSON.stringify(rec) + (kept ? "\u0000kept" : "");
+  loadDetail(id);
+  const detail = state.details.get(id);
+  const key = JSON.stringify(rec) + (kept ? "\u0000kept" : "") + "\u0000" + (detail ? detail.status : "");
   if (key === state.diagnosisKey) return;
   state.diagnosisKey = key;
   hint.hidden = true;
-  body.replaceChildren(...diagnosisContent(rec, kept));
+  body.replaceChildren(...diagnosisContent(rec, kept, detail));
   body.hidden = false;
 }
 
-function diagnosisContent(rec, kept) {
+function diagnosisContent(rec, kept, detail) {
   const [time, iso] = fmtTime(rec.time);
   const out = [
     h("p", { class: "meta" },
@@ -479,35 +405,7 @@ function diagnosisContent(rec, kept) {
 
   out.push(h("h3", null, "Gap coverage"), coverageLine(lat));
 
-  const phases = lat.phases && typeof lat.phases === "object" ? lat.phases : {};
-  const known = new Set(PHASES.map(([k]) => k));
-  const all = [...PHASES, ...Object.keys(phases).filter((k) => !known.has(k)).map((k) => [k, k])];
-  const measured = all.filter(([k]) => isNum(phases[k]));
-  const missing = all.filter(([k]) => phases[k] === null || phases[k] === undefined);
-
-  out.push(h("h3", null, "Phases"));
-  if (measured.length) {
-    out.push(h("table", { class: "phases", id: "diagnosis-phases" },
-      h("caption", { class: "visually-hidden" }, "Measured phases: request-impact wall time"),
-      h("thead", null, h("tr", null, h("th", { scope: "col" }, "Phase"), h("th", { scope: "col", class: "num" }, "Wall time"))),
-      h("tbody", null, measured.map(([k, label]) =>
-        h("tr", { data: { phase: k } },
-          h("th", { scope: "row" }, label, " ", h("code", { class: "raw" }, k)),
-          h("td", { class: phases[k] === 0 ? "num zero" : "num", title: phases[k] === 0 ? "measured as zero" : null }, fmtMs(phases[k])))))));
-  } else {
-    out.push(h("p", { class: "idle" }, "No phase was measured for this request."));
-  }
-  out.push(h("p", { class: "note" },
-    "Phases overlap (decode contains its backend subphases; delivery overlaps later engine work; a shared batched step is charged to every request in it). " +
-    "They are not additive: never sum them and compare with the duration. 0 ms means measured as zero."));
-
-  out.push(h("h3", { id: "not-measured-title" }, "Not measured on this path"));
-  if (missing.length) {
-    out.push(h("ul", { class: "not-measured", id: "diagnosis-not-measured", "aria-labelledby": "not-measured-title" },
-      missing.map(([k, label]) => h("li", { data: { phase: k } }, label, " ", h("code", { class: "raw" }, k)))));
-  } else {
-    out.push(h("p", { class: "idle" }, "Every phase was measured on this path."));
-  }
+  out.push(...renderDetail(lat, detail));
   return out;
 }
 

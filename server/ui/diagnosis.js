@@ -1,0 +1,279 @@
+// The detailed part of the Latency diagnosis, drawn from GET
+// /v1/stats/recent-requests/{id}: the per-token gap chart, the stalled gaps
+// with what blocked them, one sentence per dominant reason, and the phases
+// split into the request's own work and the time it was charged for shared
+// work. dashboard.js fetches the detail and calls renderDetail.
+
+import { REASON_LABEL, PHASES, h, isNum, fmtMs, fmtCount, plural } from "./format.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+
+// A colour per stall reason (colour-blind-safe where it matters most:
+// prefill, decode, lock wait and unexplained differ in hue and lightness).
+const REASON_COLOUR = {
+  actor_queue: "#7048e8",
+  actor_admission: "#0b7285",
+  actor_prefill: "#e8590c",
+  actor_decode: "#1c7ed6",
+  actor_cycle_idle: "#868e96",
+  response_delivery: "#f08c00",
+  sampling: "#2b8a3e",
+  gpu_lock_wait: "#c2255c",
+  unexplained: "#343a40",
+};
+const reasonColour = (r) => REASON_COLOUR[r] || "#ae3ec9";
+
+// What each reason means and which setting moves it: one plain sentence.
+const REASON_SENTENCE = {
+  actor_queue: "The request waited for a free sequence slot behind other requests; more --slots (or less load) shortens that wait, and --queue-depth bounds how many may wait.",
+  actor_admission: "Admitting the request (reserving its KV cache) took the time; --kv-budget and --slots decide how much is reserved up front.",
+  actor_prefill: "Another request's long prompt was prefilled in one pass while this one waited for its next token; a smaller --prefill-chunk bounds that pause (long prompts then take a little longer to their first token).",
+  actor_decode: "The batched decode step itself was slow: more sequences in the batch or a bigger model make each step longer; a smaller --max-batch or more --threads (up to the CPU cores) shortens it.",
+  actor_cycle_idle: "The engine loop sat idle between cycles although a token was due: usually the host was busy with other work; check --threads against the free CPU cores.",
+  response_delivery: "The token waited in the request's delivery channel because the handler was not reading it: a slow client, or a full --delivery-buffer.",
+  sampling: "Choosing the token from the logits took the time: top_k, top_p and the penalties work over the whole vocabulary; greedy or a small top_k is cheaper.",
+  gpu_lock_wait: "The engine waited for the device lock held by a maintenance operation; the pause ends with the operation and no serving setting shortens it.",
+  unexplained: "No measured phase covers most of this gap: the process was descheduled, paused by the Go runtime, or the machine was overloaded; compare with the host's CPU metrics.",
+};
+
+// The phases a request spends on its own work; everything else measured
+// is time it was charged for work shared with, or done for, others.
+const OWN = ["tokenization_ms", "actor_admission_ms", "prefill_ms", "decode_ms", "sampling_ms",
+  "response_delivery_ms", "handler_queue_ms", "client_delivery_ms"];
+const PHASE_LABEL = new Map(PHASES);
+
+// gapsOf turns the token events into gaps: token index, gap since the
+// previous token, the event (14 fields). The oldest retained token has no
+// previous one kept and starts no gap.
+function gapsOf(tokens) {
+  const out = [];
+  for (let i = 1; i < tokens.length; i++) {
+    const e = tokens[i];
+    const prev = tokens[i - 1];
+    if (!isNum(e.ready_ms) || !isNum(prev.ready_ms)) continue;
+    out.push({ index: e.token_index, gap: Math.max(e.ready_ms - prev.ready_ms, 0), event: e });
+  }
+  return out;
+}
+
+function svg(tag, attrs, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== undefined && v !== null) el.setAttribute(k, String(v));
+  }
+  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return el;
+}
+
+const decadeLabel = (v) => (v >= 1000 ? `${v / 1000} s` : `${v} ms`);
+
+// gapChart draws the gaps: x the token index, y the gap on a log scale,
+// stalled gaps (at or above the threshold) as larger dots in their
+// reason's colour, the threshold as a dashed line. Hovering shows the
+// token's 14 timing fields.
+function gapChart(gaps, threshold) {
+  const W = 720, H = 240, L = 58, R = 14, T = 14, B = 34;
+  const values = gaps.map((g) => Math.max(g.gap, 0.001));
+  const lo = Math.pow(10, Math.floor(Math.log10(Math.min(...values))));
+  const hi = Math.pow(10, Math.ceil(Math.log10(Math.max(...values, isNum(threshold) ? threshold : 0) * 1.05)));
+  const x0 = gaps[0].index, x1 = Math.max(gaps[gaps.length - 1].index, x0 + 1);
+  const X = (i) => L + ((i - x0) / (x1 - x0)) * (W - L - R);
+  const Y = (v) => T + (1 - (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * (H - T - B);
+
+  const chart = svg("svg", { id: "diagnosis-chart", viewBox: `0 0 ${W} ${H}`, role: "img",
+    "aria-label": `Inter-token gaps of ${gaps.length} tokens on a log scale; stalled gaps coloured by reason` });
+  for (let v = lo; v <= hi * 1.0001; v *= 10) {
+    chart.append(svg("line", { class: "grid", x1: L, x2: W - R, y1: Y(v), y2: Y(v) }),
+      svg("text", { class: "axis", x: L - 6, y: Y(v) + 4, "text-anchor": "end" }, decadeLabel(Number(v.toPrecision(1)))));
+  }
+  const step = Math.max(1, Math.ceil((x1 - x0) / 8));
+  for (let i = x0; i <= x1; i += step) {
+    chart.append(svg("text", { class: "axis", x: X(i), y: H - B + 16, "text-anchor": "middle" }, String(i)));
+  }
+  chart.append(svg("text", { class: "axis title", x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle" }, "token index"),
+    svg("text", { class: "axis title", x: 12, y: T + (H - T - B) / 2, transform: `rotate(-90 12 ${T + (H - T - B) / 2})`, "text-anchor": "middle" }, "gap (ms, log)"));
+  chart.append(svg("polyline", { class: "cadence", points: gaps.map((g) => `${X(g.index).toFixed(1)},${Y(Math.max(g.gap, 0.001)).toFixed(1)}`).join(" ") }));
+  if (isNum(threshold)) {
+    chart.append(svg("line", { class: "threshold", x1: L, x2: W - R, y1: Y(threshold), y2: Y(threshold) }),
+      svg("text", { class: "threshold-label", x: W - R - 4, y: Y(threshold) - 5, "text-anchor": "end" }, `stall threshold ${fmtMs(threshold)}`));
+  }
+  for (const g of gaps) {
+    const stalled = isNum(threshold) && g.gap >= threshold;
+    const reason = g.event.blocking_phase || "unexplained";
+    chart.append(svg("circle", {
+      class: stalled ? "gap stall" : "gap", cx: X(g.index).toFixed(1), cy: Y(Math.max(g.gap, 0.001)).toFixed(1),
+      r: stalled ? 5 : 2.2, fill: stalled ? reasonColour(reason) : null,
+      "data-index": g.index, "data-reason": stalled ? reason : null,
+    }, svg("title", null, `token ${g.index}: gap ${fmtMs(g.gap)}${stalled ? ", stalled: " + reason : ""}`)));
+  }
+  return { chart, X, L, R, W };
+}
+
+// tokenFields lists the token's 14 timing fields, in the event's order.
+function tokenFields(e) {
+  return h("dl", { class: "fields" }, Object.entries(e).map(([k, v]) =>
+    h("div", null, h("dt", null, k), h("dd", null, typeof v === "number" ? String(Math.round(v * 1000) / 1000) : String(v)))));
+}
+
+function chartSection(detail, lat) {
+  const gaps = gapsOf(Array.isArray(detail.tokens) ? detail.tokens : []);
+  if (gaps.length === 0) {
+    const why = detail.tokens_released
+      ? "The per-token timing of this request is no longer kept (only the newest requests keep it)."
+      : "No inter-token gap to draw.";
+    return [h("h3", null, "Gaps per token"), h("p", { class: "idle", id: "diagnosis-chart-empty" }, why)];
+  }
+  const threshold = isNum(lat.stall_threshold_ms) ? lat.stall_threshold_ms : null;
+  const { chart, X, L, R, W } = gapChart(gaps, threshold);
+  const tip = h("div", { class: "tooltip", id: "diagnosis-tooltip", hidden: true });
+  const byIndex = new Map(gaps.map((g) => [g.index, g]));
+  chart.addEventListener("mousemove", (ev) => {
+    const box = chart.getBoundingClientRect();
+    const vx = ((ev.clientX - box.left) / box.width) * W;
+    if (vx < L || vx > W - R) { tip.hidden = true; return; }
+    let best = gaps[0];
+    for (const g of gaps) if (Math.abs(X(g.index) - vx) < Math.abs(X(best.index) - vx)) best = g;
+    tip.replaceChildren(h("strong", null, `Token ${best.index} — gap ${fmtMs(best.gap)}`), tokenFields(best.event));
+    tip.hidden = false;
+    // Below the pointer (above it near the bottom), so the point and its
+    // neighbours stay visible; kept inside the chart's width.
+    const px = ev.clientX - box.left, py = ev.clientY - box.top;
+    tip.style.left = `${Math.max(Math.min(px - tip.offsetWidth / 2, box.width - tip.offsetWidth), 0)}px`;
+    tip.style.top = `${py + 14 + tip.offsetHeight <= box.height + 40 ? py + 14 : Math.max(py - tip.offsetHeight - 14, -tip.offsetHeight)}px`;
+  });
+  chart.addEventListener("mouseleave", () => { tip.hidden = true; });
+  const reasons = [...new Set(gaps.filter((g) => threshold !== null && g.gap >= threshold)
+    .map((g) => g.event.blocking_phase || "unexplained"))];
+  const legend = h("ul", { class: "legend", id: "diagnosis-legend" },
+    h("li", null, h("span", { class: "swatch plain" }), "gap below the threshold"),
+    reasons.map((r) => h("li", { data: { reason: r } },
+      h("span", { class: "swatch", style: `background:${reasonColour(r)}` }), `stalled: ${r}`)));
+  const first = byIndex.get(gaps[0].index);
+  return [h("h3", null, "Gaps per token"),
+    h("div", { class: "chart" }, chart, tip), legend,
+    h("p", { class: "note" }, `Tokens ${first.index}–${gaps[gaps.length - 1].index}. Hover a point for the token's 14 timing fields.`)];
+}
+
+// blockedBy says what blocked a stalled gap; a blocking request is a link
+// that opens its own diagnosis.
+function blockedBy(s) {
+  const items = [];
+  for (const b of Array.isArray(s.blockers) ? s.blockers : []) {
+    if (b.kind === "actor_prefill") {
+      if (b.self) items.push(h("li", null, `its own prompt's prefill (${fmtMs(b.duration_ms)})`));
+      else if (typeof b.request_id === "string") {
+        items.push(h("li", null, "prefill of ",
+          h("a", { class: "blocker-link", href: "#request=" + encodeURIComponent(b.request_id), data: { requestId: b.request_id } },
+            h("code", null, b.request_id)), ` (${fmtMs(b.duration_ms)})`));
+      } else items.push(h("li", null, `prefill of a request no longer known (${fmtMs(b.duration_ms)})`));
+    } else if (b.kind === "gpu_lock_wait") {
+      const op = typeof b.operation === "string" ? b.operation : "a maintenance operation (not named by this engine)";
+      items.push(h("li", null, `device lock held by ${op} (${fmtMs(b.duration_ms)})`));
+    }
+  }
+  return items.length ? h("ul", { class: "blockers" }, items) : h("span", { class: "muted" }, "no identified work");
+}
+
+function stallSection(detail) {
+  const stalls = Array.isArray(detail.stalls) ? detail.stalls : [];
+  const out = [h("h3", null, "Stalled gaps")];
+  if (!stalls.length) {
+    out.push(h("p", { class: "idle", id: "diagnosis-stalls-empty" }, "No gap reached the stall threshold."));
+    return out;
+  }
+  out.push(h("table", { class: "stalls", id: "diagnosis-stalls" },
+    h("thead", null, h("tr", null, h("th", { scope: "col", class: "num" }, "Token"), h("th", { scope: "col", class: "num" }, "Gap"),
+      h("th", { scope: "col" }, "Reason"), h("th", { scope: "col" }, "Blocked by"))),
+    h("tbody", null, stalls.map((s) => h("tr", { data: { token: String(s.token_index), reason: String(s.reason) } },
+      h("td", { class: "num" }, fmtCount(s.token_index)), h("td", { class: "num" }, fmtMs(s.gap_ms)),
+      h("td", null, h("span", { class: "swatch", style: `background:${reasonColour(s.reason)}` }), h("code", null, String(s.reason))),
+      h("td", { class: "wrap" }, blockedBy(s)))))));
+  if (detail.stalls_dropped > 0) {
+    out.push(h("p", { class: "note" }, `${fmtCount(detail.stalls_dropped)} older stalled ${plural(detail.stalls_dropped, "gap is", "gaps are")} not listed (the newest are kept).`));
+  }
+  return out;
+}
+
+// explainSection: one sentence per reason with stalls, the most frequent first.
+function explainSection(lat) {
+  const counts = Object.entries(lat.stall_reasons || {}).filter(([, n]) => isNum(n) && n > 0).sort((a, b) => b[1] - a[1]);
+  if (!counts.length) return [];
+  return [h("h3", null, "What it means"), h("ul", { class: "explain", id: "diagnosis-explain" }, counts.map(([r, n]) =>
+    h("li", { data: { reason: r } }, h("strong", null, `${REASON_LABEL.get(r) || r} (${fmtCount(n)} ${plural(n, "stall", "stalls")}): `),
+      REASON_SENTENCE[r] || "A backend phase took most of this gap; see the phase totals below.")))];
+}
+
+function phaseRow(key, label, v, title) {
+  return h("tr", { data: { phase: key }, title },
+    h("th", { scope: "row" }, label, " ", h("code", { class: "raw" }, key.replace(/:.*/, ""))),
+    h("td", { class: v === 0 ? "num zero" : "num" }, fmtMs(v)));
+}
+
+// phaseSection separates the request's own work from the time it was
+// charged for shared work; phases the backend never produces are listed
+// once, collapsed.
+function phaseSection(lat, detail) {
+  const phases = lat.phases && typeof lat.phases === "object" ? lat.phases : {};
+  const na = new Set(detail && Array.isArray(detail.not_applicable_phases) ? detail.not_applicable_phases : []);
+  const known = new Set(PHASES.map(([k]) => k));
+  const keys = [...PHASES.map(([k]) => k), ...Object.keys(phases).filter((k) => !known.has(k))];
+  const label = (k) => PHASE_LABEL.get(k) || k;
+  const own = [], shared = [];
+  const pre = phases.prefill_ms;
+  const ownPre = detail && isNum(detail.own_prefill_ms) && isNum(pre) ? Math.min(detail.own_prefill_ms, pre) : null;
+  for (const k of keys) {
+    if (!isNum(phases[k])) continue;
+    if (k === "prefill_ms" && ownPre !== null) {
+      own.push(phaseRow(k, "Prefill before the first token (its own prompt)", ownPre));
+      if (pre - ownPre > 0) shared.push(phaseRow("prefill_ms:others", "Prefill of other requests' prompts, while this one decoded", pre - ownPre));
+      continue;
+    }
+    (OWN.includes(k) ? own : shared).push(phaseRow(k, label(k), phases[k]));
+  }
+  const out = [h("h3", null, "Phases")];
+  const group = (title, rows, note) => rows.length
+    ? [h("tr", { class: "group" }, h("th", { colspan: 2, scope: "rowgroup" }, title, h("span", { class: "group-note" }, note))), ...rows]
+    : [];
+  if (own.length || shared.length) {
+    out.push(h("table", { class: "phases", id: "diagnosis-phases" },
+      h("caption", { class: "visually-hidden" }, "Measured phases: request-impact wall time"),
+      h("thead", null, h("tr", null, h("th", { scope: "col" }, "Phase"), h("th", { scope: "col", class: "num" }, "Wall time"))),
+      h("tbody", { id: "diagnosis-phases-own" }, group("Work for this request", own, "its prompt, its tokens, their delivery")),
+      h("tbody", { id: "diagnosis-phases-shared" }, group("Charged for shared work", shared, "waiting while the engine served others or was paused"))));
+  } else {
+    out.push(h("p", { class: "idle" }, "No phase was measured for this request."));
+  }
+  out.push(h("p", { class: "note" },
+    "Phases overlap (decode contains its backend subphases; a shared batched step is charged to every request in it). " +
+    "They are not additive: never sum them and compare with the duration. 0 ms means measured as zero."));
+
+  const missing = keys.filter((k) => !isNum(phases[k]) && !na.has(k));
+  out.push(h("h3", { id: "not-measured-title" }, "Not measured on this path"));
+  out.push(missing.length
+    ? h("ul", { class: "not-measured", id: "diagnosis-not-measured", "aria-labelledby": "not-measured-title" },
+      missing.map((k) => h("li", { data: { phase: k } }, label(k), " ", h("code", { class: "raw" }, k))))
+    : h("p", { class: "idle", id: "diagnosis-not-measured" }, "Every phase this backend produces was measured."));
+  if (na.size) {
+    const backend = String(detail.backend || "this").toUpperCase();
+    out.push(h("details", { class: "not-applicable", id: "diagnosis-not-applicable" },
+      h("summary", null, `${na.size} phases not applicable on the ${backend} backend`),
+      h("ul", { class: "not-measured" }, [...na].map((k) => h("li", { data: { phase: k } }, label(k), " ", h("code", { class: "raw" }, k))))));
+  }
+  return out;
+}
+
+// renderDetail returns the diagnosis sections for a record's summary lat
+// and its detail: {status: "loading" | "ok" | "error", data, error}.
+export function renderDetail(lat, detail) {
+  const out = [];
+  if (detail && detail.status === "ok") {
+    out.push(...chartSection(detail.data, lat), ...stallSection(detail.data), ...explainSection(lat));
+  } else {
+    const text = detail && detail.status === "error"
+      ? `The per-token detail is not available: ${detail.error}`
+      : "Loading the per-token detail…";
+    out.push(h("p", { class: "idle", id: "diagnosis-detail-status" }, text), ...explainSection(lat));
+  }
+  out.push(...phaseSection(lat, detail && detail.status === "ok" ? detail.data : null));
+  return out;
+}

@@ -1,0 +1,105 @@
+// Shared by the dashboard's modules: the contract's closed sets with their
+// labels, the element builder and the number formatting. Server data is
+// only ever inserted as text (h never parses HTML).
+
+// The closed stall-reason set, in the contract's order (SPEC section 6).
+export const REASONS = [
+  ["actor_queue", "Actor queue"],
+  ["actor_admission", "Actor admission"],
+  ["actor_prefill", "Prefill"],
+  ["actor_decode", "Decode"],
+  ["actor_cycle_idle", "Cycle idle"],
+  ["response_delivery", "Response delivery"],
+  ["handler_queue", "Handler queue"],
+  ["client_delivery", "Body enqueue"],
+  ["sampling", "Sampling"],
+  ["readback", "Readback"],
+  ["gpu_lock_wait", "Device lock wait"],
+  ["graph_capture", "Graph capture"],
+  ["graph_replay", "Graph replay"],
+  ["synchronization", "Synchronization"],
+  ["resize", "Resize"],
+  ["trim", "Trim"],
+  ["adapter", "Adapter"],
+  ["training", "Training"],
+  ["unexplained", "Unexplained"],
+];
+export const REASON_LABEL = new Map(REASONS);
+
+// The twenty phases (SPEC section 5) with their human labels.
+// client_delivery_ms keeps its compatibility name on the wire; what it
+// measures is handler receipt to response-body enqueue.
+export const PHASES = [
+  ["actor_queue_ms", "Actor queue"],
+  ["actor_admission_ms", "Actor admission"],
+  ["tokenization_ms", "Tokenization"],
+  ["prefill_ms", "Prefill"],
+  ["decode_ms", "Decode"],
+  ["actor_cycle_idle_ms", "Cycle idle"],
+  ["sampling_ms", "Sampling"],
+  ["readback_ms", "Readback"],
+  ["response_delivery_ms", "Response delivery"],
+  ["handler_queue_ms", "Handler queue"],
+  ["client_delivery_ms", "Body enqueue"],
+  ["gpu_lock_wait_ms", "Device lock wait"],
+  ["graph_capture_ms", "Graph capture"],
+  ["graph_replay_ms", "Graph replay"],
+  ["synchronization_ms", "Synchronization"],
+  ["resize_ms", "Resize"],
+  ["trim_ms", "Trim"],
+  ["adapter_ms", "Adapter"],
+  ["training_ms", "Training"],
+  ["unexplained_ms", "Unexplained"],
+];
+
+export const $ = (id) => document.getElementById(id);
+
+// h builds an element. attrs are set as attributes (or dataset entries for
+// a "data" object); children are nodes or strings (inserted as text).
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "data") Object.assign(el.dataset, v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+// ---- formatting ----
+
+export const isNum = (v) => typeof v === "number" && Number.isFinite(v);
+export const fixed = (v, digits) =>
+  v.toLocaleString(undefined, { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+// fmtMs keeps the contract's distinction: null (not observed) is a dash,
+// zero is "0 ms" (measured as zero), positive values are wall time.
+export function fmtMs(v) {
+  if (v === null || v === undefined) return "—";
+  if (!isNum(v)) return "?";
+  if (v === 0) return "0 ms";
+  const a = Math.abs(v);
+  return fixed(v, a < 1 ? 3 : a < 100 ? 2 : 1) + " ms";
+}
+
+export function fmtCount(v) {
+  if (v === null || v === undefined) return "—";
+  return isNum(v) ? v.toLocaleString() : "?";
+}
+
+export function fmtRate(v) {
+  if (!isNum(v)) return "—";
+  return fixed(v, v < 10 ? 2 : 1);
+}
+
+export function fmtTime(iso) {
+  const d = new Date(iso);
+  if (typeof iso !== "string" || Number.isNaN(d.getTime())) return ["?", ""];
+  return [d.toLocaleTimeString(), d.toISOString()];
+}
+
+export const plural = (n, one, many) => (n === 1 ? one : many);
