@@ -44,6 +44,10 @@ type generateOutput struct {
 	CompletionTokens int     `json:"completion_tokens"`
 	TTFTMs           float64 `json:"ttft_ms"`
 	TokensPerSec     float64 `json:"tokens_per_sec"` // decode rate after the first token
+	// PromptTokensPerSec is the prefill rate: prompt tokens over the time
+	// from admission to the prompt's last chunk (queueing and sampling
+	// excluded), as llama-bench's pp figure counts.
+	PromptTokensPerSec float64 `json:"prompt_tokens_per_sec"`
 	// TopLogits (--top-logits K) holds the K largest raw logits after the
 	// last prompt position as [id, logit] pairs, largest first.
 	TopLogits [][2]float64 `json:"top_logits,omitempty"`
@@ -229,6 +233,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	out.CompletionTokens = len(out.IDs)
 	if !first.IsZero() {
 		out.TTFTMs = float64(first.Sub(res.Submitted)) / float64(time.Millisecond)
+	}
+	if d := res.PrefillDone.Sub(res.AdmissionDone); !res.AdmissionDone.IsZero() && d > 0 {
+		out.PromptTokensPerSec = float64(res.PromptTokens) / d.Seconds()
 	}
 	if n := len(out.IDs); n > 1 && last.After(first) {
 		out.TokensPerSec = float64(n-1) / last.Sub(first).Seconds()

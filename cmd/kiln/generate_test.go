@@ -91,6 +91,14 @@ func TestGenerateTinyText(t *testing.T) {
 		t.Errorf("output %+v: want text and ids from kiln-tiny", a)
 	}
 
+	// The prefill rate covers the prompt's forward passes, which lie inside
+	// the time to the first token.
+	if a.PromptTokensPerSec <= 0 {
+		t.Errorf("prompt_tokens_per_sec = %v, want a rate", a.PromptTokensPerSec)
+	} else if prefillMs := float64(a.PromptTokens) / a.PromptTokensPerSec * 1000; prefillMs > a.TTFTMs {
+		t.Errorf("prefill %.3f ms (%d tokens at %.0f tok/s) exceeds ttft %.3f ms", prefillMs, a.PromptTokens, a.PromptTokensPerSec, a.TTFTMs)
+	}
+
 	var stdout, stderr bytes.Buffer
 	if err := runGenerate(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatal(err)
@@ -106,7 +114,7 @@ func TestGenerateTinyText(t *testing.T) {
 func cmpIgnoreTiming() cmp.Option {
 	return cmp.FilterPath(func(p cmp.Path) bool {
 		n := p.Last().String()
-		return n == ".TTFTMs" || n == ".TokensPerSec"
+		return n == ".TTFTMs" || n == ".TokensPerSec" || n == ".PromptTokensPerSec"
 	}, cmp.Ignore())
 }
 
