@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"golang.org/x/sys/cpu"
+	"github.com/kiln-ai/kiln/kernels"
 )
 
 // buildInfo is what kiln version reports.
@@ -48,15 +48,14 @@ func readBuildInfo() buildInfo {
 	return b
 }
 
-// kernelPath names the compute kernels this machine runs. It mirrors the
-// kernels package's own dispatch (AVX2 with FMA and F16C on amd64, else
-// pure Go) until that package reports the path it chose itself; then this
-// function should return that.
+// kernelPath names the compute kernels this process runs, as the kernels
+// package chose them at start-up, and the CPU features it detected.
 func kernelPath() string {
-	if runtime.GOARCH == "amd64" && cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
-		return "avx2 (amd64 assembly: AVX2, FMA, F16C)"
+	feats := kernels.CPUFeatures()
+	if feats == "" {
+		feats = "none"
 	}
-	return "generic (pure Go)"
+	return fmt.Sprintf("%s (CPU features: %s)", kernels.Path(), feats)
 }
 
 func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
