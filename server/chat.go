@@ -50,7 +50,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 	if err := checkLogitBias(req.Penalties.LogitBias, s.model.Model.Config.Vocab); err != nil {
 		return err
 	}
-	if err := s.checkContentSize(req.Messages); err != nil {
+	if err := s.checkContentSize(req); err != nil {
 		return err
 	}
 	release, err := s.admit()

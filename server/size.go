@@ -28,10 +28,11 @@ func maxContentBytes(tok *tokenizer.Tokenizer, seqLen int) int {
 	return seqLen * longest * nfcShrink
 }
 
-// checkContentSize refuses messages whose content cannot fit the context.
-func (s *Server) checkContentSize(msgs []chatMessage) error {
-	n := 0
-	for _, m := range msgs {
+// checkContentSize refuses a request whose text cannot fit the context:
+// the messages' content of a chat, the prompt of a legacy completion.
+func (s *Server) checkContentSize(req *chatRequest) error {
+	n := len(req.Prompt)
+	for _, m := range req.Messages {
 		n += len(m.Content)
 	}
 	if n > s.maxContentBytes {
