@@ -18,12 +18,7 @@ import (
 // Shutdown reports ErrDrainCut.
 func TestDrainCutsCleanly(t *testing.T) {
 	h := newHarness(t)
-	cfg := h.cfg
-	cfg.Addr = "127.0.0.1:0"
-	srv, err := New(cfg, Deps{Model: h.model, Engine: h.eng, Telemetry: h.tel, Logger: h.srv.logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := h.loopbackServer(t)
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -140,6 +140,20 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 }
 
 // chatBody is a small request to the served model.
+// loopbackServer is a second Server over the harness's model, engine and
+// telemetry, configured as the harness is but listening on a free loopback
+// port once started: for tests of Start and Shutdown.
+func (h *harness) loopbackServer(t *testing.T) *Server {
+	t.Helper()
+	cfg := h.cfg
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := New(cfg, Deps{Model: h.model, Engine: h.eng, Telemetry: h.tel, Logger: h.srv.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
 func (h *harness) chatBody(extra map[string]any) map[string]any {
 	b := map[string]any{
 		"model":       h.model.ID,

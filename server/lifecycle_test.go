@@ -16,12 +16,7 @@ import (
 // finish; it is idempotent and safe without Start.
 func TestStartShutdown(t *testing.T) {
 	h := newHarness(t)
-	cfg := h.cfg
-	cfg.Addr = "127.0.0.1:0"
-	srv, err := New(cfg, Deps{Model: h.model, Engine: h.eng, Telemetry: h.tel, Logger: h.srv.logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := h.loopbackServer(t)
 	if err := srv.Shutdown(context.Background()); err != nil {
 		t.Fatalf("Shutdown without Start: %v", err)
 	}
@@ -29,10 +24,7 @@ func TestStartShutdown(t *testing.T) {
 		t.Fatalf("Start after Shutdown: %v, want errStopping", err)
 	}
 
-	srv, err = New(cfg, Deps{Model: h.model, Engine: h.eng, Telemetry: h.tel, Logger: h.srv.logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv = h.loopbackServer(t)
 	if err := srv.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
