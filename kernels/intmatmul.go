@@ -1,5 +1,7 @@
 package kernels
 
+import "slices"
+
 // quantAct holds a product's activation rows quantized for the integer
 // products. A Pool owns one and grows it to the largest product it has
 // run, so a steady-state product allocates nothing.
@@ -13,17 +15,11 @@ func (a *quantAct) fill(f actFormat, x []float32, batch, cols int) {
 	switch f {
 	case actQ8:
 		n := batch * cols / Q8Block
-		if cap(a.q8) < n {
-			a.q8 = make([]q8Act, n)
-		}
-		a.q8 = a.q8[:n]
+		a.q8 = slices.Grow(a.q8[:0], n)[:n]
 		quantizeQ8Act(a.q8, x[:batch*cols])
 	case actQ8K:
 		n := batch * cols / QK_K
-		if cap(a.q8k) < n {
-			a.q8k = make([]q8KAct, n)
-		}
-		a.q8k = a.q8k[:n]
+		a.q8k = slices.Grow(a.q8k[:0], n)[:n]
 		quantizeQ8KAct(a.q8k, x[:batch*cols])
 	}
 }
