@@ -100,7 +100,7 @@ func FuzzGGUFAdapter(f *testing.F) {
 				if p.a.Rows == 0 {
 					continue
 				}
-				w := loraKind(k).base(&m.Layers[i])
+				w := k.base(&m.Layers[i])
 				if p.a.Rows != h.rank || p.a.Cols != w.Cols || p.b.Rows != w.Rows || p.b.Cols != h.rank ||
 					len(p.a.F32) != p.a.Rows*p.a.Cols || len(p.b.F32) != p.b.Rows*p.b.Cols {
 					t.Fatalf("layer %d %s: A %dx%d, B %dx%d do not fit %dx%d at rank %d",

@@ -159,7 +159,7 @@ func loadGGUFAdapter(path string, m *Model) (*Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	n, sum, err := hashFile(path)
 	if err != nil {
 		return nil, err
