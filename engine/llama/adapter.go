@@ -23,7 +23,7 @@ var ErrAdapterLayout = errors.New("llama: adapter layout invalid")
 type AdapterInfo struct {
 	Format  string   // "peft" (directory) or "gguf" (file)
 	Rank    int      // r
-	Alpha   float64  // lora_alpha; the scale is Alpha/Rank
+	Alpha   float64  // lora_alpha; the scale is Alpha/Rank (Alpha/sqrt(Rank) with PEFT's use_rslora)
 	Targets []string // GGUF tensor kinds it targets, in the order attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down
 	Arch    string   // GGUF general.architecture, or "" for PEFT
 	Bytes   int64    // size of the weights file
@@ -95,6 +95,9 @@ func InspectAdapter(path string) (AdapterInfo, error) {
 // Weights are converted to float32 and B's rows are reordered when the
 // adapter's Q/K row order differs from m's (see loraRowOrder). A file
 // problem wraps ErrAdapterLayout and names the file and the tensor.
+// LoadAdapter only reads m, so it may run while States of m run Forward
+// (a server reads the weights before its barrier and only switches inside
+// it). The adapter holds no file open.
 func LoadAdapter(path string, m *Model) (*Adapter, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -106,7 +109,8 @@ func LoadAdapter(path string, m *Model) (*Adapter, error) {
 	return loadGGUFAdapter(path, m)
 }
 
-// Scale is the factor of the low-rank term, alpha / r.
+// Scale is the factor of the low-rank term: alpha / r (alpha / sqrt(r) for
+// a PEFT adapter with use_rslora).
 func (a *Adapter) Scale() float32 { return a.scale }
 
 // Model is the model the adapter was loaded for.

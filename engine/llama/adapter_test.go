@@ -2,8 +2,10 @@ package llama
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -321,5 +323,71 @@ func TestAdapterForwardNoAlloc(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("decode step with an adapter: %v allocations, want 0", allocs)
+	}
+}
+
+// TestPEFTDTypesAndRSLoRA: a PEFT adapter stored in BF16 or F16 loads to
+// the float32 values of its weights, and use_rslora scales by
+// alpha/sqrt(r) instead of alpha/r.
+func TestPEFTDTypesAndRSLoRA(t *testing.T) {
+	m := newAdapterTestModel(t)
+	lora := newTestLoRA(m, 4, 8, 8, loraV, loraO)
+	// Round the weights to bfloat16, which F16 also holds exactly at these
+	// magnitudes (but for its subnormal range), so that each dtype stores
+	// the same values.
+	for i := range lora.a {
+		for k := range numLoraKinds {
+			for _, v := range [][]float32{lora.a[i][k], lora.b[i][k]} {
+				for j := range v {
+					v[j] = math.Float32frombits(math.Float32bits(v[j]) &^ 0xffff)
+				}
+			}
+		}
+	}
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "f32")
+	lora.writePEFT(t, ref, m, func(c map[string]any) { c["use_rslora"] = true }, nil)
+	want, err := LoadAdapter(ref, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := want.Scale(); got != 4 { // 8 / sqrt(4)
+		t.Errorf("use_rslora scale %v, want alpha/sqrt(r) = 4", got)
+	}
+	for _, dt := range []struct {
+		name   string
+		encode func(float32) uint16
+		tol    float64 // F16 rounds the smallest values to its subnormal step
+	}{
+		{"BF16", func(v float32) uint16 { return uint16(math.Float32bits(v) >> 16) }, 0},
+		{"F16", kernels.FloatToHalf, 1e-7},
+	} {
+		p := filepath.Join(dir, dt.name)
+		lora.writePEFT(t, p, m, nil, func(e []safetensors.Entry, d [][]byte) ([]safetensors.Entry, [][]byte) {
+			for i := range e {
+				e[i].DType = dt.name
+				out := make([]byte, len(d[i])/2)
+				for j := range len(out) / 2 {
+					binary.LittleEndian.PutUint16(out[2*j:], dt.encode(math.Float32frombits(binary.LittleEndian.Uint32(d[i][4*j:]))))
+				}
+				d[i] = out
+			}
+			return e, d
+		})
+		got, err := LoadAdapter(p, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Scale() != 2 {
+			t.Errorf("%s: scale %v, want alpha/r = 2", dt.name, got.Scale())
+		}
+		for i := range got.layers {
+			for k := range numLoraKinds {
+				g, w := &got.layers[i][k], &want.layers[i][k]
+				if d := max(maxDiff(g.a.F32, w.a.F32), maxDiff(g.b.F32, w.b.F32)); d > dt.tol {
+					t.Errorf("%s layer %d %s: weights differ from F32 by %g", dt.name, i, loraGGUFNames[k], d)
+				}
+			}
+		}
 	}
 }
