@@ -30,7 +30,7 @@ type chatRequest struct {
 	AdapterGiven bool
 	Adapter      string
 	adapter      *adapter // what it runs with, resolved by generate (nil: base)
-	Penalties          penaltyParams
+	Penalties    penaltyParams
 	// Legacy marks a POST /v1/completions request (completions.go): Prompt
 	// is its text, Messages is empty, and the response is a
 	// text_completion.
