@@ -255,6 +255,15 @@ func TestAdapterRoutes(t *testing.T) {
 	if u, rev := used(map[string]any{"include_performance": true, "adapter": nil}); u != "lora" || rev == "base" {
 		t.Errorf("absent field: %q %q, want the default", u, rev)
 	}
+	var recent struct {
+		Data []struct {
+			AdapterUsed string `json:"adapter_used"`
+		} `json:"data"`
+	}
+	h.getJSON("/v1/stats/recent-requests", &recent)
+	if len(recent.Data) == 0 || recent.Data[0].AdapterUsed != "lora" {
+		t.Errorf("recent requests %+v, want the newest with adapter_used lora (the dashboard shows it)", recent.Data)
+	}
 	status, _, body := h.do(http.MethodPost, chatPath, []byte(`{"model":"`+h.model.ID+`","messages":[{"role":"user","content":"hi"}],"max_tokens":2,"include_performance":true,"adapter":null}`), nil)
 	if status != http.StatusOK || !strings.Contains(string(body), `"adapter_used":"base"`) {
 		t.Errorf("adapter null with lora the default: %d %s, want adapter_used base", status, body)
