@@ -48,7 +48,7 @@ func TestAdapterReferenceModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer model.Close()
+	defer func() { _ = model.Close() }()
 	w, err := llama.LoadAdapter(filepath.Join(dir, "tiny-llama.lora-r8.F32.gguf"), model.Model)
 	if err != nil {
 		t.Fatal(err)

@@ -141,7 +141,7 @@ func TestAdapterSwapChargedAndLinked(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, a := range swap.Attributes {
-		attrs[string(a.Key)] = a.Value.Emit()
+		attrs[string(a.Key)] = a.Value.String()
 	}
 	for k, v := range map[string]string{telemetry.AttrAdapterFrom: "base", telemetry.AttrAdapterTo: "lora", telemetry.AttrMaintenanceReason: "request"} {
 		if attrs[k] != v {
