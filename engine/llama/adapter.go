@@ -23,7 +23,7 @@ var ErrAdapterLayout = errors.New("llama: adapter layout invalid")
 type AdapterInfo struct {
 	Format  string   // "peft" (directory) or "gguf" (file)
 	Rank    int      // r
-	Alpha   float64  // lora_alpha; the scale is Alpha/Rank
+	Alpha   float64  // lora_alpha; the scale is Alpha/Rank (Alpha/sqrt(Rank) with PEFT's use_rslora)
 	Targets []string // GGUF tensor kinds it targets, in the order attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down
 	Arch    string   // GGUF general.architecture, or "" for PEFT
 	Bytes   int64    // size of the weights file
@@ -95,6 +95,9 @@ func InspectAdapter(path string) (AdapterInfo, error) {
 // Weights are converted to float32 and B's rows are reordered when the
 // adapter's Q/K row order differs from m's (see loraRowOrder). A file
 // problem wraps ErrAdapterLayout and names the file and the tensor.
+// LoadAdapter only reads m, so it may run while States of m run Forward
+// (a server reads the weights before its barrier and only switches inside
+// it). The adapter holds no file open.
 func LoadAdapter(path string, m *Model) (*Adapter, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -106,7 +109,8 @@ func LoadAdapter(path string, m *Model) (*Adapter, error) {
 	return loadGGUFAdapter(path, m)
 }
 
-// Scale is the factor of the low-rank term, alpha / r.
+// Scale is the factor of the low-rank term: alpha / r (alpha / sqrt(r) for
+// a PEFT adapter with use_rslora).
 func (a *Adapter) Scale() float32 { return a.scale }
 
 // Model is the model the adapter was loaded for.
@@ -118,22 +122,31 @@ func newAdapter(m *Model, info AdapterInfo) *Adapter {
 	return &Adapter{Info: info, model: m, layers: make([][numLoraKinds]loraPair, m.Config.Layers)}
 }
 
-// set stores the pair of (layer, kind) after checking its shapes against
-// the base projection: a is r x in, b is out x r. names are the two
-// tensors' names in file, for the error.
+// set stores the pair of (layer, kind) after checking its shapes with
+// check.
 func (a *Adapter) set(file string, layer int, k loraKind, ma, mb kernels.Matrix, nameA, nameB string) error {
-	w := k.base(&a.model.Layers[layer])
-	r := a.Info.Rank
-	if ma.Rows != r || ma.Cols != w.Cols {
-		return fmt.Errorf("%w: %s: tensor %s is %dx%d, want %dx%d (rank x the input width of %s)",
-			ErrAdapterLayout, file, nameA, ma.Rows, ma.Cols, r, w.Cols, loraGGUFNames[k])
-	}
-	if mb.Rows != w.Rows || mb.Cols != r {
-		return fmt.Errorf("%w: %s: tensor %s is %dx%d, want %dx%d (the output width of %s x rank)",
-			ErrAdapterLayout, file, nameB, mb.Rows, mb.Cols, w.Rows, r, loraGGUFNames[k])
+	if err := a.check(file, layer, k, ma.Rows, ma.Cols, mb.Rows, mb.Cols, nameA, nameB); err != nil {
+		return err
 	}
 	a.layers[layer][k] = loraPair{a: ma, b: mb}
-	a.maxOut = max(a.maxOut, w.Rows)
+	a.maxOut = max(a.maxOut, mb.Rows)
+	return nil
+}
+
+// check checks the shapes of a pair against the base projection of
+// (layer, kind): A is r x in, B is out x r. nameA and nameB are the
+// tensors' names in file, for the error.
+func (a *Adapter) check(file string, layer int, k loraKind, rowsA, colsA, rowsB, colsB int, nameA, nameB string) error {
+	w := k.base(&a.model.Layers[layer])
+	r := a.Info.Rank
+	if rowsA != r || colsA != w.Cols {
+		return fmt.Errorf("%w: %s: tensor %s is %dx%d, want %dx%d (rank x the input width of %s)",
+			ErrAdapterLayout, file, nameA, rowsA, colsA, r, w.Cols, loraGGUFNames[k])
+	}
+	if rowsB != w.Rows || colsB != r {
+		return fmt.Errorf("%w: %s: tensor %s is %dx%d, want %dx%d (the output width of %s x rank)",
+			ErrAdapterLayout, file, nameB, rowsB, colsB, w.Rows, r, loraGGUFNames[k])
+	}
 	return nil
 }
 

@@ -153,31 +153,41 @@ func inspectGGUFAdapter(path string) (AdapterInfo, error) {
 	return AdapterInfo{Format: "gguf", Rank: h.rank, Alpha: h.alpha, Targets: targetsOf(h.on), Arch: h.arch, Bytes: n, SHA256: sum}, nil
 }
 
-// loadGGUFAdapter reads a llama.cpp LoRA GGUF for m: its architecture must
-// be m's, its tensors are converted to float32 (any type the kernels
-// dequantize), and a llama adapter's Q/K lora_b rows are un-permuted for a
-// base in Hugging Face order.
+// loadGGUFAdapter reads a llama.cpp LoRA GGUF for m.
 func loadGGUFAdapter(path string, m *Model) (*Adapter, error) {
-	file := filepath.Base(path)
 	f, h, err := openGGUFAdapter(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if h.arch != m.Config.Arch {
-		return nil, fmt.Errorf("%w: %s: general.architecture is %q, the base model is %q", ErrAdapterLayout, file, h.arch, m.Config.Arch)
-	}
+	defer func() { _ = f.Close() }()
 	n, sum, err := hashFile(path)
 	if err != nil {
 		return nil, err
 	}
-	a := newAdapter(m, AdapterInfo{Format: "gguf", Rank: h.rank, Alpha: h.alpha, Arch: h.arch, Bytes: n, SHA256: sum})
+	return ggufAdapter(f, h, filepath.Base(path), m, AdapterInfo{Bytes: n, SHA256: sum})
+}
+
+// ggufAdapter builds the adapter of a checked LoRA GGUF for m (info
+// carries the file's size and hash): its architecture must be m's, its
+// tensors are converted to float32 (any type the kernels dequantize), and
+// a llama adapter's Q/K lora_b rows are un-permuted for a base in Hugging
+// Face order.
+func ggufAdapter(f *gguf.File, h ggufAdapterHeader, file string, m *Model, info AdapterInfo) (*Adapter, error) {
+	if h.arch != m.Config.Arch {
+		return nil, fmt.Errorf("%w: %s: general.architecture is %q, the base model is %q", ErrAdapterLayout, file, h.arch, m.Config.Arch)
+	}
+	info.Format, info.Rank, info.Alpha, info.Arch = "gguf", h.rank, h.alpha, h.arch
+	a := newAdapter(m, info)
 	for _, key := range sortedPairs(h.pairs) {
 		p := h.pairs[key]
 		layer, k := key[0], loraKind(key[1])
 		ta, tb := &f.Tensors[p[0]], &f.Tensors[p[1]]
 		if layer >= m.Config.Layers {
 			return nil, fmt.Errorf("%w: %s: tensor %s: the base model has %d layers", ErrAdapterLayout, file, ta.Name, m.Config.Layers)
+		}
+		// Shapes first, so that nothing is converted for a misfit.
+		if err := a.check(file, layer, k, int(ta.Dims[1]), int(ta.Dims[0]), int(tb.Dims[1]), int(tb.Dims[0]), ta.Name, tb.Name); err != nil {
+			return nil, err
 		}
 		ma, err := ggufF32(f, ta, file)
 		if err != nil {

@@ -180,7 +180,7 @@ func loadPEFT(dir string, m *Model) (*Adapter, error) {
 		}
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	a := newAdapter(m, AdapterInfo{Format: "peft", Rank: c.rank, Alpha: c.alpha, Bytes: n, SHA256: sum})
 	known := map[string]bool{}
 	for l := range m.Config.Layers {
