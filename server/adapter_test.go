@@ -346,3 +346,26 @@ func TestAdapterBadInput(t *testing.T) {
 	}
 	h.checkHealthy(t, "bad adapter input")
 }
+
+// TestAdapterShapeMismatch: a PEFT adapter whose shapes do not fit the
+// served model (the reference LoRA, made for tiny-llama, on kiln-tiny) is
+// a 400 adapter_layout_invalid naming the tensor, for the route and for a
+// request; the server keeps serving.
+func TestAdapterShapeMismatch(t *testing.T) {
+	ref := refDir(t)
+	h := newHarness(t, withConfig(func(c *Config) { c.AdapterDir = adapterDir(t, ref) }))
+	for _, tc := range []struct {
+		path string
+		body string
+	}{
+		{"/v1/adapters/load", `{"name":"peft"}`},
+		{chatPath, `{"model":"kiln-tiny","messages":[{"role":"user","content":"hi"}],"max_tokens":2,"adapter":"peft"}`},
+	} {
+		status, _, body := h.do(http.MethodPost, tc.path, tc.body, nil)
+		code, msg := errorCode(t, body)
+		if status != http.StatusBadRequest || code != "adapter_layout_invalid" || !strings.Contains(msg, "lora_A") {
+			t.Errorf("%s: %d %s %q, want 400 adapter_layout_invalid naming a lora_A tensor", tc.path, status, code, msg)
+		}
+	}
+	h.checkHealthy(t, "an adapter that does not fit")
+}
