@@ -87,7 +87,7 @@ func (o *swapOp) Apply(b engine.Backend) error {
 	}
 	s := o.s
 	from := s.running.Load()
-	_, span := s.tel.StartMaintenanceSpan(context.Background(), telemetry.SpanAdapterSwap,
+	_, span := s.tel.StartMaintenanceSpanAt(context.Background(), telemetry.SpanAdapterSwap, o.queued,
 		attribute.String(telemetry.AttrMaintenanceReason, o.reason),
 		attribute.String(telemetry.AttrAdapterFrom, adapterName(from)),
 		attribute.String(telemetry.AttrAdapterTo, adapterName(o.to)),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,6 +148,13 @@ func TestAdapterSwapChargedAndLinked(t *testing.T) {
 		if attrs[k] != v {
 			t.Errorf("swap span %s = %q, want %q", k, attrs[k], v)
 		}
+	}
+	wait, err := strconv.ParseFloat(attrs[telemetry.AttrAdapterWaitMs], 64)
+	if err != nil || wait <= 0 {
+		t.Errorf("swap span wait_ms %q, want > 0 (the base stream drained first)", attrs[telemetry.AttrAdapterWaitMs])
+	}
+	if d := float64(swap.EndTime.Sub(swap.StartTime)) / 1e6; d < wait {
+		t.Errorf("swap span lasts %v ms, less than its wait %v ms: it does not start at the swap's queueing", d, wait)
 	}
 	linked := map[string]int{}
 	deadline := time.Now().Add(10 * time.Second)
