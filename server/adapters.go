@@ -28,9 +28,32 @@ const maxAdapterName = 255
 // adapter is an adapter whose weights are in memory: the engine.Adapter
 // that requests name (compared by identity, so one per name at a time).
 type adapter struct {
-	name string
-	path string
-	w    *llama.Adapter
+	name  string
+	path  string
+	stamp fileStamp // of the weights file when loaded
+	w     *llama.Adapter
+}
+
+// fileStamp identifies a version of an adapter's weights file: a file
+// rewritten in place (a training job's output under the same name) has
+// another stamp, and its adapter is read again.
+type fileStamp struct {
+	size int64
+	mod  int64 // modification time, ns
+}
+
+// weightsStamp stats the weights file of the adapter at path (a PEFT
+// directory's adapter_model.safetensors, or the .gguf file); zero when it
+// cannot be read (the load then reports why).
+func weightsStamp(path string) fileStamp {
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
+		st, err = os.Stat(filepath.Join(path, "adapter_model.safetensors"))
+	}
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{size: st.Size(), mod: st.ModTime().UnixNano()}
 }
 
 // AdapterName implements engine.Adapter.
@@ -88,22 +111,24 @@ func (g *adapterRegistry) path(param, name string) (string, error) {
 }
 
 // load returns adapter name with its weights in memory, reading them from
-// disk (before any barrier) unless already loaded. Errors: 400
+// disk (before any barrier) unless already loaded from the same version of
+// its weights file. Errors: 400
 // invalid_adapter_name, 404 adapter_not_found, 400 adapter_layout_invalid
 // (the message names the file and the tensor).
 func (g *adapterRegistry) load(param, name string) (*adapter, error) {
 	if err := checkAdapterName(param, name); err != nil {
 		return nil, err
 	}
-	g.mu.Lock()
-	a := g.loaded[name]
-	g.mu.Unlock()
-	if a != nil {
-		return a, nil
-	}
 	path, err := g.path(param, name)
 	if err != nil {
 		return nil, err
+	}
+	stamp := weightsStamp(path)
+	g.mu.Lock()
+	a := g.loaded[name]
+	g.mu.Unlock()
+	if a != nil && a.path == path && a.stamp == stamp {
+		return a, nil
 	}
 	w, err := llama.LoadAdapter(path, g.model)
 	if err != nil {
@@ -115,10 +140,10 @@ func (g *adapterRegistry) load(param, name string) (*adapter, error) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if a := g.loaded[name]; a != nil {
+	if a := g.loaded[name]; a != nil && a.path == path && a.stamp == stamp {
 		return a, nil // loaded meanwhile by another request: one per name
 	}
-	a = &adapter{name: name, path: path, w: w}
+	a = &adapter{name: name, path: path, stamp: stamp, w: w}
 	g.loaded[name] = a
 	return a, nil
 }
