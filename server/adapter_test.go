@@ -377,3 +377,35 @@ func TestAdapterShapeMismatch(t *testing.T) {
 	}
 	h.checkHealthy(t, "an adapter that does not fit")
 }
+
+// TestAdapterRoutesNeedToken: with an access token set, every adapter
+// route answers 401 without it (nothing is loaded or deleted) and works
+// with it.
+func TestAdapterRoutesNeedToken(t *testing.T) {
+	ref := refDir(t)
+	dir := adapterDir(t, ref)
+	h := newHarness(t, withAdapterModel(ref, dir), withConfig(func(c *Config) { c.AccessToken = "s3cret" }))
+	routes := []struct {
+		method, path string
+		body         any
+	}{
+		{http.MethodGet, "/v1/adapters", nil},
+		{http.MethodPost, "/v1/adapters/load", `{"name":"lora"}`},
+		{http.MethodPost, "/v1/adapters/unload", nil},
+		{http.MethodDelete, "/v1/adapters/peft", nil},
+	}
+	for _, r := range routes {
+		if status, _, _ := h.do(r.method, r.path, r.body, nil); status != http.StatusUnauthorized {
+			t.Errorf("%s %s without the token: %d, want 401", r.method, r.path, status)
+		}
+	}
+	if h.srv.adapters.defaultAdapter() != nil || len(h.srv.adapters.loadedNames()) != 0 {
+		t.Error("an unauthenticated load changed the adapters")
+	}
+	auth := map[string]string{"Authorization": "Bearer s3cret"}
+	for _, r := range routes {
+		if status, _, body := h.do(r.method, r.path, r.body, auth); status != http.StatusOK {
+			t.Errorf("%s %s with the token: %d %s", r.method, r.path, status, body)
+		}
+	}
+}
