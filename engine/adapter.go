@@ -112,7 +112,10 @@ func (a *actor) swapForHead() {
 		a.end(head, FinishError, fmt.Errorf("engine: swap to adapter %q: %w", head.adapter.AdapterName(), err))
 		return
 	}
+	e.mu.Unlock()
+	// The swapper runs unlocked: it may read the engine (LoadedAdapter).
 	q := &mutation{m: &headSwap{a: a, s: e.adapterSwap(head.adapter, SwapReasonRequest)}, done: make(chan error, 1)}
+	e.mu.Lock()
 	e.mutations = append(e.mutations, q)
 	e.mu.Unlock()
 }
