@@ -55,3 +55,25 @@ func TestChargedRequestLinksToAdapterSwap(t *testing.T) {
 		}
 	}
 }
+
+// TestStallLinksToAdapterSwap: a stall span whose gap holds a device
+// ownership wait that an adapter swap's hold overlapped links to the
+// kiln.adapter_swap span with kind adapter (the same registry as trim).
+func TestStallLinksToAdapterSwap(t *testing.T) {
+	h := newHarness(t, Config{})
+	swap := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{9}})
+	h.tel.BeginMaintenance(LinkKindAdapter, swap, at(60*msD)).End(at(100*msD), at(340*msD))
+	sctx, s := h.tel.StartRequest(context.Background(), RequestInfo{Model: "m", Received: t0, Stream: true})
+	s.Token(tok(0, 50*msD, latency.GapPhases{}))
+	tt := tok(1, 400*msD, latency.GapPhases{Decode: 40 * msD})
+	tt.Blockers = []latency.Blocker{{Kind: latency.BlockerLockWait, Start: at(90 * msD), End: at(350 * msD)}}
+	s.Token(tt)
+	s.End(EndInfo{})
+	stall := stallOf(t, h.exp.GetSpans(), trace.SpanContextFromContext(sctx))
+	want := []linkView{{Trace: swap.TraceID().String(), Span: swap.SpanID().String(), Attrs: map[string]any{
+		AttrLinkKind: LinkKindAdapter, AttrBlockerStartOffsetMs: 90.0, AttrBlockerDurationMs: 260.0,
+	}}}
+	if d := cmp.Diff(want, linksOf(stall)); d != "" {
+		t.Errorf("stall span links (-want +got):\n%s", d)
+	}
+}
