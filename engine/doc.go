@@ -30,7 +30,13 @@
 // adapter swap) go through one FIFO to the actor barrier (Engine.Mutate,
 // barrier.go): accepted, they pause admission, the batch drains, they run
 // in order on the actor, and each queued request is charged the overlap of
-// its wait with them (a second tracker). Engine.Trim (trim.go) runs on the
+// its wait with them (a second tracker). A request may name an Adapter
+// (adapter.go, MAINTENANCE.md section 5): the actor admits only requests
+// of the loaded adapter, so no forward invocation mixes adapters; when the
+// head of the FIFO queue needs another one, the actor queues a swap (built
+// by the AdapterSwapper) at the barrier, and the requests behind it wait
+// in order. Engine.SwapAdapter changes the loaded adapter on demand (the
+// server's default). Engine.Trim (trim.go) runs on the
 // actor between two forward invocations under exclusive ownership: the
 // backend's unused buffers (Reclaimer) and the Go heap go back to the
 // operating system.

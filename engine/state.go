@@ -17,7 +17,9 @@ import "fmt"
 // The maintenance barrier (MAINTENANCE.md section 4, barrier.go) needs no
 // state of its own: while a mutation is accepted, queued requests stay
 // queued (admit is skipped) and active ones drain through the states
-// above; the mutation runs when no request holds a slot. Trim (trim.go)
+// above; the mutation runs when no request holds a slot. A queued request
+// of another adapter than the loaded one (adapter.go) likewise stays
+// queued until its swap ran. Trim (trim.go)
 // runs between two forward invocations and parks nobody either.
 type state uint8
 

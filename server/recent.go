@@ -19,6 +19,7 @@ type recentRecord struct {
 	durationMs       float64
 	streamed         bool
 	finishReason     string
+	adapterUsed      string // the adapter the request ran with, or "base"
 	latency          latency.Summary
 	hasText          bool
 	prompt           string
@@ -40,6 +41,7 @@ func (x *exchange) record(finish string, ended time.Time, totalMs float64, sum l
 		durationMs:       totalMs,
 		streamed:         x.req.Stream,
 		finishReason:     finish,
+		adapterUsed:      adapterName(x.req.adapter),
 		latency:          sum,
 		seq:              x.treq.ID(),
 		diag:             x.diag.finish(sum.StallThresholdMs, x.s.recent.resolve),
@@ -78,6 +80,8 @@ func (r *recentRecord) appendJSON(b []byte) []byte {
 	}
 	b = append(b, `,"finish_reason":`...)
 	b = appendJSONString(b, r.finishReason)
+	b = append(b, `,"adapter_used":`...)
+	b = appendJSONString(b, r.adapterUsed)
 	b = append(b, `,"latency":`...)
 	b = r.latency.AppendJSON(b)
 	b = append(b, `,"prompt":`...)

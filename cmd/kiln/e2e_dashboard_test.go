@@ -103,6 +103,9 @@ func TestDashboard(t *testing.T) {
 		_, ok := wd.visibleText("#diagnosis-legend")
 		return ok
 	})
+	if got := wd.textOf("#diagnosis-adapter"); got != "base" {
+		t.Errorf("diagnosis adapter = %q, want base (adapter_used)", got)
+	}
 	if got, want := wd.script(`return location.hash`), "#request="+url.QueryEscape(id); got != want {
 		t.Errorf("location.hash = %q, want %q (linkable)", got, want)
 	}

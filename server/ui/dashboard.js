@@ -369,7 +369,8 @@ function diagnosisContent(rec, kept, detail) {
       h("code", { id: "diagnosis-id" }, rec.id), " · ",
       h("time", { datetime: iso }, time), " · ",
       rec.streamed ? "stream" : "non-stream", " · finish ",
-      h("strong", null, String(rec.finish_reason ?? "?")), " · ",
+      h("strong", null, String(rec.finish_reason ?? "?")), " · adapter ",
+      h("strong", { id: "diagnosis-adapter" }, String(rec.adapter_used ?? "base")), " · ",
       `${fmtCount(rec.prompt_tokens)} prompt + ${fmtCount(rec.completion_tokens)} completion tokens · `,
       fmtMs(rec.duration_ms)),
   ];

@@ -1,0 +1,57 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzAdapterName: a name checkAdapterName accepts always names an entry
+// directly inside the adapter directory (never the directory itself, its
+// parent or a nested path), and a refused one is a 400
+// invalid_adapter_name.
+func FuzzAdapterName(f *testing.F) {
+	for _, s := range []string{"lora", "../x", "a/b", `a\b`, "", ".", "..", "a\x00b", "/etc", "x.gguf", "..a", "a..", " ", "\u202e", strings.Repeat("a", 300)} {
+		f.Add(s)
+	}
+	dir := filepath.Join("srv", "adapters")
+	f.Fuzz(func(t *testing.T, name string) {
+		err := checkAdapterName("name", name)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Code != "invalid_adapter_name" {
+				t.Fatalf("%q: %v, want a 400 invalid_adapter_name", name, err)
+			}
+			return
+		}
+		for _, p := range []string{filepath.Join(dir, name), filepath.Join(dir, name) + adapterGGUFExt} {
+			if filepath.Dir(p) != dir {
+				t.Fatalf("accepted %q names %q, outside %q", name, p, dir)
+			}
+		}
+	})
+}
+
+// FuzzAdapterRouteBody: whatever the body of POST /v1/adapters/load,
+// decodeStrict either accepts exactly one object of the known fields or
+// answers a 400 in the OpenAI shape; it never panics.
+func FuzzAdapterRouteBody(f *testing.F) {
+	for _, s := range []string{`{"name":"lora"}`, `{"name":1}`, `{"name":"a","x":1}`, `[]`, `{}`, ``, `{"name":"a"}{}`, `null`, `{"name":null}`, `"x"`, `{"name":"\u0000"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := httptest.NewRequest(http.MethodPost, "/v1/adapters/load", strings.NewReader(string(body)))
+		var v adapterNameBody
+		err := decodeStrict(r, &v, false)
+		if err == nil {
+			return
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Type != typeInvalidRequest || e.Code == "" {
+			t.Fatalf("%q: %v, want a 400 invalid_request_error with a code", body, err)
+		}
+	})
+}
