@@ -38,7 +38,7 @@ const peftDefaultAlpha = 8
 // peft_type LORA, r > 0, lora_alpha >= 0, target_modules a list of module
 // names (q_proj ... down_proj, possibly as full module paths), and refuses
 // what would change the computation without this engine doing it: DoRA,
-// LoRA biases, fan_in_fan_out, modules_to_save, per-layer rank or alpha
+// LoRA biases, fan_in_fan_out, a non-empty modules_to_save, per-layer rank or alpha
 // patterns, layers_to_transform.
 func parsePEFTConfig(data []byte, file string) (peftConfig, error) {
 	bad := func(format string, args ...any) error {
@@ -77,7 +77,7 @@ func parsePEFTConfig(data []byte, file string) (peftConfig, error) {
 		return c, bad("fan_in_fan_out is set; only Linear (out x in) weights are supported")
 	case raw.Bias != nil && *raw.Bias != "none":
 		return c, bad("bias %q; only \"none\" is supported", *raw.Bias)
-	case !jsonNull(raw.ModulesToSave):
+	case !jsonNull(raw.ModulesToSave) && strings.ReplaceAll(string(raw.ModulesToSave), " ", "") != "[]":
 		return c, bad("modules_to_save is set; only LoRA weights are supported")
 	case !jsonNull(raw.LayersToTransform):
 		return c, bad("layers_to_transform is set; an adapter of every layer is supported")

@@ -231,6 +231,7 @@ func TestAdapterErrors(t *testing.T) {
 		{"peft rank differs from the tensors", peft("r8", func(c map[string]any) { c["r"] = 8 }, nil), []string{peftWeightsFile, qA, "want 8x64"}},
 		{"peft unknown target", peft("embed", func(c map[string]any) { c["target_modules"] = []string{"embed_tokens"} }, nil), []string{peftConfigFile, "embed_tokens"}},
 		{"peft dora", peft("dora", func(c map[string]any) { c["use_dora"] = true }, nil), []string{peftConfigFile, "use_dora"}},
+		{"peft modules_to_save", peft("save", func(c map[string]any) { c["modules_to_save"] = []string{"lm_head"} }, nil), []string{peftConfigFile, "modules_to_save"}},
 		{"gguf for another arch", ggufFile("qwen2.gguf", "qwen2", nil), []string{"qwen2.gguf", "general.architecture", "qwen2"}},
 		{"gguf model, not adapter", ggufFile("model.gguf", "llama", func(w *gguf.Writer) { w.SetString("general.type", "model") }), []string{"model.gguf", "general.type", `"model"`}},
 		{"gguf not lora", ggufFile("cv.gguf", "llama", func(w *gguf.Writer) { w.SetString("adapter.type", "control_vector") }), []string{"cv.gguf", "adapter.type"}},
@@ -346,7 +347,7 @@ func TestPEFTDTypesAndRSLoRA(t *testing.T) {
 	}
 	dir := t.TempDir()
 	ref := filepath.Join(dir, "f32")
-	lora.writePEFT(t, ref, m, func(c map[string]any) { c["use_rslora"] = true }, nil)
+	lora.writePEFT(t, ref, m, func(c map[string]any) { c["use_rslora"], c["modules_to_save"] = true, []string{} }, nil)
 	want, err := LoadAdapter(ref, m)
 	if err != nil {
 		t.Fatal(err)
