@@ -122,7 +122,16 @@ func (a *actor) apply(m Mutation) error {
 		return ErrStopped
 	}
 	defer a.e.own.Unlock()
+	if am, ok := m.(actorMutation); ok {
+		return am.applyActor(a)
+	}
 	return m.Apply(a.e.backend)
+}
+
+// actorMutation is a mutation of the engine's own (the KV resize) that
+// changes the actor's state as well as the backend's.
+type actorMutation interface {
+	applyActor(a *actor) error
 }
 
 // failMutations ends the accepted and queued mutations with err.
