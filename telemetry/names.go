@@ -121,6 +121,15 @@ const (
 	// section 9). Later maintenance kinds (resize, adapter swap, training
 	// step) link the same way.
 	LinkKindTrim = "trim"
+	// LinkKindResize: the linked span is a kiln.resize. From a chat span:
+	// the request's wait for admission overlapped the resize's barrier and
+	// it was charged resize (MAINTENANCE.md section 9).
+	LinkKindResize = "resize"
+	// LinkKindAdapterSwap: the linked span is a kiln.adapter_swap (as
+	// LinkKindResize, charged adapter).
+	LinkKindAdapterSwap = "adapter_swap"
+	// LinkKindTrainingStep: the linked span is a kiln.training_step.
+	LinkKindTrainingStep = "training_step"
 	// AttrBlockerStartOffsetMs is the blocking work's start, in ms since
 	// this (the stalled) request's receipt.
 	AttrBlockerStartOffsetMs = "kiln.blocker.start_offset_ms"

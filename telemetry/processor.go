@@ -49,6 +49,8 @@ type Processor struct {
 	byOutcome [numOutcomes][]metric.AddOption
 
 	engine atomic.Pointer[func() EngineStats]
+
+	kvResizes *kvResizeCounter
 }
 
 var _ sdktrace.SpanProcessor = (*Processor)(nil)
@@ -100,6 +102,9 @@ func NewProcessor(meter metric.Meter, windowCapacity int) (*Processor, error) {
 		return nil, fmt.Errorf("telemetry: instrument %s: %w", MetricActive, err)
 	}
 	if err := p.registerEngine(meter); err != nil {
+		return nil, err
+	}
+	if p.kvResizes, err = newKVResizeCounter(meter); err != nil {
 		return nil, err
 	}
 

@@ -304,6 +304,11 @@ func (r *Request) End(info EndInfo) latency.Summary {
 	}
 	s := r.tr.Summary()
 	r.summary = s
+	from, to := info.Submitted, info.Admitted
+	if from.IsZero() || to.IsZero() {
+		from, to = r.tr.Received(), end
+	}
+	r.linkBarriers(&s, from, to)
 	if r.span.IsRecording() {
 		r.span.SetAttributes(r.summaryAttributes(&s, info, end)...)
 		if info.Err != nil {

@@ -1,0 +1,98 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// SpanResize is the span of one KV resize (MAINTENANCE.md sections 6 and
+// 9), the root of its own trace.
+const SpanResize = "kiln.resize"
+
+// Attributes of the kiln.resize span (beside AttrMaintenanceReason).
+const (
+	AttrResizeFromTokens      = "kiln.resize.from_tokens"
+	AttrResizeRequestedTokens = "kiln.resize.requested_tokens"
+	AttrResizeActualTokens    = "kiln.resize.actual_tokens"
+	AttrResizeDirection       = "kiln.resize.direction" // grow, shrink or none
+	AttrResizeBytesBefore     = "kiln.resize.bytes_before"
+	AttrResizeBytesAfter      = "kiln.resize.bytes_after"
+	AttrResizeRSSBefore       = "kiln.resize.rss_before_bytes"
+	AttrResizeRSSAfter        = "kiln.resize.rss_after_bytes"
+	AttrResizeDrainMs         = "kiln.resize.drain_ms"
+)
+
+// MetricKVResizes counts KV resizes by reason and direction.
+const MetricKVResizes = "kiln_kv_resizes_total"
+
+// Resize reasons: the closed set of kiln_kv_resizes_total's reason (and of
+// the kiln.maintenance.reason of kiln.resize spans).
+const (
+	ResizeReasonMaintenance = "maintenance"
+	ResizeReasonAutomatic   = "automatic_memory_policy"
+	ResizeReasonTraining    = "training_memory_preparation"
+)
+
+// Resize directions: the closed set of kiln_kv_resizes_total's direction
+// (the engine's ResizeGrow, ResizeShrink, ResizeNone).
+const (
+	ResizeGrow   = "grow"
+	ResizeShrink = "shrink"
+	ResizeNone   = "none"
+)
+
+// Label names of kiln_kv_resizes_total.
+const (
+	LabelResizeReason    = "reason"
+	LabelResizeDirection = "direction"
+)
+
+var (
+	resizeReasons    = [...]string{ResizeReasonMaintenance, ResizeReasonAutomatic, ResizeReasonTraining}
+	resizeDirections = [...]string{ResizeGrow, ResizeShrink, ResizeNone}
+)
+
+// kvResizeCounter is kiln_kv_resizes_total with one precomputed option set
+// per series; every series exists from the start at 0.
+type kvResizeCounter struct {
+	c    metric.Int64Counter
+	opts [len(resizeReasons)][len(resizeDirections)][]metric.AddOption
+}
+
+func newKVResizeCounter(meter metric.Meter) (*kvResizeCounter, error) {
+	c, err := meter.Int64Counter("kiln_kv_resizes", metric.WithDescription("KV arena resizes by reason and direction."))
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: instrument %s: %w", MetricKVResizes, err)
+	}
+	k := &kvResizeCounter{c: c}
+	for i, r := range resizeReasons {
+		for j, d := range resizeDirections {
+			k.opts[i][j] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
+				attribute.String(LabelResizeReason, r), attribute.String(LabelResizeDirection, d)))}
+			c.Add(context.Background(), 0, k.opts[i][j]...)
+		}
+	}
+	return k, nil
+}
+
+// CountKVResize adds one to kiln_kv_resizes_total{reason,direction}. A
+// reason or direction outside the closed sets is an error and counts
+// nothing.
+func (t *Telemetry) CountKVResize(reason, direction string) error {
+	k := t.proc.kvResizes
+	for i, r := range resizeReasons {
+		if r != reason {
+			continue
+		}
+		for j, d := range resizeDirections {
+			if d == direction {
+				k.c.Add(context.Background(), 1, k.opts[i][j]...)
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("telemetry: kv resize reason %q / direction %q outside the closed sets", reason, direction)
+}
