@@ -153,6 +153,7 @@ func (e *Engine) Snapshot() Snapshot {
 	s.QueueDepth = len(e.queue)
 	s.Ready = e.started && !e.stopped && e.alive.Load()
 	s.TrimsPending = len(e.trims)
+	s.MutationsPending = len(e.mutations)
 	e.mu.Unlock()
 	s.BarrierResize = e.barrier.Active(PhaseResize)
 	s.BarrierAdapter = e.barrier.Active(PhaseAdapter)

@@ -98,6 +98,15 @@ func (e *Engine) ResizeKV(ctx context.Context, tokens int) (ResizeResult, error)
 	return m.res, nil
 }
 
+// CheckKVSize reports why tokens is not a valid size for ResizeKV
+// (ErrInvalidKVSize naming the bound, ErrResizeUnsupported), or nil.
+func (e *Engine) CheckKVSize(tokens int) error {
+	if e.kvMax == 0 {
+		return ErrResizeUnsupported
+	}
+	return e.checkKVSize(tokens)
+}
+
 // checkKVSize reports why tokens is not a valid KV budget.
 func (e *Engine) checkKVSize(tokens int) error {
 	switch {

@@ -62,6 +62,8 @@ func (s *Server) routeTable() []route {
 		{pattern: "/v1/config", method: get, h: s.config},
 		{pattern: "/metrics", method: get, h: s.metrics, quiet: true, duringDrain: true},
 		{pattern: "/v1/maintenance/trim", method: http.MethodPost, h: s.maintenanceTrim},
+		{pattern: "/v1/maintenance/kv/resize", method: http.MethodPost, h: s.maintenanceKVResize},
+		{pattern: "/v1/maintenance/recent", method: get, h: s.maintenanceRecent, quiet: true},
 		{pattern: "/ui", method: get, h: s.ui, quiet: true, access: openReads},
 		{pattern: "/ui/{file...}", method: get, h: s.ui, quiet: true, access: openReads},
 		{pattern: "/{$}", method: get, h: redirectToUI, quiet: true, access: openReads},

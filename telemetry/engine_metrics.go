@@ -85,7 +85,7 @@ func b2f(b bool) float64 {
 // /v1/stats serve them.
 var engineUnexported = []string{
 	"Ready", "Draining", "KVReserved", "KVBudget", "KVSlots", "PrefillLast", "LockWaitTotal",
-	"Blocked", "Admitted", "Completed", "Errors", "TrimsPending",
+	"Blocked", "Admitted", "Completed", "Errors", "TrimsPending", "MutationsPending",
 }
 
 // registerEngine creates the observable engine families.

@@ -46,6 +46,9 @@ type EngineSnapshot struct {
 	BarrierResize  bool
 	BarrierAdapter bool
 	Mutations      uint64
+	// MutationsPending are the mutations queued and not yet accepted (read
+	// live).
+	MutationsPending int
 
 	// Trims (memory reclaim): attempts that gave memory back and those
 	// that found none, the bytes given back, the latest trim's duration.
