@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -234,6 +235,47 @@ func linkKind(kvs []attribute.KeyValue) string {
 		if string(kv.Key) == telemetry.AttrLinkKind {
 			return kv.Value.AsString()
 		}
+	}
+	return ""
+}
+
+// TestPrepareTrainingMemory: the training worker's call shrinks the arena
+// for reason training_memory_preparation (counted and logged as such),
+// never grows it, and a size below one context is refused.
+func TestPrepareTrainingMemory(t *testing.T) {
+	h := newHarness(t)
+	seq := h.backend.SeqLen()
+	r, err := h.srv.PrepareTrainingMemory(t.Context(), seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Reason != telemetry.ResizeReasonTraining || r.Direction != "shrink" || r.ActualTokens != seq || r.Slots != 1 {
+		t.Errorf("prepare to one context: %+v", r)
+	}
+	r, err = h.srv.PrepareTrainingMemory(t.Context(), 100*seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Direction != "none" || r.ActualTokens != seq {
+		t.Errorf("prepare to more than the budget: %+v, want none at %d", r, seq)
+	}
+	if _, err := h.srv.PrepareTrainingMemory(t.Context(), seq-1); err == nil || errCodeOf(err) != "invalid_kv_size" {
+		t.Errorf("prepare below one context: %v, want invalid_kv_size", err)
+	}
+	for dir, want := range map[string]float64{"shrink": 1, "none": 1, "grow": 0} {
+		if got := h.metricValue(t, telemetry.MetricKVResizes, map[string]string{"reason": telemetry.ResizeReasonTraining, "direction": dir}); got != want {
+			t.Errorf("%s{reason=training_memory_preparation,direction=%s} = %v, want %v", telemetry.MetricKVResizes, dir, got, want)
+		}
+	}
+	if status, _, body := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{"max_tokens": 2}), nil); status != http.StatusOK {
+		t.Errorf("chat after preparing: %d %s", status, body)
+	}
+}
+
+func errCodeOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
 	}
 	return ""
 }
