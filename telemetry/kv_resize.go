@@ -8,23 +8,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// SpanResize is the span of one KV resize (MAINTENANCE.md sections 6 and
-// 9), the root of its own trace.
-const SpanResize = "kiln.resize"
-
-// Attributes of the kiln.resize span (beside AttrMaintenanceReason).
-const (
-	AttrResizeFromTokens      = "kiln.resize.from_tokens"
-	AttrResizeRequestedTokens = "kiln.resize.requested_tokens"
-	AttrResizeActualTokens    = "kiln.resize.actual_tokens"
-	AttrResizeDirection       = "kiln.resize.direction" // grow, shrink or none
-	AttrResizeBytesBefore     = "kiln.resize.bytes_before"
-	AttrResizeBytesAfter      = "kiln.resize.bytes_after"
-	AttrResizeRSSBefore       = "kiln.resize.rss_before_bytes"
-	AttrResizeRSSAfter        = "kiln.resize.rss_after_bytes"
-	AttrResizeDrainMs         = "kiln.resize.drain_ms"
-)
-
 // MetricKVResizes counts KV resizes by reason and direction.
 const MetricKVResizes = "kiln_kv_resizes_total"
 

@@ -193,3 +193,20 @@ const (
 	AttrTrimDeferredMs     = "kiln.trim.deferred_ms"
 	AttrMaintenanceReason  = "kiln.maintenance.reason" // "maintenance" (operator) or "automatic_memory_policy"
 )
+
+// SpanResize is the span of one KV resize (MAINTENANCE.md sections 6 and
+// 9), the root of its own trace.
+const SpanResize = "kiln.resize"
+
+// Attributes of the kiln.resize span (beside AttrMaintenanceReason).
+const (
+	AttrResizeFromTokens      = "kiln.resize.from_tokens"
+	AttrResizeRequestedTokens = "kiln.resize.requested_tokens"
+	AttrResizeActualTokens    = "kiln.resize.actual_tokens"
+	AttrResizeDirection       = "kiln.resize.direction" // grow, shrink or none
+	AttrResizeBytesBefore     = "kiln.resize.bytes_before"
+	AttrResizeBytesAfter      = "kiln.resize.bytes_after"
+	AttrResizeRSSBefore       = "kiln.resize.rss_before_bytes"
+	AttrResizeRSSAfter        = "kiln.resize.rss_after_bytes"
+	AttrResizeDrainMs         = "kiln.resize.drain_ms"
+)
