@@ -73,18 +73,9 @@ func (s *Server) maintenanceKVResize(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	for k := range fields {
-		if k != "tokens" {
-			return invalid(k, "unknown_parameter", "unknown parameter '%s': the body is {\"tokens\": N}", k)
-		}
-	}
-	raw, ok := fields["tokens"]
-	if !ok || isNull(raw) {
-		return invalid("tokens", "missing_required_parameter", "missing required parameter: 'tokens'")
-	}
-	var tokens int64
-	if err := json.Unmarshal(raw, &tokens); err != nil {
-		return wrongType("tokens", "an integer", raw)
+	tokens, err := kvResizeTokens(fields)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), resizeTimeout)
 	defer cancel()
@@ -93,6 +84,25 @@ func (s *Server) maintenanceKVResize(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	return marshalJSON(w, http.StatusOK, reply)
+}
+
+// kvResizeTokens reads the resize body {"tokens": N}: exactly that one
+// field, an integer; anything else is a 400 naming the field.
+func kvResizeTokens(fields map[string]json.RawMessage) (int64, error) {
+	for k := range fields {
+		if k != "tokens" {
+			return 0, invalid(k, "unknown_parameter", "unknown parameter '%s': the body is {\"tokens\": N}", k)
+		}
+	}
+	raw, ok := fields["tokens"]
+	if !ok || isNull(raw) {
+		return 0, invalid("tokens", "missing_required_parameter", "missing required parameter: 'tokens'")
+	}
+	var tokens int64
+	if err := json.Unmarshal(raw, &tokens); err != nil {
+		return 0, wrongType("tokens", "an integer", raw)
+	}
+	return tokens, nil
 }
 
 // clampInt converts n to an int, saturating (a size beyond int is beyond

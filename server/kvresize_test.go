@@ -279,3 +279,34 @@ func errCodeOf(err error) string {
 	}
 	return ""
 }
+
+// FuzzKVResizeBody: any body is either refused with a 400 in the closed set
+// of codes, naming a parameter, or is exactly {"tokens": <integer>} and
+// gives that integer.
+func FuzzKVResizeBody(f *testing.F) {
+	for _, s := range []string{`{"tokens":4096}`, `{"tokens":0}`, `{"tokens":-1}`, `{"tokens":1e3}`, `{"tokens":"1"}`,
+		`{"tokens":4096,"x":1}`, `{}`, `[]`, `null`, ``, `{"tokens":99999999999999999999}`, `{"tokens":null}`} {
+		f.Add([]byte(s))
+	}
+	codes := map[string]bool{"invalid_json": true, "unknown_parameter": true, "missing_required_parameter": true, "invalid_type": true}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fields, err := decodeObject(body)
+		var tokens int64
+		if err == nil {
+			tokens, err = kvResizeTokens(fields)
+		}
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Status != http.StatusBadRequest || !codes[e.Code] {
+				t.Fatalf("body %q: %v, want a 400 with a known code", body, err)
+			}
+			return
+		}
+		var back struct {
+			Tokens *int64 `json:"tokens"`
+		}
+		if json.Unmarshal(body, &back) != nil || back.Tokens == nil || *back.Tokens != tokens || len(fields) != 1 {
+			t.Fatalf("body %q accepted as %d tokens", body, tokens)
+		}
+	})
+}
