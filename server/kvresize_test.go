@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -309,4 +310,63 @@ func FuzzKVResizeBody(f *testing.F) {
 			t.Fatalf("body %q accepted as %d tokens", body, tokens)
 		}
 	})
+}
+
+// TestKVResizeLogged: a resize writes one "kv resize" line with its
+// reason, sizes, bytes, RSS and durations; a refused size writes a
+// warning and no resize line.
+func TestKVResizeLogged(t *testing.T) {
+	h := newHarness(t)
+	var buf lockedBuf
+	log := zerolog.New(&buf)
+	srv, err := New(h.cfg, Deps{Model: h.model, Engine: h.eng, Telemetry: h.tel, Logger: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := h.backend.SeqLen()
+	if _, err := srv.ResizeKV(t.Context(), seq-1, telemetry.ResizeReasonMaintenance); err == nil {
+		t.Fatal("a size below one context was accepted")
+	}
+	if _, err := srv.ResizeKV(t.Context(), 2*seq, telemetry.ResizeReasonAutomatic); err != nil {
+		t.Fatal(err)
+	}
+	var lines []map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		lines = append(lines, m)
+	}
+	if len(lines) != 2 || lines[0]["message"] != "kv resize refused" || lines[0]["level"] != "warn" {
+		t.Fatalf("log lines %v; want the refusal then the resize", lines)
+	}
+	got := lines[1]
+	if got["message"] != "kv resize" || got["reason"] != "automatic_memory_policy" || got["direction"] != "shrink" ||
+		got["requested_tokens"] != float64(2*seq) || got["actual_tokens"] != float64(2*seq) || got["slots"] != float64(2) {
+		t.Errorf("resize log line %v", got)
+	}
+	for _, k := range []string{"from_tokens", "bytes_before", "bytes_after", "dropped_bytes", "rss_before_bytes", "rss_after_bytes", "duration_ms", "drain_ms", "wait_ms"} {
+		if _, ok := got[k].(float64); !ok {
+			t.Errorf("resize log line lacks %s: %v", k, got)
+		}
+	}
+}
+
+// lockedBuf is a bytes.Buffer safe for a logger and a reader.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
