@@ -18,7 +18,9 @@ type Config struct {
 	MaxBatch int
 	// KVBudget bounds the KV positions reserved by active requests, in
 	// tokens; a request reserves min(len(prompt)+MaxTokens, SeqLen). Zero
-	// means slots x SeqLen. It must hold one full context.
+	// means slots x SeqLen. It must hold one full context. Engine.ResizeKV
+	// changes the live budget (and the slots); Config keeps the start-up
+	// value.
 	KVBudget int
 	// KVMaxTokens bounds the KV budget a resize may ask for (ResizeKV).
 	// Zero means the tokens whose KV caches fit in half of the physical
