@@ -17,19 +17,16 @@ const pollInterval = time.Millisecond
 // (ownership, prefill, decode, sample), deliver.go (deliver, finish, end);
 // a request's progress is its state (state.go).
 type actor struct {
-	e      *Engine
-	active []*request // admitted, in admission order; also finishing ones draining
-	free   []int      // free slots
-	kvUsed int
-	// The KV capacity admission checks: the budget in positions and the
-	// batch limit (Config's, until a resize changes them).
-	kvBudget, maxBatch int
-	c                  counters
-	rows               []llama.Row
-	logits             [][]float32 // argument of Forward, one entry per row wanting logits
-	slotBuf            [][]float32 // a logits row per slot
-	fresh              []*request  // requests whose logits row is fresh this cycle: sampled next
-	snap               Snapshot    // published at the end of every cycle
+	e       *Engine
+	active  []*request // admitted, in admission order; also finishing ones draining
+	free    []int      // free slots
+	kvUsed  int
+	c       counters
+	rows    []llama.Row
+	logits  [][]float32 // argument of Forward, one entry per row wanting logits
+	slotBuf [][]float32 // a logits row per slot
+	fresh   []*request  // requests whose logits row is fresh this cycle: sampled next
+	snap    Snapshot    // published at the end of every cycle
 
 	segs      segments   // recent prefill passes and ownership waits, for Token.Blockers
 	prefilled []*request // requests with rows in this cycle's prefill pass
@@ -39,6 +36,10 @@ type actor struct {
 
 	mut      *mutation  // the accepted barrier mutation, nil when none
 	mutGuard PhaseGuard // its barrier interval
+
+	// The KV capacity admission checks: the budget in positions and the
+	// batch limit (Config's, until a resize changes them: resize.go).
+	kvBudget, maxBatch int
 }
 
 func (a *actor) init(e *Engine) {

@@ -65,6 +65,9 @@ func newKVResizeCounter(meter metric.Meter) (*kvResizeCounter, error) {
 // reason or direction outside the closed sets is an error and counts
 // nothing.
 func (t *Telemetry) CountKVResize(reason, direction string) error {
+	if t.proc == nil || t.proc.kvResizes == nil {
+		return fmt.Errorf("telemetry: no %s instrument", MetricKVResizes)
+	}
 	k := t.proc.kvResizes
 	for i, r := range resizeReasons {
 		if r != reason {
