@@ -107,8 +107,9 @@ func (a *actor) barrier() bool {
 	for a.mut != nil {
 		err := a.apply(a.mut.m)
 		a.mutGuard.End()
-		a.mut.done <- err
 		a.snap.Mutations++
+		a.publish() // the caller sees the new state (a resize's budget) once Mutate returns
+		a.mut.done <- err
 		if a.mut = a.e.nextMutation(); a.mut != nil {
 			a.mutGuard = a.e.barrier.Begin(a.mut.m.Phase())
 		}
