@@ -39,6 +39,9 @@ type actor struct {
 
 	swapErr    error   // why the last swap queued for the queue's head failed
 	swapFailed Adapter // the adapter it was for
+	// The KV capacity admission checks: the budget in positions and the
+	// batch limit (Config's, until a resize changes them: resize.go).
+	kvBudget, maxBatch int
 }
 
 func (a *actor) init(e *Engine) {
@@ -52,7 +55,9 @@ func (a *actor) init(e *Engine) {
 	for s := range a.slotBuf {
 		a.slotBuf[s] = make([]float32, e.vocab)
 	}
+	a.kvBudget, a.maxBatch = e.cfg.KVBudget, e.cfg.MaxBatch
 	a.snap.KVBudget = e.cfg.KVBudget
+	a.snap.KVSlots = n
 }
 
 func (a *actor) now() time.Time { return a.e.clock.Now() }

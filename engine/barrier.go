@@ -107,8 +107,9 @@ func (a *actor) barrier() bool {
 	for a.mut != nil {
 		err := a.apply(a.mut.m)
 		a.mutGuard.End()
-		a.mut.done <- err
 		a.snap.Mutations++
+		a.publish() // the caller sees the new state (a resize's budget) once Mutate returns
+		a.mut.done <- err
 		if a.mut = a.e.nextMutation(); a.mut != nil {
 			a.mutGuard = a.e.barrier.Begin(a.mut.m.Phase())
 		}
@@ -122,7 +123,16 @@ func (a *actor) apply(m Mutation) error {
 		return ErrStopped
 	}
 	defer a.e.own.Unlock()
+	if am, ok := m.(actorMutation); ok {
+		return am.applyActor(a)
+	}
 	return m.Apply(a.e.backend)
+}
+
+// actorMutation is a mutation of the engine's own (the KV resize) that
+// changes the actor's state as well as the backend's.
+type actorMutation interface {
+	applyActor(a *actor) error
 }
 
 // failMutations ends the accepted and queued mutations with err.

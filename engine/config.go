@@ -18,8 +18,14 @@ type Config struct {
 	MaxBatch int
 	// KVBudget bounds the KV positions reserved by active requests, in
 	// tokens; a request reserves min(len(prompt)+MaxTokens, SeqLen). Zero
-	// means slots x SeqLen. It must hold one full context.
+	// means slots x SeqLen. It must hold one full context. Engine.ResizeKV
+	// changes the live budget (and the slots); Config keeps the start-up
+	// value.
 	KVBudget int
+	// KVMaxTokens bounds the KV budget a resize may ask for (ResizeKV).
+	// Zero means the tokens whose KV caches fit in half of the physical
+	// memory, and never below KVBudget.
+	KVMaxTokens int
 	// PrefillChunk is the number of prompt tokens prefilled per cycle (over
 	// all prefilling requests), so a long prompt delays decoding requests by
 	// at most one chunk per cycle.
@@ -62,6 +68,7 @@ func (c Config) Validate() error {
 		{"queue_depth", c.QueueDepth},
 		{"max_batch", c.MaxBatch},
 		{"kv_budget", c.KVBudget},
+		{"kv_max_tokens", c.KVMaxTokens},
 		{"prefill_chunk", c.PrefillChunk},
 		{"delivery_buffer", c.DeliveryBuffer},
 	}
@@ -119,6 +126,9 @@ func (c Config) resolve(b Backend) (Config, error) {
 	}
 	if c.KVBudget < seq {
 		return c, fmt.Errorf("engine config: kv_budget %d is below one context (%d tokens)", c.KVBudget, seq)
+	}
+	if c.KVMaxTokens != 0 && c.KVMaxTokens < c.KVBudget {
+		return c, fmt.Errorf("engine config: kv_max_tokens %d is below kv_budget %d", c.KVMaxTokens, c.KVBudget)
 	}
 	return c, nil
 }

@@ -39,7 +39,10 @@
 // server's default). Engine.Trim (trim.go) runs on the
 // actor between two forward invocations under exclusive ownership: the
 // backend's unused buffers (Reclaimer) and the Go heap go back to the
-// operating system.
+// operating system. Engine.ResizeKV (resize.go, section 6) is the KV
+// resize mutation: a budget of N tokens (KV positions, what admission
+// checks) over ceil(N / context) slots, the slot table reallocated on a
+// KVResizer backend, admission resuming at the new size.
 //
 // Each step has its file: admit.go (reap, admit), compute.go (acquire,
 // prefillStep, decodeStep, sample, tokensReady), deliver.go (deliver,

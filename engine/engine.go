@@ -18,6 +18,10 @@ type Engine struct {
 	clock   Clock
 	own     *Ownership
 	seqLen  int
+	// kvMax bounds a resize's tokens (0: the backend cannot resize);
+	// batchLimit is the configured batch limit below the start-up slots
+	// (0: the batch limit follows the slots).
+	kvMax, batchLimit int
 
 	tracker    *PhaseTracker // maintenance phases under ownership (trim, training)
 	barrier    *PhaseTracker // mutations at the actor barrier (resize, adapter)
@@ -74,10 +78,14 @@ func New(b Backend, cfg Config, opts ...Option) (*Engine, error) {
 	for _, o := range opts {
 		o(e)
 	}
+	e.kvMax = kvMaxTokens(b, rc)
+	if cfg.MaxBatch != 0 && cfg.MaxBatch < b.Slots() {
+		e.batchLimit = cfg.MaxBatch
+	}
 	e.tracker = NewPhaseTracker(e.clock)
 	e.barrier = NewPhaseTracker(e.clock)
 	e.a.init(e)
-	e.snap.KVBudget = rc.KVBudget
+	e.snap.KVBudget, e.snap.KVSlots = rc.KVBudget, b.Slots()
 	return e, nil
 }
 
@@ -147,6 +155,7 @@ func (e *Engine) Snapshot() Snapshot {
 	s.QueueDepth = len(e.queue)
 	s.Ready = e.started && !e.stopped && e.alive.Load()
 	s.TrimsPending = len(e.trims)
+	s.MutationsPending = len(e.mutations)
 	e.mu.Unlock()
 	s.BarrierResize = e.barrier.Active(PhaseResize)
 	s.BarrierAdapter = e.barrier.Active(PhaseAdapter)

@@ -23,3 +23,23 @@ func residentBytes() int64 {
 	}
 	return pages * int64(os.Getpagesize())
 }
+
+// physicalBytes returns the machine's physical memory from /proc/meminfo
+// (MemTotal), or 0 where that is unavailable.
+func physicalBytes() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for line := range bytes.Lines(b) {
+		f := bytes.Fields(line)
+		if len(f) >= 2 && string(f[0]) == "MemTotal:" {
+			kb, err := strconv.ParseInt(string(f[1]), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb * 1024
+		}
+	}
+	return 0
+}

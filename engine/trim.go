@@ -90,6 +90,7 @@ func (a *actor) trim() bool {
 		return false
 	}
 	res, err := a.reclaim()
+	a.publish() // the caller sees the trim counted once Trim returns
 	for _, q := range reqs {
 		r := res
 		r.Deferred = timing.Elapsed(q.asked, r.Start)

@@ -32,6 +32,8 @@ func TestSchemas(t *testing.T) {
 	v := newValidator(t)
 	event := `{"object":"kiln.token_timing","source":"batching_engine","token_index":0,"token_id":5,"ready_ms":1,"producer_delivered_ms":1.1,"handler_received_ms":1.2,"body_enqueued_ms":1.3,"response_delivery_ms":0.1,"handler_queue_ms":0.1,"queue_delay_ms":0.2,"client_delivery_ms":0.1,"blocking_phase":null,"blocking_phase_ms":null}`
 	profile := `{"profile":"stable","source":"default","effective_policy":{"training_gpu_ownership":"writer_priority","adapter_weight_transitions":"writer_priority","dynamic_kv_resize":"writer_priority","allocator_reclaim":"writer_priority"}}`
+	resize := `{"object":"kiln.maintenance.kv_resize","reason":"maintenance","direction":"grow","from_tokens":512,"requested_tokens":1024,"actual_tokens":1024,"from_slots":2,"slots":4,"bytes_before":10,"bytes_after":20,"dropped_bytes":0,"rss_before_bytes":10,"rss_after_bytes":9,"duration_ms":1.5,"drain_ms":0,"wait_ms":2}`
+	recent := `{"object":"kiln.maintenance.recent","operations":[{"kind":"resize","reason":"maintenance","start":"2026-11-30T16:00:00.000Z","duration_ms":null,"running":true,"outcome":"","summary":""},{"kind":"trim","reason":"automatic_memory_policy","start":"2026-11-30T15:59:00.000Z","duration_ms":3.5,"running":false,"outcome":"reclaimed","summary":"reclaimed 10 bytes"}]}`
 	trim := `{"object":"kiln.maintenance.trim","outcome":"reclaimed","reclaimed_bytes":10,"backend_bytes":4,"heap_released_bytes":6,"rss_before_bytes":10,"rss_after_bytes":9,"duration_ms":1.5,"deferred_ms":0}`
 	adapters := `{"object":"kiln.adapters","active":"support","running":"support","loaded":["support"],"available":[{"name":"support","format":"peft","rank":8,"alpha":16,"targets":["attn_q","attn_v"],"size_bytes":1024,"sha256":"` + strings.Repeat("a", 64) + `"}]}`
 	tests := []struct {
@@ -63,6 +65,12 @@ func TestSchemas(t *testing.T) {
 		{"trim", ObservabilityID, "maintenance_trim", trim, true},
 		{"trim unknown outcome", ObservabilityID, "maintenance_trim", strings.Replace(trim, `"reclaimed"`, `"partial"`, 1), false},
 		{"trim missing rss", ObservabilityID, "maintenance_trim", strings.Replace(trim, `"rss_after_bytes":9,`, ``, 1), false},
+		{"resize", ObservabilityID, "maintenance_kv_resize", resize, true},
+		{"resize unknown reason", ObservabilityID, "maintenance_kv_resize", strings.Replace(resize, `"maintenance"`, `"operator"`, 1), false},
+		{"resize missing rss", ObservabilityID, "maintenance_kv_resize", strings.Replace(resize, `"rss_after_bytes":9,`, ``, 1), false},
+		{"recent", ObservabilityID, "maintenance_recent", recent, true},
+		{"recent unknown kind", ObservabilityID, "maintenance_recent", strings.Replace(recent, `"kind":"trim"`, `"kind":"gc"`, 1), false},
+		{"recent extra field", ObservabilityID, "maintenance_recent", strings.Replace(recent, `"running":true`, `"running":true,"request_id":"x"`, 1), false},
 		{"error missing param", ObservabilityID, "error", `{"error":{"message":"m","type":"t","code":null}}`, false},
 		{"terminal chunk with metadata", InferenceID, "stream_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"metadata":{"performance":{"latency":` + summary + `,"prompt_tokens":3,"completion_tokens":3,"ttft_ms":5,"total_latency_ms":400,"decode_tokens_per_sec":6.6,"finish_reason":"stop","adapter_used":"base"}}}`, true},
 		{"terminal chunk with a broken summary", InferenceID, "stream_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"metadata":{"performance":{"latency":` + strings.Replace(summary, `"ttft_ms":5,`, ``, 1) + `,"prompt_tokens":3,"completion_tokens":3,"ttft_ms":5,"total_latency_ms":400,"decode_tokens_per_sec":6.6,"finish_reason":"stop","adapter_used":"base"}}}`, false},

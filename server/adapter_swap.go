@@ -112,7 +112,9 @@ func (o *swapOp) Apply(b engine.Backend) error {
 	end := s.clock.Now()
 	s.running.Store(o.to)
 	s.tel.SetActiveAdapter(adapterName(o.to))
-	s.tel.BeginMaintenance(telemetry.LinkKindAdapter, span.SpanContext(), o.queued).End(start, end)
+	op := s.tel.BeginMaintenance(telemetry.LinkKindAdapterSwap, o.reason, span.SpanContext(), o.queued)
+	op.End(start, end)
+	op.Describe("ok", adapterName(from)+" -> "+adapterName(o.to))
 	waitMs, applyMs := timing.Ms(timing.Elapsed(o.queued, start)), timing.Ms(timing.Elapsed(start, end))
 	span.SetAttributes(attribute.Float64(telemetry.AttrAdapterWaitMs, waitMs), attribute.Float64(telemetry.AttrAdapterApplyMs, applyMs))
 	s.log.Info().Str("reason", o.reason).Str("from", adapterName(from)).Str("to", adapterName(o.to)).

@@ -15,8 +15,9 @@ const (
 	autoReclaimPoll = 5 * time.Second
 )
 
-// StartAutoReclaim runs the automatic trims until ctx ends when the
-// configuration asks for them (otherwise it does nothing), and returns a
+// StartAutoReclaim runs the automatic trims and the automatic KV resizes
+// (autoresize.go) until ctx ends when the configuration asks for them
+// (otherwise it does nothing), and returns a
 // channel closed once the loop has exited: wait for it before shutting the
 // engine down.
 func (s *Server) StartAutoReclaim(ctx context.Context) <-chan struct{} {
@@ -30,12 +31,14 @@ func (s *Server) StartAutoReclaim(ctx context.Context) <-chan struct{} {
 		t := time.NewTicker(autoReclaimPoll)
 		defer t.Stop()
 		trig := idleTrigger{idle: AutoReclaimIdle}
+		policy := s.autoResizePolicy()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
 			}
+			s.autoResize(ctx, &policy, s.gen.Snapshot())
 			if trig.observe(s.clock.Now(), s.gen.Snapshot()) {
 				tctx, cancel := context.WithTimeout(ctx, trimTimeout)
 				_, _ = s.trim(tctx, "automatic_memory_policy") // logged by trim

@@ -187,6 +187,7 @@ func (s *Server) configJSON() map[string]any {
 			"queue_depth":     c.Engine.QueueDepth,
 			"max_batch":       c.Engine.MaxBatch,
 			"kv_budget":       c.Engine.KVBudget,
+			"kv_max_tokens":   c.Engine.KVMaxTokens,
 			"prefill_chunk":   c.Engine.PrefillChunk,
 			"delivery_buffer": c.Engine.DeliveryBuffer,
 			"evict_grace_ms":  timing.Ms(c.Engine.EvictGrace),

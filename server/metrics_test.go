@@ -20,8 +20,15 @@ var closedLabels = map[string]map[string]bool{
 	"phase": set("actor_queue", "actor_admission", "tokenization", "prefill", "decode", "actor_cycle_idle",
 		"sampling", "readback", "response_delivery", "handler_queue", "client_delivery", "gpu_lock_wait",
 		"graph_capture", "graph_replay", "synchronization", "resize", "trim", "adapter", "training", "unexplained"),
-	"status":  set("ok", "error", "timeout", "rejected", "client_disconnect"),
-	"outcome": set("reclaimed", "zero_yield"), // kiln_memory_reclaim_attempts_total
+	"status":    set("ok", "error", "timeout", "rejected", "client_disconnect"),
+	"outcome":   set("reclaimed", "zero_yield"), // kiln_memory_reclaim_attempts_total
+	"direction": set("grow", "shrink", "none"),  // kiln_kv_resizes_total
+}
+
+// familyLabels are closed sets of one family that differ from the
+// common ones of the same label name.
+var familyLabels = map[string]map[string]map[string]bool{
+	"kiln_kv_resizes_total": {"reason": set("maintenance", "automatic_memory_policy", "training_memory_preparation")},
 }
 
 func set(s ...string) map[string]bool {
@@ -110,7 +117,10 @@ func TestMetricsExposition(t *testing.T) {
 		}
 		for _, m := range mf.GetMetric() {
 			for _, lp := range m.GetLabel() {
-				values, ok := closedLabels[lp.GetName()]
+				values, ok := familyLabels[name][lp.GetName()]
+				if !ok {
+					values, ok = closedLabels[lp.GetName()]
+				}
 				if !ok {
 					t.Errorf("%s has label %q outside the closed sets", name, lp.GetName())
 					continue

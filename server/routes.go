@@ -66,6 +66,8 @@ func (s *Server) routeTable() []route {
 		{pattern: "/v1/adapters/load", method: http.MethodPost, h: s.loadAdapter},
 		{pattern: "/v1/adapters/unload", method: http.MethodPost, h: s.unloadAdapterRoute},
 		{pattern: "/v1/adapters/{name...}", method: http.MethodDelete, h: s.deleteAdapter},
+		{pattern: "/v1/maintenance/kv/resize", method: http.MethodPost, h: s.maintenanceKVResize},
+		{pattern: "/v1/maintenance/recent", method: get, h: s.maintenanceRecent, quiet: true},
 		{pattern: "/ui", method: get, h: s.ui, quiet: true, access: openReads},
 		{pattern: "/ui/{file...}", method: get, h: s.ui, quiet: true, access: openReads},
 		{pattern: "/{$}", method: get, h: redirectToUI, quiet: true, access: openReads},

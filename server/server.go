@@ -136,6 +136,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		// Report what the engine runs with (GET /v1/config), not the zero
 		// defaults of the flags: max_batch and kv_budget follow the backend.
 		cfg.Engine = deps.Engine.Config()
+		cfg.Engine.KVMaxTokens = deps.Engine.KVMaxTokens()
 	}
 	s := &Server{
 		cfg:     cfg,

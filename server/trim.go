@@ -113,11 +113,12 @@ func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
 	_, span := s.tel.StartMaintenanceSpan(context.WithoutCancel(ctx), telemetry.SpanTrim,
 		attribute.String(telemetry.AttrMaintenanceReason, reason))
 	defer span.End()
-	op := s.tel.BeginMaintenance(telemetry.LinkKindTrim, span.SpanContext(), s.clock.Now())
+	op := s.tel.BeginMaintenance(telemetry.LinkKindTrim, reason, span.SpanContext(), s.clock.Now())
 	res, err := t.Trim(ctx)
 	if err != nil {
 		now := s.clock.Now()
 		op.End(now, now)
+		op.Describe("error", err.Error())
 		span.SetStatus(codes.Error, err.Error())
 		s.log.Error().Err(err).Str("reason", reason).Msg("trim failed")
 		if errors.Is(err, engine.ErrRestartRequired) {
@@ -137,6 +138,7 @@ func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
 	if b.ReclaimedBytes > 0 {
 		b.Outcome = telemetry.ReclaimOutcomeReclaimed
 	}
+	op.Describe(b.Outcome, fmt.Sprintf("reclaimed %d bytes; rss %d -> %d bytes", b.ReclaimedBytes, b.RSSBeforeBytes, b.RSSAfterBytes))
 	span.SetAttributes(
 		attribute.String(telemetry.AttrTrimOutcome, b.Outcome),
 		attribute.Int64(telemetry.AttrTrimReclaimedBytes, b.ReclaimedBytes),

@@ -84,8 +84,8 @@ func b2f(b bool) float64 {
 // engineUnexported are the snapshot fields no family reads: /health and
 // /v1/stats serve them.
 var engineUnexported = []string{
-	"Ready", "Draining", "KVReserved", "KVBudget", "PrefillLast", "LockWaitTotal",
-	"Blocked", "Admitted", "Completed", "Errors", "TrimsPending",
+	"Ready", "Draining", "KVReserved", "KVBudget", "KVSlots", "PrefillLast", "LockWaitTotal",
+	"Blocked", "Admitted", "Completed", "Errors", "TrimsPending", "MutationsPending",
 }
 
 // registerEngine creates the observable engine families.

@@ -21,15 +21,15 @@ func TestMaintenanceRegistryOverlap(t *testing.T) {
 	tel := &Telemetry{maint: &maintRegistry{}}
 	found := func(from, to int) []byte {
 		var out []byte
-		tel.maint.overlapping(at(from), at(to), func(kind string, s trace.SpanContext) {
-			if kind != LinkKindTrim {
-				t.Errorf("kind %q", kind)
+		tel.maint.overlapping(at(from), at(to), func(op *maintOp) {
+			if op.kind != LinkKindTrim || op.reason != "maintenance" {
+				t.Errorf("kind %q reason %q", op.kind, op.reason)
 			}
-			out = append(out, s.TraceID()[0])
+			out = append(out, op.sc.TraceID()[0])
 		})
 		return out
 	}
-	a := tel.BeginMaintenance(LinkKindTrim, sc(1), at(0))
+	a := tel.BeginMaintenance(LinkKindTrim, "maintenance", sc(1), at(0))
 	tests := []struct {
 		name     string
 		step     func()
@@ -41,10 +41,10 @@ func TestMaintenanceRegistryOverlap(t *testing.T) {
 		{"narrowed: a wait inside the hold", func() { a.End(at(10), at(40)) }, 20, 30, []byte{1}},
 		{"narrowed: a wait after the hold", func() {}, 41, 60, nil},
 		{"narrowed: a wait around the hold", func() {}, 0, 100, []byte{1}},
-		{"a second operation", func() { tel.BeginMaintenance(LinkKindTrim, sc(2), at(50)).End(at(50), at(70)) }, 30, 55, []byte{1, 2}},
+		{"a second operation", func() { tel.BeginMaintenance(LinkKindTrim, "maintenance", sc(2), at(50)).End(at(50), at(70)) }, 30, 55, []byte{1, 2}},
 		{"pushed out of the ring", func() {
 			for range recentMaintenance {
-				tel.BeginMaintenance(LinkKindTrim, sc(3), at(1000)).End(at(1000), at(1001))
+				tel.BeginMaintenance(LinkKindTrim, "maintenance", sc(3), at(1000)).End(at(1000), at(1001))
 			}
 			a.End(at(0), at(10_000)) // a stale handle changes nothing
 		}, 0, 100, nil},

@@ -105,7 +105,7 @@ func TestMetricsExposition(t *testing.T) {
 		}
 	}
 	wantLE := []string{"0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "60", "+Inf"}
-	allowed := map[string]bool{"le": true, LabelReason: true, LabelPhase: true, LabelStatus: true, LabelOutcome: true, "gen_ai_operation_name": true}
+	allowed := map[string]bool{"le": true, LabelReason: true, LabelPhase: true, LabelStatus: true, LabelOutcome: true, "gen_ai_operation_name": true, LabelResizeDirection: true}
 	les := map[string][]string{} // family+labels -> le values
 	for _, s := range samples {
 		fam := s.name
@@ -117,7 +117,11 @@ func TestMetricsExposition(t *testing.T) {
 				t.Errorf("%s has label %q outside the closed sets", fam, k)
 			}
 		}
-		if v, ok := s.labels[LabelReason]; ok {
+		if fam == MetricKVResizes {
+			if !slices.Contains(resizeReasons[:], s.labels[LabelResizeReason]) || !slices.Contains(resizeDirections[:], s.labels[LabelResizeDirection]) {
+				t.Errorf("%s %v outside the closed sets", fam, s.labels)
+			}
+		} else if v, ok := s.labels[LabelReason]; ok {
 			if _, ok := latency.ParseReason(v); !ok {
 				t.Errorf("%s reason=%q not in the closed set", fam, v)
 			}

@@ -121,6 +121,15 @@ const (
 	// section 9). Later maintenance kinds (resize, adapter swap, training
 	// step) link the same way.
 	LinkKindTrim = "trim"
+	// LinkKindResize: the linked span is a kiln.resize. From a chat span:
+	// the request's wait for admission overlapped the resize's barrier and
+	// it was charged resize (MAINTENANCE.md section 9).
+	LinkKindResize = "resize"
+	// LinkKindAdapterSwap: the linked span is a kiln.adapter_swap (as
+	// LinkKindResize, charged adapter).
+	LinkKindAdapterSwap = "adapter_swap"
+	// LinkKindTrainingStep: the linked span is a kiln.training_step.
+	LinkKindTrainingStep = "training_step"
 	// AttrBlockerStartOffsetMs is the blocking work's start, in ms since
 	// this (the stalled) request's receipt.
 	AttrBlockerStartOffsetMs = "kiln.blocker.start_offset_ms"
@@ -183,4 +192,21 @@ const (
 	AttrTrimRSSAfter       = "kiln.trim.rss_after_bytes"
 	AttrTrimDeferredMs     = "kiln.trim.deferred_ms"
 	AttrMaintenanceReason  = "kiln.maintenance.reason" // "maintenance" (operator) or "automatic_memory_policy"
+)
+
+// SpanResize is the span of one KV resize (MAINTENANCE.md sections 6 and
+// 9), the root of its own trace.
+const SpanResize = "kiln.resize"
+
+// Attributes of the kiln.resize span (beside AttrMaintenanceReason).
+const (
+	AttrResizeFromTokens      = "kiln.resize.from_tokens"
+	AttrResizeRequestedTokens = "kiln.resize.requested_tokens"
+	AttrResizeActualTokens    = "kiln.resize.actual_tokens"
+	AttrResizeDirection       = "kiln.resize.direction" // grow, shrink or none
+	AttrResizeBytesBefore     = "kiln.resize.bytes_before"
+	AttrResizeBytesAfter      = "kiln.resize.bytes_after"
+	AttrResizeRSSBefore       = "kiln.resize.rss_before_bytes"
+	AttrResizeRSSAfter        = "kiln.resize.rss_after_bytes"
+	AttrResizeDrainMs         = "kiln.resize.drain_ms"
 )

@@ -8,11 +8,6 @@ const (
 	// of its own trace: from the swap's queueing through the batch's
 	// drain to the switch of weights.
 	SpanAdapterSwap = "kiln.adapter_swap"
-	// LinkKindAdapter: the linked span is a kiln.adapter_swap. A chat
-	// span charged adapter_ms links to every swap that overlapped its wait
-	// for admission; a stall span to one whose hold overlapped a lock wait
-	// inside the gap.
-	LinkKindAdapter = "adapter"
 
 	AttrAdapterFrom     = "kiln.adapter.from"     // the adapter loaded before ("base": none)
 	AttrAdapterTo       = "kiln.adapter.to"       // the adapter loaded after ("base": none)

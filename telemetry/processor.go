@@ -51,6 +51,8 @@ type Processor struct {
 	engine atomic.Pointer[func() EngineStats]
 	// activeAdapter is kiln_active_adapter's one series (adapter_metric.go).
 	activeAdapter atomic.Pointer[attribute.Set]
+
+	kvResizes *kvResizeCounter
 }
 
 var _ sdktrace.SpanProcessor = (*Processor)(nil)
@@ -105,6 +107,9 @@ func NewProcessor(meter metric.Meter, windowCapacity int) (*Processor, error) {
 		return nil, err
 	}
 	if err := p.registerActiveAdapter(meter); err != nil {
+		return nil, err
+	}
+	if p.kvResizes, err = newKVResizeCounter(meter); err != nil {
 		return nil, err
 	}
 

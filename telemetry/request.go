@@ -304,6 +304,11 @@ func (r *Request) End(info EndInfo) latency.Summary {
 	}
 	s := r.tr.Summary()
 	r.summary = s
+	from, to := info.Submitted, info.Admitted
+	if from.IsZero() || to.IsZero() {
+		from, to = r.tr.Received(), end
+	}
+	r.linkBarriers(&s, from, to)
 	if r.span.IsRecording() {
 		r.span.SetAttributes(r.summaryAttributes(&s, info, end)...)
 		if info.Err != nil {
@@ -317,9 +322,6 @@ func (r *Request) End(info EndInfo) latency.Summary {
 			}
 			r.span.SetStatus(codes.Error, msg)
 		}
-	}
-	for _, l := range r.t.chargedLinks(&s, info) {
-		r.span.AddLink(l)
 	}
 	r.span.End(trace.WithTimestamp(end))
 	return s

@@ -39,7 +39,7 @@ func TestDashboard(t *testing.T) {
 	wd := startWebDriver(t)
 	// One large prefill chunk: the long prompt is prefilled in a single
 	// cycle, stalling the decoding request's next gap.
-	srv := startServe(t, "--prefill-chunk", "2048")
+	srv := startServe(t, "--prefill-chunk", "2048", "--memory-reclaim", "on-demand")
 
 	wd.navigate(srv.URL + "/ui")
 	defer wd.screenshot(filepath.Join(repoRoot(t), "e2e-artifacts", "dashboard.png"))
@@ -52,6 +52,10 @@ func TestDashboard(t *testing.T) {
 	wd.waitVisible("#recent-empty")
 	if got := wd.textOf("#recent-empty"); got != "No completed requests yet." {
 		t.Errorf("empty recent-requests list says %q", got)
+	}
+	wd.waitVisible("#maintenance-empty")
+	if got := wd.textOf("#maintenance-empty"); !strings.HasPrefix(got, "No maintenance operations yet") {
+		t.Errorf("empty maintenance panel says %q", got)
 	}
 
 	srv.stallWorkload(t, stallPromptWords)
@@ -153,6 +157,41 @@ func TestDashboard(t *testing.T) {
 		got, ok := wd.visibleText("#diagnosis-id")
 		return ok && got == id
 	})
+
+	checkMaintenancePanel(t, wd, srv.URL)
+}
+
+// checkMaintenancePanel runs an operator trim and waits for the
+// maintenance panel to list it by itself (no reload): kind, reason, a
+// duration and an outcome.
+func checkMaintenancePanel(t *testing.T, wd *webDriver, base string) {
+	t.Helper()
+	resp, err := http.Post(base+"/v1/maintenance/trim", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("trim: HTTP %d", resp.StatusCode)
+	}
+	var row string
+	wd.waitFor(20*time.Second, "the maintenance panel to list the trim", func() bool {
+		rows := wd.findAll(`#maintenance-rows tr[data-kind="trim"]`)
+		if len(rows) == 0 {
+			return false
+		}
+		row = rows[0]
+		return true
+	})
+	text := wd.text(row)
+	for _, want := range []string{"Trim", "maintenance", " ms", "reclaimed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("maintenance row %q lacks %q", text, want)
+		}
+	}
+	if _, shown := wd.tryFindVisible("#maintenance-empty"); shown {
+		t.Error("the maintenance panel still says it is empty")
+	}
 }
 
 // checkDiagnosisDetail checks the detailed Latency diagnosis of the

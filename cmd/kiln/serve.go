@@ -52,6 +52,7 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.DurationVar(&cfg.Engine.EvictGrace, "evict-grace", cfg.Engine.EvictGrace, "how long a request may block on a client that is not reading")
 	fs.DurationVar(&cfg.Engine.CycleIdle, "cycle-idle", cfg.Engine.CycleIdle, "cooperative pause after each cycle")
 	fs.IntVar(&cfg.Engine.KVBudget, "kv-budget", cfg.Engine.KVBudget, "KV positions reserved by active requests (0: slots x context)")
+	fs.IntVar(&cfg.Engine.KVMaxTokens, "kv-max-tokens", cfg.Engine.KVMaxTokens, "largest KV budget a resize may set (0: half of physical memory)")
 	fs.Var(server.ProfileFlag(cfg), "serving-profile", "stable, experimental or maintenance (inference off; maintenance routes only)")
 	fs.Var(&cfg.MemoryReclaim, "memory-reclaim", "trims: off, on-demand (POST /v1/maintenance/trim) or automatic (also when idle)")
 }

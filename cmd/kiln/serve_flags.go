@@ -48,6 +48,7 @@ func checkServeRanges(cfg server.Config, extra serveExtra) error {
 		{"delivery-buffer", int64(cfg.Engine.DeliveryBuffer), 1, unbounded},
 		{"max-batch", int64(cfg.Engine.MaxBatch), 0, unbounded},
 		{"kv-budget", int64(cfg.Engine.KVBudget), 0, unbounded},
+		{"kv-max-tokens", int64(cfg.Engine.KVMaxTokens), 0, unbounded},
 		{"slots", int64(extra.slots), 1, 4096},
 		{"threads", int64(cfg.Threads), 0, 4096},
 		{"max-streams", int64(cfg.MaxStreams), 0, unbounded},

@@ -65,7 +65,11 @@ func NewBackend(slots, seqLen, vocab int) *Backend {
 }
 
 // Slots implements engine.Backend.
-func (b *Backend) Slots() int { return b.slots }
+func (b *Backend) Slots() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.slots
+}
 
 // SeqLen implements engine.Backend.
 func (b *Backend) SeqLen() int { return b.seqLen }
@@ -219,4 +223,24 @@ func GreedyVariant(prompt []int, n, vocab int, variant uint64) []int {
 		h = mix(h ^ uint64(best+1) ^ v)
 	}
 	return out
+}
+
+// KVBytesPerPos implements engine.KVResizer: the fake's KV bytes per
+// position (1 KiB, so that sizes in tests are round numbers).
+func (b *Backend) KVBytesPerPos() int64 { return 1024 }
+
+// ResizeSlots implements engine.KVResizer: the fake now has n slots;
+// slots beyond n lose their history. It returns 1 KiB per position they
+// held.
+func (b *Backend) ResizeSlots(n int) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var dropped int64
+	for i := n; i < b.slots; i++ {
+		dropped += int64(len(b.hist[i])) * 1024
+	}
+	h := make([][]uint64, n)
+	copy(h, b.hist)
+	b.hist, b.slots = h, n
+	return dropped
 }

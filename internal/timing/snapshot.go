@@ -14,7 +14,8 @@ type EngineSnapshot struct {
 	Draining   int // finished requests whose last token waits for the consumer
 
 	KVReserved int // KV positions reserved by active requests
-	KVBudget   int
+	KVBudget   int // KV positions admission may reserve (changed by a resize)
+	KVSlots    int // sequences the KV arena holds (changed by a resize)
 
 	BatchLast, BatchMax int // rows of the latest and largest decode step
 	PrefillLast         int // prompt tokens prefilled in the latest cycle that prefilled
@@ -45,6 +46,9 @@ type EngineSnapshot struct {
 	BarrierResize  bool
 	BarrierAdapter bool
 	Mutations      uint64
+	// MutationsPending are the mutations queued and not yet accepted (read
+	// live).
+	MutationsPending int
 
 	// Trims (memory reclaim): attempts that gave memory back and those
 	// that found none, the bytes given back, the latest trim's duration.

@@ -1,7 +1,8 @@
-// Kiln dashboard: polls GET /v1/stats/decode and GET
-// /v1/stats/recent-requests every REFRESH_MS while the tab is visible and
-// renders the decode panel, the recent-requests table and the Latency
-// diagnosis of the request named in the URL fragment (#request=<id>).
+// Kiln dashboard: polls GET /v1/stats/decode, GET
+// /v1/stats/recent-requests and GET /v1/maintenance/recent every
+// REFRESH_MS while the tab is visible and renders the decode panel, the
+// recent-requests table, the maintenance panel and the Latency diagnosis
+// of the request named in the URL fragment (#request=<id>).
 //
 // Server data is only ever inserted with textContent / text nodes, never
 // as HTML. The access token (when the server has one) comes from the token
@@ -12,6 +13,7 @@ import {
   $, REASONS, REASON_LABEL, PHASES, h, isNum, fixed, fmtMs, fmtCount, fmtRate, fmtTime, plural,
 } from "./format.js";
 import { renderDetail } from "./diagnosis.js";
+import { renderMaintenance } from "./maintenance.js";
 
 const REFRESH_MS = 2000;
 const FETCH_TIMEOUT_MS = 5000;
@@ -21,6 +23,7 @@ const TOKEN_KEY = "kiln.accessToken";
 const api = (path) => new URL("../" + path, import.meta.url);
 const DECODE_PATH = "v1/stats/decode";
 const RECENT_PATH = "v1/stats/recent-requests";
+const MAINTENANCE_PATH = "v1/maintenance/recent";
 const DETAIL_PATH = (id) => RECENT_PATH + "/" + encodeURIComponent(id);
 
 // nonZeroReasons lists [reason, count] with count > 0 in the contract's
@@ -138,10 +141,11 @@ async function refresh() {
   state.inFlight = true;
   let results;
   try {
-    results = await Promise.allSettled([getJSON(DECODE_PATH), getJSON(RECENT_PATH)]);
+    results = await Promise.allSettled([getJSON(DECODE_PATH), getJSON(RECENT_PATH), getJSON(MAINTENANCE_PATH)]);
   } finally {
     state.inFlight = false;
   }
+  const maintenance = results.pop(); // its failures show in its panel
   const [decode, recent] = results;
   const failed = results.filter((r) => r.status === "rejected").map((r) => r.reason);
   if (failed.some((e) => e instanceof AuthError)) {
@@ -155,6 +159,7 @@ async function refresh() {
   $("main").hidden = false;
   if (decode.status === "fulfilled") renderDecode(decode.value);
   if (recent.status === "fulfilled") renderRecent(recent.value);
+  renderMaintenance(maintenance);
   renderDiagnosis();
   showError(failed.map((e) => (e instanceof Error ? e.message : String(e))));
   if (failed.length === 0) state.lastOk = new Date();

@@ -1,0 +1,46 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/kiln-ai/kiln/internal/timing"
+)
+
+// recentMaintenanceShown is how many operations GET /v1/maintenance/recent
+// lists (the telemetry ring keeps 64).
+const recentMaintenanceShown = 20
+
+// maintenanceOpJSON is one operation of GET /v1/maintenance/recent.
+type maintenanceOpJSON struct {
+	Kind       string   `json:"kind"`   // trim, resize, adapter_swap, training_step
+	Reason     string   `json:"reason"` // maintenance, automatic_memory_policy, ...
+	Start      string   `json:"start"`  // RFC 3339 with milliseconds
+	DurationMs *float64 `json:"duration_ms"`
+	Running    bool     `json:"running"`
+	Outcome    string   `json:"outcome"` // "" while running
+	Summary    string   `json:"summary"`
+}
+
+// maintenanceRecentJSON is the reply of GET /v1/maintenance/recent.
+type maintenanceRecentJSON struct {
+	Object     string              `json:"object"` // "kiln.maintenance.recent"
+	Operations []maintenanceOpJSON `json:"operations"`
+}
+
+// maintenanceRecent serves GET /v1/maintenance/recent: the latest
+// maintenance operations (trims, resizes, adapter swaps, training steps),
+// newest first, for the dashboard's maintenance panel.
+func (s *Server) maintenanceRecent(w http.ResponseWriter, _ *http.Request) error {
+	recs := s.tel.RecentMaintenance(recentMaintenanceShown)
+	out := maintenanceRecentJSON{Object: "kiln.maintenance.recent", Operations: make([]maintenanceOpJSON, 0, len(recs))}
+	for _, r := range recs {
+		op := maintenanceOpJSON{Kind: r.Kind, Reason: r.Reason, Start: r.Start.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+			Running: r.End.IsZero(), Outcome: r.Outcome, Summary: r.Summary}
+		if !op.Running {
+			d := timing.Ms(r.Duration())
+			op.DurationMs = &d
+		}
+		out.Operations = append(out.Operations, op)
+	}
+	return marshalJSON(w, http.StatusOK, out)
+}
