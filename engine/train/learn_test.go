@@ -1,0 +1,147 @@
+package train
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kiln-ai/kiln/engine/chat"
+	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// learnConfig is the job configuration of the learning tests. kiln-tiny's
+// random classifier puts a fresh answer at about 17 nats a token (and its
+// end-of-turn token, a control token, at -40 nats of bias), so memorising
+// one conversation takes every projection and a score of steps at 1e-3
+// (measured: 16 epochs suffice for four conversations out of four; 20
+// leave a margin).
+func learnConfig(seed uint64) Config {
+	c := DefaultConfig()
+	c.Epochs = 20
+	c.LearningRate = 1e-3
+	c.LoraRank = 8
+	c.LoraAlpha = 16
+	c.TargetModules = []string{"q", "k", "v", "o", "gate", "up", "down"}
+	c.Seed = seed
+	return c
+}
+
+// randomConversation draws a user question and an assistant answer of
+// whole words of the vocabulary from seed.
+func randomConversation(l *llama.Loaded, seed uint64) []chat.Message {
+	r := rand.New(rand.NewPCG(seed, 3))
+	var words []string
+	for id := range l.Tokenizer.VocabSize() {
+		if p := l.Tokenizer.Token(id); strings.HasPrefix(p, "▁") && len(p) > 4 && !l.Tokenizer.IsSpecial(id) {
+			words = append(words, p[len("▁"):])
+		}
+	}
+	pick := func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = words[r.IntN(len(words))]
+		}
+		return strings.Join(w, " ")
+	}
+	return []chat.Message{{Role: "user", Content: pick(6)}, {Role: "assistant", Content: pick(5)}}
+}
+
+// TestLearnsConversation trains kiln-tiny on one conversation, a fixed one
+// and one drawn from a time seed (logged), and checks that the loss falls
+// and that the greedy answer to the prompt becomes the trained answer while
+// the base model's answer differs.
+func TestLearnsConversation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains kiln-tiny for a few epochs")
+	}
+	l, err := llama.OpenTiny()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := []chat.Message{
+		{Role: "user", Content: "what is the name of the little dog"},
+		{Role: "assistant", Content: "the dog is called pepper"},
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("random conversation seed %d", seed)
+	for name, msgs := range map[string][]chat.Message{"fixed": fixed, "random": randomConversation(l, seed)} {
+		t.Run(name, func(t *testing.T) {
+			pool := kernels.NewPool(2)
+			defer pool.Close()
+			checkLearns(t, l, pool, msgs, learnConfig(seed))
+		})
+	}
+}
+
+func checkLearns(t *testing.T, l *llama.Loaded, pool *kernels.Pool, msgs []chat.Message, cfg Config) *Trainer {
+	t.Helper()
+	enc := Encoder{Template: l.Template, Tokenizer: l.Tokenizer}
+	seq, err := enc.Encode(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, err := enc.Prompt(msgs[:len(msgs)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The answer is the assistant's tokens before the end of its turn.
+	// kiln-tiny's classifier biases control tokens by -40 nats, so the
+	// end-of-turn token itself is trained on but not required.
+	want := seq.IDs[len(prompt):]
+	if i := slices.IndexFunc(want, func(id int) bool { return slices.Contains(l.Tokenizer.StopIDs(), id) }); i >= 0 {
+		want = want[:i]
+	}
+	if !slices.Equal(seq.IDs[:len(prompt)], prompt) || slices.Contains(seq.Target[:len(prompt)], true) {
+		t.Fatalf("the training sequence does not start with the inference prompt as context")
+	}
+	tr, err := New(l.Model, pool, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := l.Tokenizer.StopIDs()
+	base := tr.Greedy(prompt, len(want), stop)
+	if slices.Equal(base, want) {
+		t.Fatalf("the base model already answers %q", l.Tokenizer.Decode(want))
+	}
+	losses, err := tr.Run(context.Background(), []Sequence{seq}, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("losses %.3f", losses)
+	checkFalls(t, losses)
+	got := tr.Greedy(prompt, len(want), stop)
+	if !slices.Equal(got, want) {
+		t.Errorf("after training the answer is %q, want %q (base answered %q)",
+			l.Tokenizer.Decode(got), l.Tokenizer.Decode(want), l.Tokenizer.Decode(base))
+	}
+	return tr
+}
+
+// checkFalls asserts that the loss falls step by step: AdamW at a constant
+// learning rate overshoots on a step now and then, so the mean of every
+// block of four steps must be below the previous block's, and the last loss
+// under a twentieth of the first.
+func checkFalls(t *testing.T, losses []float64) {
+	t.Helper()
+	const block = 4
+	prev := math.Inf(1)
+	for lo := 0; lo+block <= len(losses); lo += block {
+		var sum float64
+		for _, l := range losses[lo : lo+block] {
+			sum += l
+		}
+		if mean := sum / block; !(mean < prev) {
+			t.Errorf("mean loss of steps %d-%d is %.3f, not below the previous block's %.3f: %.3f", lo+1, lo+block, mean, prev, losses)
+		} else {
+			prev = mean
+		}
+	}
+	if last := losses[len(losses)-1]; !(last < losses[0]/20) {
+		t.Errorf("loss went from %.3f to %.3f, want under a twentieth", losses[0], last)
+	}
+}
