@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -110,3 +111,5 @@ func sequenceCase(c llama.Config, n int, seed uint64) ([]int, []bool) {
 }
 
 func allModules() []Module { return []Module{ModQ, ModK, ModV, ModO, ModGate, ModUp, ModDown} }
+
+func fmtName(f string, l int) string { return fmt.Sprintf(f, l) }
