@@ -156,3 +156,20 @@ func (e Encoder) piece(text string, spans []chat.Span, prefix string) ([]int, er
 	}
 	return e.Tokenizer.EncodeTemplated(text[off:], plain), nil
 }
+
+// EncodeAll validates and encodes every example, naming the first that
+// fails.
+func (e Encoder) EncodeAll(exs []Example) ([]Sequence, error) {
+	out := make([]Sequence, len(exs))
+	for i, ex := range exs {
+		if err := ex.Validate(); err != nil {
+			return nil, fmt.Errorf("train: example %d: %w", i, err)
+		}
+		s, err := e.Encode(ex.Chat())
+		if err != nil {
+			return nil, fmt.Errorf("train: example %d: %w", i, err)
+		}
+		out[i] = s
+	}
+	return out, nil
+}

@@ -125,7 +125,10 @@ func writeAtomic(path string, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("train: write %s: %w", path, err)
 	}
-	_, werr := tmp.Write(data)
+	werr := tmp.Chmod(0o644)
+	if werr == nil {
+		_, werr = tmp.Write(data)
+	}
 	cerr := tmp.Close()
 	if werr == nil {
 		werr = cerr
