@@ -74,7 +74,7 @@ func WritePEFT(dir string, a *Adapter, base string) error {
 		for _, m := range a.Targets {
 			p := a.w.layers[l][m]
 			b := p.B
-			if c.Rope == llama.RopeNorm && (m == ModQ || m == ModK) {
+			if c.Arch == "llama" && c.Rope == llama.RopeNorm && (m == ModQ || m == ModK) {
 				b = hfRows(b, p.out/c.HeadDim(), c.HeadDim(), a.Rank)
 			}
 			entries = append(entries,
