@@ -31,11 +31,15 @@ type generateOptions struct {
 	threads     int
 	topLogits   int
 	context     int
+	adapter     string
 }
 
 // generateOutput is the --json object.
 type generateOutput struct {
-	Model            string  `json:"model"`
+	Model string `json:"model"`
+	// Adapter is the sha256 of the applied adapter's weights file (absent
+	// without --adapter).
+	Adapter          string  `json:"adapter,omitempty"`
 	PromptIDs        []int   `json:"prompt_ids"`
 	IDs              []int   `json:"ids"`
 	Text             *string `json:"text,omitempty"` // only with a tokenizer
@@ -75,9 +79,10 @@ func parseGenerateFlags(args []string, stderr io.Writer) (generateOptions, error
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (ids, text, timing) instead of streaming text")
 	fs.IntVar(&o.threads, "threads", 0, "compute threads (0: one per CPU)")
 	fs.IntVar(&o.context, "context", 0, "context length of a GGUF or Hugging Face model, capped at the model's own (0: 4096)")
+	fs.StringVar(&o.adapter, "adapter", "", "LoRA adapter to apply: a PEFT directory (adapter_config.json, adapter_model.safetensors) or a llama.cpp LoRA GGUF file")
 	fs.IntVar(&o.topLogits, "top-logits", 0, "with --json: add the K largest raw logits after the last prompt position as [id, logit] pairs")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kiln generate [--model FILE_OR_DIR|kiln-tiny] (--prompt TEXT | --prompt-ids 1,2,3) [--max-tokens N] [--temperature T] [--seed S] [--json [--top-logits K]]\n\nFlags:")
+		fmt.Fprintln(stderr, "usage: kiln generate [--model FILE_OR_DIR|kiln-tiny] (--prompt TEXT | --prompt-ids 1,2,3) [--adapter DIR_OR_GGUF] [--max-tokens N] [--temperature T] [--seed S] [--json [--top-logits K]]\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -136,6 +141,12 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer func() { _ = loaded.Close() }()
 	tok := loaded.Tokenizer
+	var adapter *llama.Adapter
+	if o.adapter != "" {
+		if adapter, err = llama.LoadAdapter(o.adapter, loaded.Model); err != nil {
+			return fmt.Errorf("generate: --adapter: %w", err)
+		}
+	}
 
 	var prompt []int
 	if o.promptIDs != "" {
@@ -160,11 +171,13 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	defer pool.Close()
 	var top [][2]float64
 	if o.topLogits > 0 {
-		if top, err = topLogits(loaded.Model, pool, prompt, o.topLogits); err != nil {
+		if top, err = topLogits(loaded.Model, adapter, pool, prompt, o.topLogits); err != nil {
 			return err
 		}
 	}
-	eng, err := engine.New(loaded.Model.NewState(1, pool), engine.Config{})
+	state := loaded.Model.NewState(1, pool)
+	state.SetAdapter(adapter)
+	eng, err := engine.New(state, engine.Config{})
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
@@ -187,6 +200,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 
 	out := generateOutput{Model: loaded.ID, PromptIDs: prompt, IDs: []int{}, TopLogits: top}
+	if adapter != nil {
+		out.Adapter = adapter.Info.SHA256
+	}
 	var text strings.Builder
 	var dec interface {
 		Next(int) string

@@ -58,39 +58,66 @@ func refTolerance(c refCase) float64 {
 
 // TestGenerateRefModels: `kiln generate --model FILE_OR_DIR --prompt-ids P
 // --temperature 0 --json --top-logits K` reproduces every reference case of
-// ../shared/models/ref (adapter cases excepted: they need --adapter): the
-// reference top-8 logits within the file type's tolerance, and the greedy
-// ids up to the first step whose reference margin is below twice that
-// tolerance (README's rule: below it, either id is a correct answer).
+// ../shared/models/ref: the reference top-8 logits within the file type's
+// tolerance, and the greedy ids up to the first step whose reference margin
+// is below twice that tolerance (README's rule: below it, either id is a
+// correct answer). An adapter case runs twice, with --adapter naming the
+// adapter's GGUF file and its PEFT directory.
 func TestGenerateRefModels(t *testing.T) {
 	for _, c := range loadRefCases(t) {
-		if c.Lora != nil || raceEnabled && !strings.HasSuffix(c.ID, "/p9") {
-			continue // adapters need --adapter; under the race detector one prompt per model
+		if raceEnabled && !strings.HasSuffix(c.ID, "/p9") {
+			continue // under the race detector one prompt per model
 		}
-		t.Run(c.ID, func(t *testing.T) {
-			model := sharedModelPath(t, filepath.Join("ref", c.File))
-			ids := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(c.PromptIDs)), ","), "[]")
-			out := generateJSON(t, "--model", model, "--prompt-ids", ids, "--max-tokens", fmt.Sprint(len(c.Greedy)),
-				"--temperature", "0", "--top-logits", "16")
-			tol := refTolerance(c)
-			got := make(map[int]float64, len(out.TopLogits))
-			for _, p := range out.TopLogits {
-				got[int(p[0])] = p[1]
-			}
-			for _, w := range c.Top8 {
-				g, ok := got[int(w[0])]
-				if !ok || math.Abs(g-w[1]) > tol {
-					t.Errorf("logit of id %d = %v (present %v), want %v ± %g", int(w[0]), g, ok, w[1], tol)
+		for _, ad := range refCaseAdapters(c) {
+			t.Run(c.ID+ad.suffix, func(t *testing.T) {
+				model := sharedModelPath(t, filepath.Join("ref", c.File))
+				ids := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(c.PromptIDs)), ","), "[]")
+				args := []string{"--model", model, "--prompt-ids", ids, "--max-tokens", fmt.Sprint(len(c.Greedy)),
+					"--temperature", "0", "--top-logits", "16"}
+				if ad.path != "" {
+					args = append(args, "--adapter", sharedModelPath(t, filepath.Join("ref", ad.path)))
 				}
-			}
-			for k, want := range c.Greedy {
-				if c.GreedyMargin[k] < 2*tol {
-					break
+				out := generateJSON(t, args...)
+				if (ad.path != "") != (out.Adapter != "") {
+					t.Errorf("--adapter %q: output's adapter is %q", ad.path, out.Adapter)
 				}
-				if k >= len(out.IDs) || out.IDs[k] != want {
-					t.Fatalf("greedy ids %v, want %v up to step %d", out.IDs, c.Greedy, k)
-				}
-			}
-		})
+				checkGenerateRef(t, c, out)
+			})
+		}
+	}
+}
+
+// refCaseAdapters lists the --adapter values a case runs with: none for a
+// base case; the GGUF file and its PEFT twin directory
+// (tiny-llama.lora-r8.F32.gguf -> tiny-llama.lora-r8.peft) for a LoRA case.
+func refCaseAdapters(c refCase) []struct{ suffix, path string } {
+	if c.Lora == nil {
+		return []struct{ suffix, path string }{{}}
+	}
+	return []struct{ suffix, path string }{{"/gguf", *c.Lora}, {"/peft", strings.TrimSuffix(*c.Lora, ".F32.gguf") + ".peft"}}
+}
+
+// checkGenerateRef compares one run's top logits and greedy ids with the
+// case's reference.
+func checkGenerateRef(t *testing.T, c refCase, out generateOutput) {
+	t.Helper()
+	tol := refTolerance(c)
+	got := make(map[int]float64, len(out.TopLogits))
+	for _, p := range out.TopLogits {
+		got[int(p[0])] = p[1]
+	}
+	for _, w := range c.Top8 {
+		g, ok := got[int(w[0])]
+		if !ok || math.Abs(g-w[1]) > tol {
+			t.Errorf("logit of id %d = %v (present %v), want %v ± %g", int(w[0]), g, ok, w[1], tol)
+		}
+	}
+	for k, want := range c.Greedy {
+		if c.GreedyMargin[k] < 2*tol {
+			break
+		}
+		if k >= len(out.IDs) || out.IDs[k] != want {
+			t.Fatalf("greedy ids %v, want %v up to step %d", out.IDs, c.Greedy, k)
+		}
 	}
 }

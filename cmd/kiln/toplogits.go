@@ -9,14 +9,16 @@ import (
 	"github.com/kiln-ai/kiln/kernels"
 )
 
-// topLogits runs the prompt through a fresh one-slot state of m in a single
+// topLogits runs the prompt through a fresh one-slot state of m (with
+// adapter a applied, unless nil) in a single
 // forward step (every prompt position in one batch, as the engine's prefill
 // does) and returns the k largest raw logits after the last position as
 // [id, logit] pairs, largest first (ties: smaller id first). It is the
 // checkable half of `kiln generate --top-logits`: the reference outputs of
 // other engines (llama.cpp, a float64 numpy pass) are stated the same way.
-func topLogits(m *llama.Model, pool *kernels.Pool, prompt []int, k int) ([][2]float64, error) {
+func topLogits(m *llama.Model, a *llama.Adapter, pool *kernels.Pool, prompt []int, k int) ([][2]float64, error) {
 	s := m.NewState(1, pool)
+	s.SetAdapter(a)
 	defer s.Release(0)
 	if len(prompt) > s.SeqLen() {
 		return nil, fmt.Errorf("generate: prompt of %d tokens exceeds the context of %d", len(prompt), s.SeqLen())

@@ -11,4 +11,13 @@
 // NewRandom fills tensors from short-lived goroutines it joins before
 // returning. A Model loaded from GGUF aliases a memory map that Close (or
 // Loaded.Close) unmaps.
+//
+// LoRA adapters (adapter*.go): LoadAdapter reads a PEFT directory or a
+// llama.cpp LoRA GGUF for one Model into float32 A and B matrices, checking
+// every shape against the model and putting B's Q/K rows in the model's row
+// order; InspectAdapter describes one without a model. An Adapter is
+// read-only and may be shared by the States of its Model. State.SetAdapter,
+// called between Forwards by the State's owner, makes Forward add
+// (alpha/r)·B·(A·x) after each targeted projection, for every row, on the
+// same pool; without an adapter this costs one nil check per product.
 package llama

@@ -91,8 +91,8 @@ func openRef(t *testing.T, file string) *Loaded {
 // with the integer products of every path (refTolQuantInt), and their
 // dequantized twin to 1e-4 with float activations on the default path
 // (the exact reference the integer products are measured against). Every file must load: a
-// refused tensor type fails the case. Only the adapter cases are skipped,
-// until adapters are served.
+// refused tensor type fails the case. The LoRA cases run twice, with the
+// adapter's GGUF file and with its PEFT directory, at the same tolerances.
 func TestReferenceModels(t *testing.T) {
 	g := loadRefGolden(t)
 	for _, path := range kernels.Paths() {
@@ -110,37 +110,76 @@ func TestReferenceModels(t *testing.T) {
 			if testshared.Race && !strings.HasSuffix(gc.ID, "/p9") {
 				continue // one prompt per model under the race detector; scripts/test sweeps all without it
 			}
-			t.Run(path+"/"+gc.ID, func(t *testing.T) {
-				if gc.Lora != nil {
-					t.Skipf("LoRA adapter %s: adapters are not supported", *gc.Lora)
-				}
-				l := openRef(t, gc.File)
-				logits, greedy := runRef(l.Model, pool, gc.PromptIDs, len(gc.Greedy))
-				if gc.DequantF32 == nil {
-					checkRef(t, "float reference", logits, greedy, &gc.RefOutputs, refTolFloat)
-					return
-				}
-				tol := refTolQuantInt
-				for _, typ := range floatActTypes {
-					if strings.Contains(gc.File, "."+typ) { // Q2_K, Q3_K_M, ...
-						tol = refTolQuant
-					}
-				}
-				checkRef(t, "llama.cpp quantized", logits, greedy, &gc.RefOutputs, tol)
-				if path != kernels.Path() {
-					return // the float reference once, on the default path
-				}
-				logits, greedy = runRef(l.Model, floatPool, gc.PromptIDs, len(gc.Greedy))
-				checkRef(t, "dequant_f32 twin, float activations", logits, greedy, gc.DequantF32, refTolFloat)
-			})
+			for _, ad := range refAdapters(gc.Lora) {
+				t.Run(path+"/"+gc.ID+ad.suffix, func(t *testing.T) {
+					l := openRef(t, gc.File)
+					a := refAdapter(t, ad.path, l.Model)
+					checkRefCase(t, gc, path, a, l.Model, pool, floatPool)
+				})
+			}
 		}
 	}
 }
 
+// refAdapterCase is one way of applying a case's adapter: its GGUF file or
+// its PEFT directory (suffix names it in the subtest), or none.
+type refAdapterCase struct{ suffix, path string }
+
+// refAdapters lists the adapters a case runs with: none for a base case;
+// the GGUF file and the PEFT directory of the same adapter (which must
+// give the same outputs) for a LoRA case.
+func refAdapters(lora *string) []refAdapterCase {
+	if lora == nil {
+		return []refAdapterCase{{}}
+	}
+	return []refAdapterCase{{"/gguf", *lora}, {"/peft", refPEFTDir(*lora)}}
+}
+
+// refPEFTDir is the PEFT twin of a reference LoRA GGUF
+// (tiny-llama.lora-r8.F32.gguf -> tiny-llama.lora-r8.peft).
+func refPEFTDir(gguf string) string { return strings.TrimSuffix(gguf, ".F32.gguf") + ".peft" }
+
+// refAdapter loads the adapter at path (relative to models/ref) for m,
+// or returns nil for "".
+func refAdapter(t *testing.T, path string, m *Model) *Adapter {
+	t.Helper()
+	if path == "" {
+		return nil
+	}
+	a, err := LoadAdapter(filepath.Join(refDir(t), path), m)
+	if err != nil {
+		t.Fatalf("load adapter %s: %v", path, err)
+	}
+	return a
+}
+
+// checkRefCase runs one golden case on m with adapter a (nil: none).
+func checkRefCase(t *testing.T, gc testshared.RefCase, path string, a *Adapter, m *Model, pool, floatPool *kernels.Pool) {
+	t.Helper()
+	logits, greedy := runRef(m, a, pool, gc.PromptIDs, len(gc.Greedy))
+	if gc.DequantF32 == nil {
+		checkRef(t, "float reference", logits, greedy, &gc.RefOutputs, refTolFloat)
+		return
+	}
+	tol := refTolQuantInt
+	for _, typ := range floatActTypes {
+		if strings.Contains(gc.File, "."+typ) { // Q2_K, Q3_K_M, ...
+			tol = refTolQuant
+		}
+	}
+	checkRef(t, "llama.cpp quantized", logits, greedy, &gc.RefOutputs, tol)
+	if path != kernels.Path() {
+		return // the float reference once, on the default path
+	}
+	logits, greedy = runRef(m, a, floatPool, gc.PromptIDs, len(gc.Greedy))
+	checkRef(t, "dequant_f32 twin, float activations", logits, greedy, gc.DequantF32, refTolFloat)
+}
+
 // runRef feeds prompt in one Forward and returns the logits after it and
 // the next steps greedy ids.
-func runRef(m *Model, pool *kernels.Pool, prompt []int, steps int) ([]float32, []int) {
+func runRef(m *Model, a *Adapter, pool *kernels.Pool, prompt []int, steps int) ([]float32, []int) {
 	s := m.NewState(1, pool)
+	s.SetAdapter(a)
 	logits := prefill(s, 0, 0, prompt, len(prompt))
 	first := append([]float32(nil), logits...)
 	greedy := make([]int, 0, steps)

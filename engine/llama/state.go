@@ -48,6 +48,8 @@ type State struct {
 	attnLayer int
 	attnRows  []Row
 	attnFn    func(lo, hi int) // s.attnPart, bound once so Forward does not allocate
+
+	lora loraState // the LoRA adapter applied, if any (adapter_apply.go)
 }
 
 // kvSlot is the cache of one sequence: per layer, keys and values of
@@ -195,6 +197,7 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		s.qkvOut = [3][]float32{q, k, v}
 		s.qkvW = [3]*kernels.Matrix{&L.WQ, &L.WK, &L.WV}
 		s.pool.MatMulSet(s.qkvOut[:], s.qkvW[:], xb, n)
+		s.addLoRASet(l, loraQ, s.qkvOut[:], xb, n)
 		for i, r := range rows {
 			qi, ki, vi := q[i*qDim:(i+1)*qDim], k[i*kvDim:(i+1)*kvDim], v[i*kvDim:(i+1)*kvDim]
 			s.positionQKV(L, qi, ki, vi, r.Pos)
@@ -204,6 +207,7 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		}
 		s.attention(l, rows)
 		s.pool.MatMul(xb, &L.WO, att, n)
+		s.addLoRA(l, loraO, xb, att, n)
 		kernels.Axpy(1, xb, x)
 
 		for i := range n {
@@ -212,8 +216,10 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		s.gateOut = [2][]float32{hb, hb2}
 		s.gateW = [2]*kernels.Matrix{&L.W1, &L.W3}
 		s.pool.MatMulSet(s.gateOut[:], s.gateW[:], xb, n)
+		s.addLoRASet(l, loraGate, s.gateOut[:], xb, n)
 		kernels.SwiGLU(hb, hb2)
 		s.pool.MatMul(xb, &L.W2, hb, n)
+		s.addLoRA(l, loraDown, xb, hb, n)
 		kernels.Axpy(1, xb, x)
 	}
 

@@ -13,6 +13,20 @@ import (
 type RefGolden struct {
 	Cases     []RefCase     `json:"cases"`
 	Tokenizer []RefTokGroup `json:"tokenizer"`
+	Lora      RefLora       `json:"lora"`
+}
+
+// RefLora describes the reference LoRA adapter (golden.json "lora"): its
+// GGUF file (the PEFT twin is the same name with .peft for .F32.gguf),
+// rank, alpha, targeted GGUF tensor kinds, and the GGUF file's size and
+// sha256.
+type RefLora struct {
+	File      string   `json:"file"`
+	Rank      int      `json:"rank"`
+	Alpha     float64  `json:"alpha"`
+	Targets   []string `json:"targets"`
+	SizeBytes int64    `json:"size_bytes"`
+	SHA256    string   `json:"sha256"`
 }
 
 // RefOutputs are the outputs of one prompt on one model.

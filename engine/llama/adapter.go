@@ -1,0 +1,317 @@
+package llama
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// ErrAdapterLayout marks an adapter that cannot be loaded because of its
+// files: bad JSON, a bad safetensors or GGUF file, a GGUF that is not a
+// LoRA adapter, missing tensors, shapes that do not fit the base model.
+// Every such load error wraps it, and its message names the file and the
+// tensor or key.
+var ErrAdapterLayout = errors.New("llama: adapter layout invalid")
+
+// AdapterInfo describes an adapter on disk without a base model.
+type AdapterInfo struct {
+	Format  string   // "peft" (directory) or "gguf" (file)
+	Rank    int      // r
+	Alpha   float64  // lora_alpha; the scale is Alpha/Rank
+	Targets []string // GGUF tensor kinds it targets, in the order attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down
+	Arch    string   // GGUF general.architecture, or "" for PEFT
+	Bytes   int64    // size of the weights file
+	SHA256  string   // hex sha256 of the weights file (adapter_model.safetensors or the .gguf)
+}
+
+// Adapter is a LoRA adapter loaded for one Model: per layer and targeted
+// projection, A (r x in) and B (out x r) in float32, with B's rows already
+// in the row order of the base model's Q/K weights. It is read-only once
+// loaded, so any number of States of its Model may share it.
+type Adapter struct {
+	Info AdapterInfo
+
+	model  *Model
+	scale  float32                  // alpha / r
+	layers [][numLoraKinds]loraPair // per layer; a pair with no rows is not targeted
+	maxOut int                      // widest targeted output, for the State's scratch
+}
+
+// loraPair is one projection's low-rank update, B·A.
+type loraPair struct {
+	a, b kernels.Matrix // a: r x in, b: out x r, both F32
+}
+
+// loraKind is a projection an adapter may target, in the order of
+// AdapterInfo.Targets; Forward's fused products use consecutive kinds
+// (q, k, v and gate, up).
+type loraKind uint8
+
+const (
+	loraQ loraKind = iota
+	loraK
+	loraV
+	loraO
+	loraGate
+	loraUp
+	loraDown
+	numLoraKinds
+)
+
+// loraGGUFNames are the GGUF tensor kinds of the projections;
+// loraPEFTModules their Hugging Face module names (PEFT target_modules).
+var (
+	loraGGUFNames   = [numLoraKinds]string{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}
+	loraPEFTModules = [numLoraKinds]string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
+)
+
+// base returns the base model's weight matrix of kind k in layer l.
+func (k loraKind) base(l *Layer) *kernels.Matrix {
+	return [numLoraKinds]*kernels.Matrix{&l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W3, &l.W2}[k]
+}
+
+// InspectAdapter describes the adapter at path (a PEFT directory or a LoRA
+// GGUF file) from its configuration or metadata, hashing its weights file;
+// it loads no weights and needs no base model.
+func InspectAdapter(path string) (AdapterInfo, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return AdapterInfo{}, fmt.Errorf("llama: adapter: %w", err)
+	}
+	if st.IsDir() {
+		return inspectPEFT(path)
+	}
+	return inspectGGUFAdapter(path)
+}
+
+// LoadAdapter loads the adapter at path (a PEFT directory or a LoRA GGUF
+// file) for m, checking every tensor's shape against m's projections.
+// Weights are converted to float32 and B's rows are reordered when the
+// adapter's Q/K row order differs from m's (see loraRowOrder). A file
+// problem wraps ErrAdapterLayout and names the file and the tensor.
+func LoadAdapter(path string, m *Model) (*Adapter, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("llama: adapter: %w", err)
+	}
+	if st.IsDir() {
+		return loadPEFT(path, m)
+	}
+	return loadGGUFAdapter(path, m)
+}
+
+// Scale is the factor of the low-rank term, alpha / r.
+func (a *Adapter) Scale() float32 { return a.scale }
+
+// Model is the model the adapter was loaded for.
+func (a *Adapter) Model() *Model { return a.model }
+
+// newAdapter makes an empty adapter for m; the loaders fill its pairs with
+// set and finish with done.
+func newAdapter(m *Model, info AdapterInfo) *Adapter {
+	return &Adapter{Info: info, model: m, layers: make([][numLoraKinds]loraPair, m.Config.Layers)}
+}
+
+// set stores the pair of (layer, kind) after checking its shapes with
+// check.
+func (a *Adapter) set(file string, layer int, k loraKind, ma, mb kernels.Matrix, nameA, nameB string) error {
+	if err := a.check(file, layer, k, ma.Rows, ma.Cols, mb.Rows, mb.Cols, nameA, nameB); err != nil {
+		return err
+	}
+	a.layers[layer][k] = loraPair{a: ma, b: mb}
+	a.maxOut = max(a.maxOut, mb.Rows)
+	return nil
+}
+
+// check checks the shapes of a pair against the base projection of
+// (layer, kind): A is r x in, B is out x r. nameA and nameB are the
+// tensors' names in file, for the error.
+func (a *Adapter) check(file string, layer int, k loraKind, rowsA, colsA, rowsB, colsB int, nameA, nameB string) error {
+	w := k.base(&a.model.Layers[layer])
+	r := a.Info.Rank
+	if rowsA != r || colsA != w.Cols {
+		return fmt.Errorf("%w: %s: tensor %s is %dx%d, want %dx%d (rank x the input width of %s)",
+			ErrAdapterLayout, file, nameA, rowsA, colsA, r, w.Cols, loraGGUFNames[k])
+	}
+	if rowsB != w.Rows || colsB != r {
+		return fmt.Errorf("%w: %s: tensor %s is %dx%d, want %dx%d (the output width of %s x rank)",
+			ErrAdapterLayout, file, nameB, rowsB, colsB, w.Rows, r, loraGGUFNames[k])
+	}
+	return nil
+}
+
+// done checks that every targeted kind is present in every layer and
+// fills Info.Targets and the scale.
+func (a *Adapter) done(file string, name func(layer int, k loraKind) string) error {
+	a.Info.Targets = a.Info.Targets[:0]
+	for k := range numLoraKinds {
+		n := 0
+		for l := range a.layers {
+			if a.layers[l][k].a.Rows > 0 {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		for l := range a.layers {
+			if a.layers[l][k].a.Rows == 0 {
+				return fmt.Errorf("%w: %s: tensor %s missing (the adapter targets %s in other layers)",
+					ErrAdapterLayout, file, name(l, k), loraGGUFNames[k])
+			}
+		}
+		a.Info.Targets = append(a.Info.Targets, loraGGUFNames[k])
+	}
+	if len(a.Info.Targets) == 0 {
+		return fmt.Errorf("%w: %s: no LoRA tensors", ErrAdapterLayout, file)
+	}
+	a.scale = float32(a.Info.Alpha / float64(a.Info.Rank))
+	return nil
+}
+
+// hashFile returns the size and hex sha256 of the file at path.
+func hashFile(path string) (int64, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", fmt.Errorf("llama: adapter: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", fmt.Errorf("llama: adapter: read %s: %w", path, err)
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// targetsOf lists the kinds named in order, for AdapterInfo.Targets.
+func targetsOf(on [numLoraKinds]bool) []string {
+	var out []string
+	for k, ok := range on {
+		if ok {
+			out = append(out, loraGGUFNames[k])
+		}
+	}
+	return out
+}
+
+// loraRowOrder reports how B's rows of the Q and K projections must be
+// reordered for m. llama.cpp's converter permutes a llama model's Q/K rows
+// for its interleaved (RopeNorm) rotary embedding, and a LoRA GGUF of a
+// llama model carries the same permutation on lora_B; Hugging Face (PEFT)
+// keeps the half-split order that RopeNeoX expects. qwen2 and qwen3 GGUFs
+// are never permuted. The result is +1 to permute (PEFT adapter on a
+// permuted base), -1 for the inverse (llama GGUF adapter on a Hugging
+// Face llama directory), 0 for nothing.
+func loraRowOrder(adapterPermuted bool, m *Model) int {
+	basePermuted := m.Config.Arch == "llama" && m.Config.Rope == RopeNorm
+	switch {
+	case basePermuted && !adapterPermuted:
+		return +1
+	case !basePermuted && adapterPermuted:
+		return -1
+	}
+	return 0
+}
+
+// permuteRows reorders the rows of b (heads x hd rows of cols values)
+// between Hugging Face order and llama.cpp's: with dir +1, row h·hd+2j+s
+// of the result is row h·hd+(hd/2)·s+j of b; with -1 the inverse.
+func permuteRows(b []float32, heads, cols int, dir int) []float32 {
+	out := make([]float32, len(b))
+	hd := len(b) / cols / heads
+	half := hd / 2
+	for h := range heads {
+		for j := range half {
+			for s := range 2 {
+				ggufRow, hfRow := h*hd+2*j+s, h*hd+half*s+j
+				src, dst := hfRow, ggufRow
+				if dir < 0 {
+					src, dst = ggufRow, hfRow
+				}
+				copy(out[dst*cols:(dst+1)*cols], b[src*cols:(src+1)*cols])
+			}
+		}
+	}
+	return out
+}
+
+// reorder applies loraRowOrder to the Q and K pairs of every layer.
+func (a *Adapter) reorder(adapterPermuted bool) {
+	dir := loraRowOrder(adapterPermuted, a.model)
+	if dir == 0 {
+		return
+	}
+	c := a.model.Config
+	for l := range a.layers {
+		for _, t := range [...]struct {
+			k     loraKind
+			heads int
+		}{{loraQ, c.Heads}, {loraK, c.KVHeads}} {
+			p := &a.layers[l][t.k]
+			heads := t.heads
+			if p.b.Rows > 0 {
+				p.b.F32 = permuteRows(p.b.F32, heads, p.b.Cols, dir)
+			}
+		}
+	}
+}
+
+// f32Matrix makes a rows x cols float32 matrix over v.
+func f32Matrix(rows, cols int, v []float32) kernels.Matrix {
+	return kernels.Matrix{Type: kernels.F32, Rows: rows, Cols: cols, F32: v}
+}
+
+// splitLoraName splits a GGUF LoRA tensor name "blk.N.KIND.weight.lora_a"
+// into its layer, kind and side ('a' or 'b').
+func splitLoraName(name string) (layer int, k loraKind, side byte, ok bool) {
+	rest, found := strings.CutPrefix(name, "blk.")
+	if !found {
+		return 0, 0, 0, false
+	}
+	var kind string
+	switch {
+	case strings.HasSuffix(rest, ".weight.lora_a"):
+		side, rest = 'a', strings.TrimSuffix(rest, ".weight.lora_a")
+	case strings.HasSuffix(rest, ".weight.lora_b"):
+		side, rest = 'b', strings.TrimSuffix(rest, ".weight.lora_b")
+	default:
+		return 0, 0, 0, false
+	}
+	num, kind, found := strings.Cut(rest, ".")
+	if !found {
+		return 0, 0, 0, false
+	}
+	layer, ok = parseLayerIndex(num)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	for i, n := range loraGGUFNames {
+		if n == kind {
+			return layer, loraKind(i), side, true
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// parseLayerIndex parses a decimal layer number without sign or leading
+// zeros, bounded so that it cannot overflow.
+func parseLayerIndex(s string) (int, bool) {
+	if s == "" || len(s) > 7 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	n := 0
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
