@@ -113,3 +113,14 @@ func sequenceCase(c llama.Config, n int, seed uint64) ([]int, []bool) {
 func allModules() []Module { return []Module{ModQ, ModK, ModV, ModO, ModGate, ModUp, ModDown} }
 
 func fmtName(f string, l int) string { return fmt.Sprintf(f, l) }
+
+// lastLogits is the trainer's forward pass's logits after the last token of
+// ids.
+func (t *Trainer) lastLogits(ids []int) []float32 {
+	c := t.m.Config
+	out := make([]float32, c.Vocab)
+	t.net.forward(ids)
+	n := len(ids)
+	t.net.la.matmul(out, t.m.Output, t.net.a.xf[(n-1)*c.Dim:n*c.Dim], 1)
+	return out
+}

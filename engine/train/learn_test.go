@@ -73,33 +73,34 @@ func TestLearnsConversation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			pool := kernels.NewPool(2)
 			defer pool.Close()
-			checkLearns(t, l, pool, msgs, learnConfig(seed))
+			tr, prompt, want := checkLearns(t, l, pool, msgs, learnConfig(seed))
+			checkServed(t, l, pool, tr, prompt, want)
 		})
 	}
 }
 
-func checkLearns(t *testing.T, l *llama.Loaded, pool *kernels.Pool, msgs []chat.Message, cfg Config) *Trainer {
+func checkLearns(t *testing.T, l *llama.Loaded, pool *kernels.Pool, msgs []chat.Message, cfg Config) (tr *Trainer, prompt, want []int) {
 	t.Helper()
 	enc := Encoder{Template: l.Template, Tokenizer: l.Tokenizer}
 	seq, err := enc.Encode(msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt, err := enc.Prompt(msgs[:len(msgs)-1])
+	prompt, err = enc.Prompt(msgs[:len(msgs)-1])
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The answer is the assistant's tokens before the end of its turn.
 	// kiln-tiny's classifier biases control tokens by -40 nats, so the
 	// end-of-turn token itself is trained on but not required.
-	want := seq.IDs[len(prompt):]
+	want = seq.IDs[len(prompt):]
 	if i := slices.IndexFunc(want, func(id int) bool { return slices.Contains(l.Tokenizer.StopIDs(), id) }); i >= 0 {
 		want = want[:i]
 	}
 	if !slices.Equal(seq.IDs[:len(prompt)], prompt) || slices.Contains(seq.Target[:len(prompt)], true) {
 		t.Fatalf("the training sequence does not start with the inference prompt as context")
 	}
-	tr, err := New(l.Model, pool, cfg)
+	tr, err = New(l.Model, pool, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,71 @@ func checkLearns(t *testing.T, l *llama.Loaded, pool *kernels.Pool, msgs []chat.
 		t.Errorf("after training the answer is %q, want %q (base answered %q)",
 			l.Tokenizer.Decode(got), l.Tokenizer.Decode(want), l.Tokenizer.Decode(base))
 	}
-	return tr
+	return tr, prompt, want
+}
+
+// checkServed writes the trained adapter in the PEFT layout, loads it
+// with llama.LoadAdapter and serves the prompt greedily through a State
+// with the adapter set: the answer must be the trained one.
+func checkServed(t *testing.T, l *llama.Loaded, pool *kernels.Pool, tr *Trainer, prompt, want []int) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := WritePEFT(dir, tr.Adapter(), l.ID); err != nil {
+		t.Fatal(err)
+	}
+	ad, err := llama.LoadAdapter(dir, l.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := l.Model.NewState(1, pool)
+	st.SetAdapter(ad)
+	// The served logits after the whole conversation match the trainer's
+	// forward pass: this catches a q/k row order that the greedy answer
+	// alone might survive.
+	seq := append(slices.Clone(prompt), want...)
+	got := make([]float32, st.VocabSize())
+	rows := make([]llama.Row, len(seq))
+	for i, id := range seq {
+		rows[i] = llama.Row{Pos: i, Token: id, Logits: i == len(seq)-1}
+	}
+	st.Forward(rows, [][]float32{got})
+	st.Release(0)
+	ref := tr.lastLogits(seq)
+	var worst, scale float64
+	for i, v := range ref {
+		worst = max(worst, math.Abs(float64(got[i]-v)))
+		scale = max(scale, math.Abs(float64(v)))
+	}
+	t.Logf("served vs trainer logits: max difference %.3g (largest logit %.3g)", worst, scale)
+	if worst > 1e-3*max(scale, 1) {
+		t.Errorf("served logits differ from the trainer's by up to %.3g (largest logit %.3g)", worst, scale)
+	}
+	if got := servedGreedy(st, prompt, len(want)); !slices.Equal(got, want) {
+		t.Errorf("served with the written adapter, the answer is %q, want %q", l.Tokenizer.Decode(got), l.Tokenizer.Decode(want))
+	}
+}
+
+// servedGreedy prefills prompt into slot 0 of st and decodes n tokens,
+// the most likely each time.
+func servedGreedy(st *llama.State, prompt []int, n int) []int {
+	logits := [][]float32{make([]float32, st.VocabSize())}
+	rows := make([]llama.Row, len(prompt))
+	for i, id := range prompt {
+		rows[i] = llama.Row{Pos: i, Token: id, Logits: i == len(prompt)-1}
+	}
+	st.Forward(rows, logits)
+	var out []int
+	for pos := len(prompt); len(out) < n; pos++ {
+		best := 0
+		for i, v := range logits[0] {
+			if v > logits[0][best] {
+				best = i
+			}
+		}
+		out = append(out, best)
+		st.Forward([]llama.Row{{Pos: pos, Token: best, Logits: true}}, logits)
+	}
+	return out
 }
 
 // checkFalls asserts that the loss falls step by step: AdamW at a constant
