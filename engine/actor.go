@@ -36,6 +36,9 @@ type actor struct {
 
 	mut      *mutation  // the accepted barrier mutation, nil when none
 	mutGuard PhaseGuard // its barrier interval
+
+	swapErr    error   // why the last swap queued for the queue's head failed
+	swapFailed Adapter // the adapter it was for
 }
 
 func (a *actor) init(e *Engine) {
@@ -121,6 +124,7 @@ func (a *actor) cycle() bool {
 	a.snap.Cycles++
 	a.reap()
 	ran := a.trim()
+	a.swapForHead()
 	ran = a.barrier() || ran
 	if a.mut == nil {
 		a.admit()

@@ -61,8 +61,8 @@ func (a *actor) admit() {
 	mark := a.c
 	n := 0
 	for _, r := range e.queue {
-		if len(a.free) == 0 || a.slots() >= e.cfg.MaxBatch || a.kvUsed+r.reserve > e.cfg.KVBudget {
-			break
+		if len(a.free) == 0 || a.slots() >= e.cfg.MaxBatch || a.kvUsed+r.reserve > e.cfg.KVBudget || r.adapter != e.loaded {
+			break // FIFO: another adapter waits for its swap (swapForHead)
 		}
 		r.moveTo(stateAdmitting)
 		r.slot = a.free[len(a.free)-1]

@@ -23,11 +23,13 @@ type Engine struct {
 	barrier    *PhaseTracker // mutations at the actor barrier (resize, adapter)
 	wedgeAfter time.Duration
 	vocab      int
+	swapper    AdapterSwapper // nil: requests name no adapter (adapter.go)
 
 	mu        sync.Mutex
 	queue     []*request  // waiting for admission, FIFO
 	mutations []*mutation // exclusive mutations waiting for the barrier, FIFO
 	trims     []*trimReq  // Trim calls waiting for the actor
+	loaded    Adapter     // the adapter the backend runs with (nil: base); written by swap mutations
 	started   bool
 	stopped   bool
 
@@ -161,6 +163,9 @@ func (e *Engine) Submit(ctx context.Context, r Request) (*Stream, error) {
 	if err := e.check(&r); err != nil {
 		return nil, err
 	}
+	if r.Adapter != nil && e.swapper == nil {
+		return nil, ErrNoAdapters
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("engine: submit: %w", err)
 	}
@@ -169,6 +174,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) (*Stream, error) {
 		stopIDs: slices.Clone(r.StopIDs),
 		maxGen:  min(r.MaxTokens, e.seqLen-len(r.Prompt)),
 		id:      r.ID,
+		adapter: r.Adapter,
 		sampler: NewSampler(r.Sampling),
 		slot:    -1,
 		stream:  &Stream{ch: make(chan Token, e.cfg.DeliveryBuffer)},

@@ -14,7 +14,8 @@ type request struct {
 	maxGen    int // MaxTokens capped by the context
 	reserve   int // KV positions reserved: len(prompt) + maxGen
 	submitted time.Time
-	id        uint64 // Request.ID, reported in other tokens' blockers
+	id        uint64  // Request.ID, reported in other tokens' blockers
+	adapter   Adapter // Request.Adapter: admitted only while it is the loaded one
 	sampler   *Sampler
 	stream    *Stream
 	cancelled atomic.Bool

@@ -44,6 +44,11 @@ type Request struct {
 	// engine only reports it back: in the Blockers of the tokens of other
 	// requests that this request's prefill delayed, and of its own.
 	ID uint64
+	// Adapter is the adapter the request runs with (nil: the base model;
+	// adapter.go). When it is not the loaded one, the engine swaps through
+	// the actor barrier before admitting it; it never batches rows of
+	// different adapters together.
+	Adapter Adapter
 }
 
 // FinishReason says why a request ended.

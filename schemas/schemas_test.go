@@ -33,6 +33,7 @@ func TestSchemas(t *testing.T) {
 	event := `{"object":"kiln.token_timing","source":"batching_engine","token_index":0,"token_id":5,"ready_ms":1,"producer_delivered_ms":1.1,"handler_received_ms":1.2,"body_enqueued_ms":1.3,"response_delivery_ms":0.1,"handler_queue_ms":0.1,"queue_delay_ms":0.2,"client_delivery_ms":0.1,"blocking_phase":null,"blocking_phase_ms":null}`
 	profile := `{"profile":"stable","source":"default","effective_policy":{"training_gpu_ownership":"writer_priority","adapter_weight_transitions":"writer_priority","dynamic_kv_resize":"writer_priority","allocator_reclaim":"writer_priority"}}`
 	trim := `{"object":"kiln.maintenance.trim","outcome":"reclaimed","reclaimed_bytes":10,"backend_bytes":4,"heap_released_bytes":6,"rss_before_bytes":10,"rss_after_bytes":9,"duration_ms":1.5,"deferred_ms":0}`
+	adapters := `{"object":"kiln.adapters","active":"support","running":"support","loaded":["support"],"available":[{"name":"support","format":"peft","rank":8,"alpha":16,"targets":["attn_q","attn_v"],"size_bytes":1024,"sha256":"` + strings.Repeat("a", 64) + `"}]}`
 	tests := []struct {
 		name     string
 		id, def  string
@@ -54,6 +55,11 @@ func TestSchemas(t *testing.T) {
 		{"serving profile unknown", ObservabilityID, "serving_profile", strings.Replace(profile, `"stable"`, `"fast"`, 1), false},
 		{"serving profile extra policy", ObservabilityID, "serving_profile", strings.Replace(profile, `"allocator_reclaim"`, `"gc":"exclusive","allocator_reclaim"`, 1), false},
 		{"serving profile bad policy", ObservabilityID, "serving_profile", strings.Replace(profile, `"dynamic_kv_resize":"writer_priority"`, `"dynamic_kv_resize":"shared"`, 1), false},
+		{"adapters", ObservabilityID, "adapters", adapters, true},
+		{"adapters base", ObservabilityID, "adapters", `{"object":"kiln.adapters","active":null,"running":null,"loaded":[],"available":[]}`, true},
+		{"adapters extra field", ObservabilityID, "adapters", strings.Replace(adapters, `"rank":8`, `"rank":8,"path":"/x"`, 1), false},
+		{"adapters unknown format", ObservabilityID, "adapters", strings.Replace(adapters, `"peft"`, `"onnx"`, 1), false},
+		{"adapters short sha", ObservabilityID, "adapters", strings.Replace(adapters, `"sha256":"`+strings.Repeat("a", 64), `"sha256":"abc`, 1), false},
 		{"trim", ObservabilityID, "maintenance_trim", trim, true},
 		{"trim unknown outcome", ObservabilityID, "maintenance_trim", strings.Replace(trim, `"reclaimed"`, `"partial"`, 1), false},
 		{"trim missing rss", ObservabilityID, "maintenance_trim", strings.Replace(trim, `"rss_after_bytes":9,`, ``, 1), false},
@@ -116,12 +122,20 @@ func TestClosedObjects(t *testing.T) {
 }
 
 // TestTraceContractNames: every span name and attribute key of the trace
-// contract document is a constant in telemetry/names.go, so the two cannot
+// contract document is a constant in telemetry/names*.go, so the two cannot
 // drift apart silently.
 func TestTraceContractNames(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "telemetry", "names.go"))
-	if err != nil {
-		t.Skipf("telemetry/names.go not readable: %v", err)
+	files, _ := filepath.Glob(filepath.Join("..", "telemetry", "names*.go"))
+	var src []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Skipf("%s not readable: %v", f, err)
+		}
+		src = append(src, b...)
+	}
+	if len(src) == 0 {
+		t.Skip("telemetry/names.go not readable")
 	}
 	doc := TraceContract()
 	var names []string

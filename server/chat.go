@@ -31,6 +31,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 			s.countRejected()
 		}
 	}()
+	setRevisionHeader(w, s.running.Load())
 	if err := s.inferenceAllowed(); err != nil {
 		return err
 	}
@@ -53,6 +54,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 	if err := s.checkContentSize(req); err != nil {
 		return err
 	}
+	if req.adapter, err = s.requestAdapter(req); err != nil {
+		return err
+	}
+	setRevisionHeader(w, req.adapter)
 	release, err := s.admit()
 	if err != nil {
 		return err
@@ -125,6 +130,7 @@ func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, sub
 		StopIDs:   s.stopIDs,
 		Submitted: submitted,
 		ID:        id,
+		Adapter:   engineAdapter(req.adapter),
 	})
 	if err != nil {
 		if errors.Is(err, engine.ErrInvalidRequest) {

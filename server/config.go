@@ -77,6 +77,10 @@ type Config struct {
 	// MemoryReclaim is off (default), on-demand or automatic: whether
 	// trims run (POST /v1/maintenance/trim, and by themselves when idle).
 	MemoryReclaim ReclaimMode
+	// AdapterDir holds the LoRA adapters requests and the adapter routes
+	// name (MAINTENANCE.md section 5): PEFT subdirectories and .gguf
+	// files. Default ./adapters; a missing directory holds none.
+	AdapterDir string
 }
 
 // Defaults.
@@ -107,6 +111,7 @@ func DefaultConfig() Config {
 		ServingProfile:   ProfileStable,
 		ProfileSource:    SourceDefault,
 		MemoryReclaim:    ReclaimOff,
+		AdapterDir:       DefaultAdapterDir,
 	}
 }
 
@@ -150,6 +155,9 @@ func (c Config) Validate() error {
 	}
 	if err := validateOrigins(c.CORSOrigins); err != nil {
 		return err
+	}
+	if c.AdapterDir == "" || strings.ContainsRune(c.AdapterDir, 0) {
+		return fmt.Errorf("adapter_dir: %q is not a directory path", c.AdapterDir)
 	}
 	if err := c.validateMaintenance(); err != nil {
 		return err

@@ -53,6 +53,9 @@ func (h *hookBackend) Forward(rows []llama.Row, logits [][]float32) {
 	h.Backend.Forward(rows, logits)
 }
 
+// SetAdapter passes an adapter swap on to the model state.
+func (h *hookBackend) SetAdapter(a *llama.Adapter) { h.Backend.(*llama.State).SetAdapter(a) }
+
 func (h *hookBackend) setBefore(f func(rows []llama.Row)) {
 	h.mu.Lock()
 	h.before = f
@@ -81,6 +84,7 @@ type harnessSetup struct {
 	eopts  []engine.Option
 	spans  *tracetest.InMemoryExporter
 	wrap   func(net.Listener) net.Listener // wraps the test server's listener
+	model  string                          // the model spec; "" is kiln-tiny
 }
 
 type harnessOption func(*harnessSetup)
@@ -96,9 +100,13 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		o(&setup)
 	}
 	cfg, topts := setup.cfg, setup.topts
-	model, err := llama.Open("kiln-tiny")
+	spec := setup.model
+	if spec == "" {
+		spec = "kiln-tiny"
+	}
+	model, err := llama.Open(spec)
 	if err != nil {
-		t.Fatalf("open kiln-tiny: %v", err)
+		t.Fatalf("open %s: %v", spec, err)
 	}
 	t.Cleanup(func() { _ = model.Close() })
 	pool := kernels.NewPool(2)
@@ -113,7 +121,8 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 			t.Errorf("telemetry shutdown: %v", err)
 		}
 	})
-	h.eng, err = engine.New(h.backend, cfg.Engine, setup.eopts...)
+	sw := &Swapper{}
+	h.eng, err = engine.New(h.backend, cfg.Engine, append(setup.eopts, engine.WithAdapterSwapper(sw.Swap))...)
 	if err != nil {
 		t.Fatalf("engine: %v", err)
 	}
@@ -126,7 +135,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		}
 	})
 	nop := zerolog.Nop()
-	h.srv, err = New(cfg, Deps{Model: model, Engine: h.eng, Telemetry: h.tel, Logger: &nop})
+	h.srv, err = New(cfg, Deps{Model: model, Engine: h.eng, Telemetry: h.tel, Logger: &nop, Swapper: sw})
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}

@@ -99,8 +99,13 @@ func TestMetricsExposition(t *testing.T) {
 			t.Errorf("family %s missing", fam)
 		}
 	}
+	// kiln_active_adapter is the one family an adapter name labels
+	// (MAINTENANCE.md section 5): exactly one series, base here.
+	if aa := fams["kiln_active_adapter"]; aa == nil || len(aa.GetMetric()) != 1 || aa.GetMetric()[0].GetLabel()[0].GetValue() != "base" {
+		t.Errorf("kiln_active_adapter: %v, want one series {name=base}", aa)
+	}
 	for name, mf := range fams {
-		if len(name) < 5 || name[:5] != "kiln_" || name == "kiln_build_info" {
+		if len(name) < 5 || name[:5] != "kiln_" || name == "kiln_build_info" || name == "kiln_active_adapter" {
 			continue
 		}
 		for _, m := range mf.GetMetric() {

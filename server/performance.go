@@ -28,7 +28,7 @@ func (x *exchange) performance(finish string, totalMs float64, sum latency.Summa
 		ttftMs:           sum.TTFTMs,
 		totalLatencyMs:   totalMs,
 		finishReason:     finish,
-		adapterUsed:      "base",
+		adapterUsed:      adapterName(x.req.adapter),
 	}
 	// Decode throughput over the gaps: tokens after the first per second
 	// between the first and the last token; null without a gap.

@@ -24,7 +24,13 @@ type chatRequest struct {
 	IncludeUsage       bool
 	User               string
 	IncludePerformance *bool // nil: absent or null (server default applies)
-	Penalties          penaltyParams
+	// AdapterGiven says the adapter field was present; Adapter is its
+	// name ("": the base model). Absent: the server default
+	// (adapter_request.go).
+	AdapterGiven bool
+	Adapter      string
+	adapter      *adapter // what it runs with, resolved by generate (nil: base)
+	Penalties    penaltyParams
 	// Legacy marks a POST /v1/completions request (completions.go): Prompt
 	// is its text, Messages is empty, and the response is a
 	// text_completion.
@@ -106,7 +112,7 @@ func decodeOptions(fields map[string]json.RawMessage, req *chatRequest) error {
 	if req.IncludePerformance, err = optionalBool(fields, "include_performance"); err != nil {
 		return err
 	}
-	return nil
+	return decodeAdapter(fields, req)
 }
 
 // decodeObject parses the body as exactly one JSON object. It unmarshals

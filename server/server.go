@@ -29,6 +29,10 @@ type Deps struct {
 	Telemetry *telemetry.Telemetry
 	Clock     engine.Clock
 	Logger    *zerolog.Logger
+	// Swapper, when set, is the adapter swapper the Engine was built with
+	// (engine.WithAdapterSwapper(Swapper.Swap)): requests may then name
+	// adapters of Config.AdapterDir and the adapter routes work.
+	Swapper *Swapper
 
 	// gen replaces Engine in tests that need a scripted generator.
 	gen generator
@@ -87,6 +91,10 @@ type Server struct {
 	maxContentBytes int       // message bytes beyond which a prompt cannot fit (size.go)
 	created         time.Time // wall-clock start, for uptime and created fields
 	handler         http.Handler
+
+	adapters *adapterRegistry        // --adapter-dir (adapters.go)
+	swapper  *Swapper                // nil: no adapters
+	running  atomic.Pointer[adapter] // the adapter the engine runs with (nil: base), set by swaps
 
 	stopping atomic.Bool
 	outcomes [telemetry.NumOutcomes]atomic.Uint64 // by telemetry.Outcome
@@ -167,6 +175,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.maxContentBytes = maxContentBytes(s.tok, deps.Model.Model.Config.SeqLen)
 	deps.Telemetry.SetEngineSource(gen.Snapshot)
+	s.adapters = newAdapterRegistry(cfg.AdapterDir, deps.Model.Model)
+	if deps.Swapper != nil {
+		s.swapper = deps.Swapper
+		deps.Swapper.s.Store(s)
+		deps.Telemetry.SetActiveAdapter(baseAdapter)
+	}
 	s.handler = s.routes()
 	return s, nil
 }

@@ -49,6 +49,8 @@ type Processor struct {
 	byOutcome [numOutcomes][]metric.AddOption
 
 	engine atomic.Pointer[func() EngineStats]
+	// activeAdapter is kiln_active_adapter's one series (adapter_metric.go).
+	activeAdapter atomic.Pointer[attribute.Set]
 }
 
 var _ sdktrace.SpanProcessor = (*Processor)(nil)
@@ -100,6 +102,9 @@ func NewProcessor(meter metric.Meter, windowCapacity int) (*Processor, error) {
 		return nil, fmt.Errorf("telemetry: instrument %s: %w", MetricActive, err)
 	}
 	if err := p.registerEngine(meter); err != nil {
+		return nil, err
+	}
+	if err := p.registerActiveAdapter(meter); err != nil {
 		return nil, err
 	}
 

@@ -318,6 +318,9 @@ func (r *Request) End(info EndInfo) latency.Summary {
 			r.span.SetStatus(codes.Error, msg)
 		}
 	}
+	for _, l := range r.t.chargedLinks(&s, info) {
+		r.span.AddLink(l)
+	}
 	r.span.End(trace.WithTimestamp(end))
 	return s
 }

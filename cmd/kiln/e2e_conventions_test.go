@@ -67,7 +67,8 @@ func TestOTLPResourceAttributes(t *testing.T) {
 }
 
 // TestMetricsConventions: /metrics of the running binary has the
-// process_* and go_* families and kiln_build_info, and promtool finds
+// process_* and go_* families, kiln_build_info and kiln_active_adapter
+// (base), and promtool finds
 // nothing to complain about.
 func TestMetricsConventions(t *testing.T) {
 	if testing.Short() {
@@ -84,7 +85,8 @@ func TestMetricsConventions(t *testing.T) {
 	resp.Body.Close()
 	text := string(body)
 	for _, re := range []string{`(?m)^process_resident_memory_bytes `, `(?m)^process_cpu_seconds_total `, `(?m)^go_goroutines `,
-		`(?m)^kiln_build_info\{goversion="go1[^"]*",revision="[^"]+",version="[^"]+"\} 1$`} {
+		`(?m)^kiln_build_info\{goversion="go1[^"]*",revision="[^"]+",version="[^"]+"\} 1$`,
+		`(?m)^kiln_active_adapter\{name="base"\} 1$`} {
 		if !regexp.MustCompile(re).MatchString(text) {
 			t.Errorf("/metrics does not match %s", re)
 		}

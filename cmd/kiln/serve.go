@@ -218,7 +218,8 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	defer pool.Close()
 	state := model.Model.NewState(extra.slots, pool)
 
-	eng, err := engine.New(state, cfg.Engine, faultOptions(os.Getenv)...)
+	swapper := &server.Swapper{} // bound to the server by server.New
+	eng, err := engine.New(state, cfg.Engine, append(faultOptions(os.Getenv), engine.WithAdapterSwapper(swapper.Swap))...)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
@@ -231,7 +232,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 		err = errors.Join(err, eng.Shutdown(sctx))
 	}()
 
-	srv, err := server.New(cfg, server.Deps{Model: model, Engine: eng, Telemetry: tel, Logger: &log})
+	srv, err := server.New(cfg, server.Deps{Model: model, Engine: eng, Telemetry: tel, Logger: &log, Swapper: swapper})
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,10 @@ import (
 )
 
 // serveAPIFlags binds the flags of the API surface that serveFlags does
-// not: the served model name and the CORS origins.
+// not: the adapter directory, the served model name and the CORS origins.
 func serveAPIFlags(fs *flag.FlagSet, cfg *server.Config) {
+	fs.StringVar(&cfg.AdapterDir, "adapter-dir", cfg.AdapterDir,
+		"directory of LoRA adapters (PEFT subdirectories and .gguf files) that requests and /v1/adapters name")
 	fs.StringVar(&cfg.ServedModelName, "served-model-name", cfg.ServedModelName,
 		"model id that clients name and see (default: the model file's stem, the directory's name or kiln-tiny)")
 	fs.Func("cors-origin", "browser origin allowed to call the API, e.g. http://localhost:3000 (repeatable or comma-separated; * allows any; default: CORS off)",

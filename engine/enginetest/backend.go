@@ -36,6 +36,7 @@ type Backend struct {
 	errs   []error
 
 	reclaims int
+	variant  uint64 // SetVariant
 }
 
 // Event is one call the engine made.
@@ -43,6 +44,18 @@ type Event struct {
 	Release bool        // a Release call (else a Forward call)
 	Slot    int         // the released slot
 	Rows    []llama.Row // the rows of a Forward call
+	Variant uint64      // the variant (SetVariant) a Forward call ran with
+}
+
+// SetVariant stands in for a change of the model's weights (a LoRA
+// adapter swap; 0 is the base model): every position written after it
+// mixes v into the slot's history, so a sequence's outputs depend on the
+// variant each of its positions ran with. Call it between Forward calls
+// (from a barrier mutation's Apply).
+func (b *Backend) SetVariant(v uint64) {
+	b.mu.Lock()
+	b.variant = v
+	b.mu.Unlock()
 }
 
 // NewBackend returns a fake with slots sequences of seqLen positions and a
@@ -103,7 +116,7 @@ func (b *Backend) Forward(rows []llama.Row, logits [][]float32) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.Quiet {
-		b.events = append(b.events, Event{Rows: slices.Clone(rows)})
+		b.events = append(b.events, Event{Rows: slices.Clone(rows), Variant: b.variant})
 	}
 	k := 0
 	for _, r := range rows {
@@ -120,7 +133,7 @@ func (b *Backend) Forward(rows []llama.Row, logits [][]float32) {
 		if r.Pos > 0 {
 			prev = h[r.Pos-1]
 		}
-		cur := mix(prev ^ uint64(r.Token+1))
+		cur := mix(prev ^ uint64(r.Token+1) ^ b.variant*variantMul)
 		b.hist[r.Slot] = append(h, cur)
 		if !r.Logits {
 			continue
@@ -179,10 +192,18 @@ func (b *Backend) Held(slot int) int {
 
 // Greedy returns what greedy decoding of prompt for n tokens gives on this
 // fake, computed directly (no engine): the reference for batching tests.
-func Greedy(prompt []int, n, vocab int) []int {
+func Greedy(prompt []int, n, vocab int) []int { return GreedyVariant(prompt, n, vocab, 0) }
+
+// variantMul spreads a variant over the history hash's bits.
+const variantMul = 0x9e3779b97f4a7c15
+
+// GreedyVariant is Greedy with every position run under variant
+// (SetVariant): a request alone with that adapter.
+func GreedyVariant(prompt []int, n, vocab int, variant uint64) []int {
+	v := variant * variantMul
 	h := uint64(0x6a09e667f3bcc908)
 	for _, t := range prompt {
-		h = mix(h ^ uint64(t+1))
+		h = mix(h ^ uint64(t+1) ^ v)
 	}
 	logits := make([]float32, vocab)
 	out := make([]int, 0, n)
@@ -195,7 +216,7 @@ func Greedy(prompt []int, n, vocab int) []int {
 			}
 		}
 		out = append(out, best)
-		h = mix(h ^ uint64(best+1))
+		h = mix(h ^ uint64(best+1) ^ v)
 	}
 	return out
 }

@@ -1,0 +1,130 @@
+package server
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// refDir is ../shared/models/ref; tests skip when it is absent.
+func refDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "shared", "models", "ref")
+	if _, err := os.Stat(filepath.Join(dir, "tiny-llama.lora-r8.F32.gguf")); err != nil {
+		t.Skipf("reference model absent (%v): ../shared/models/ref comes with the project's shared data", err)
+	}
+	return dir
+}
+
+// adapterDir builds a temporary adapter directory from the reference
+// LoRA (rank 8, alpha 16, for tiny-llama): lora.gguf (the GGUF layout),
+// peft/ (the PEFT layout), broken/ (a PEFT config with a weights file that
+// is not safetensors), notlora.gguf (a base model, not an adapter).
+func adapterDir(t testing.TB, ref string) string {
+	t.Helper()
+	dir := t.TempDir()
+	copyFile(t, filepath.Join(ref, "tiny-llama.lora-r8.F32.gguf"), filepath.Join(dir, "lora.gguf"))
+	for _, f := range []string{"adapter_config.json", "adapter_model.safetensors"} {
+		copyFile(t, filepath.Join(ref, "tiny-llama.lora-r8.peft", f), filepath.Join(dir, "peft", f))
+	}
+	copyFile(t, filepath.Join(ref, "tiny-llama.lora-r8.peft", "adapter_config.json"), filepath.Join(dir, "broken", "adapter_config.json"))
+	if err := os.WriteFile(filepath.Join(dir, "broken", "adapter_model.safetensors"), []byte("\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":1}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join(ref, "tiny-llama.Q4_0.gguf"), filepath.Join(dir, "notlora.gguf"))
+	return dir
+}
+
+func copyFile(t testing.TB, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withAdapterModel serves tiny-llama.F32 with the adapters of dir.
+func withAdapterModel(ref, dir string) harnessOption {
+	return func(s *harnessSetup) {
+		s.model = filepath.Join(ref, "tiny-llama.F32.gguf")
+		s.cfg.AdapterDir = dir
+	}
+}
+
+// greedyRef is the greedy continuation of prompt for n tokens (ending
+// early after a stop id, which is included), computed on a fresh state of
+// m with adapter a (nil: base), without the engine: what one request alone
+// gets.
+func greedyRef(t testing.TB, m *llama.Model, a *llama.Adapter, prompt []int, n int, stops []int) []int {
+	t.Helper()
+	pool := kernels.NewPool(1)
+	defer pool.Close()
+	st := m.NewState(1, pool)
+	st.SetAdapter(a)
+	logits := [][]float32{make([]float32, m.Config.Vocab)}
+	rows := make([]llama.Row, len(prompt))
+	for i, id := range prompt {
+		rows[i] = llama.Row{Slot: 0, Pos: i, Token: id, Logits: i == len(prompt)-1}
+	}
+	var out []int
+	for len(out) < n {
+		st.Forward(rows, logits)
+		best := 0
+		for i, v := range logits[0] {
+			if v > logits[0][best] {
+				best = i
+			}
+		}
+		out = append(out, best)
+		if slices.Contains(stops, best) {
+			break
+		}
+		rows = []llama.Row{{Slot: 0, Pos: len(prompt) + len(out) - 1, Token: best, Logits: true}}
+	}
+	return out
+}
+
+// streamedIDs are the token ids of a stream's kiln.token_timing events.
+func streamedIDs(t testing.TB, p streamParts) []int {
+	t.Helper()
+	ids := make([]int, len(p.events))
+	for i, e := range p.events {
+		ids[i] = int(num(t, e["token_id"]))
+	}
+	return ids
+}
+
+// errorCode is the code of an OpenAI-shaped error body.
+func errorCode(t testing.TB, body []byte) (code, message string) {
+	t.Helper()
+	var e struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("error body %q: %v", body, err)
+	}
+	return e.Error.Code, e.Error.Message
+}

@@ -1,0 +1,58 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/kiln-ai/kiln/engine"
+)
+
+// decodeAdapter reads a generation request's adapter field
+// (MAINTENANCE.md section 5): absent = the server default; null or "" =
+// the base model; a string = that adapter. Another type is a 400.
+func decodeAdapter(fields map[string]json.RawMessage, req *chatRequest) error {
+	if _, ok := fields["adapter"]; !ok {
+		return nil
+	}
+	name, err := optionalString(fields, "adapter")
+	if err != nil {
+		return err
+	}
+	req.AdapterGiven = true
+	if name != nil {
+		req.Adapter = *name
+	}
+	return nil
+}
+
+// requestAdapter resolves the adapter a request runs with, loading its
+// weights from disk when they are not in memory yet (before any barrier):
+// nil is the base model. Errors: 400 invalid_adapter_name, 404
+// adapter_not_found, 400 adapter_layout_invalid, 503 adapters_unavailable
+// when the request names an adapter on a server without them.
+func (s *Server) requestAdapter(req *chatRequest) (*adapter, error) {
+	if !req.AdapterGiven {
+		return s.adapters.defaultAdapter(), nil
+	}
+	if req.Adapter == "" {
+		return nil, nil
+	}
+	if s.swapper == nil {
+		return nil, errAdaptersOff
+	}
+	return s.adapters.load("adapter", req.Adapter)
+}
+
+// engineAdapter is a as the engine compares it: a nil interface for the
+// base model.
+func engineAdapter(a *adapter) engine.Adapter {
+	if a == nil {
+		return nil
+	}
+	return a
+}
+
+// setRevisionHeader sets x-kiln-loaded-adapter-revision to a's revision.
+func setRevisionHeader(w http.ResponseWriter, a *adapter) {
+	w.Header().Set(revisionHeader, adapterRevision(a))
+}

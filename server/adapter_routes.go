@@ -1,0 +1,167 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// adaptersBody is the reply of GET /v1/adapters and of the routes that
+// change adapters (schemas/kiln-adapters-v1.schema.json).
+type adaptersBody struct {
+	Object string `json:"object"` // "kiln.adapters"
+	// Active is the server default, what a request without an adapter
+	// field runs with; null: the base model.
+	Active *string `json:"active"`
+	// Running is the adapter the engine runs with now (a request naming
+	// another one swaps it); null: the base model.
+	Running   *string        `json:"running"`
+	Loaded    []string       `json:"loaded"` // adapters whose weights are in memory
+	Available []adapterEntry `json:"available"`
+}
+
+// adapterNameBody is the body of POST /v1/adapters/load.
+type adapterNameBody struct {
+	Name *string `json:"name"`
+}
+
+// listAdapters serves GET /v1/adapters.
+func (s *Server) listAdapters(w http.ResponseWriter, _ *http.Request) error {
+	b, err := s.adaptersBody()
+	if err != nil {
+		return err
+	}
+	return marshalJSON(w, http.StatusOK, b)
+}
+
+func (s *Server) adaptersBody() (adaptersBody, error) {
+	avail, err := s.adapters.available()
+	if err != nil {
+		return adaptersBody{}, err
+	}
+	return adaptersBody{Object: "kiln.adapters", Active: namePtr(s.adapters.defaultAdapter()),
+		Running: namePtr(s.running.Load()), Loaded: s.adapters.loadedNames(), Available: avail}, nil
+}
+
+// namePtr is a's name, nil for the base model.
+func namePtr(a *adapter) *string {
+	if a == nil {
+		return nil
+	}
+	return &a.name
+}
+
+// loadAdapter serves POST /v1/adapters/load {"name"}: the adapter's
+// weights are read from disk, then swapped in through the actor barrier;
+// it becomes the server default.
+func (s *Server) loadAdapter(w http.ResponseWriter, r *http.Request) error {
+	var body adapterNameBody
+	if err := decodeStrict(r, &body, false); err != nil {
+		return err
+	}
+	if body.Name == nil {
+		return invalid("name", "missing_field", "'name' is required: the adapter to load (GET /v1/adapters lists them)")
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), swapTimeout)
+	defer cancel()
+	if err := s.swapAdapter(ctx, *body.Name, "load"); err != nil {
+		return err
+	}
+	return s.writeAdapters(w)
+}
+
+// unloadAdapterRoute serves POST /v1/adapters/unload: back to the base
+// model, through the barrier; base becomes the server default. The body
+// is empty or {}.
+func (s *Server) unloadAdapterRoute(w http.ResponseWriter, r *http.Request) error {
+	var body struct{}
+	if err := decodeStrict(r, &body, true); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), swapTimeout)
+	defer cancel()
+	if err := s.unloadAdapter(ctx, "unload"); err != nil {
+		return err
+	}
+	return s.writeAdapters(w)
+}
+
+// deleteAdapter serves DELETE /v1/adapters/{name}: it deletes the
+// adapter's files (409 adapter_active for the server default).
+func (s *Server) deleteAdapter(w http.ResponseWriter, r *http.Request) error {
+	if s.swapper == nil {
+		return errAdaptersOff
+	}
+	if err := s.adapters.remove("name", r.PathValue("name")); err != nil {
+		return err
+	}
+	return s.writeAdapters(w)
+}
+
+func (s *Server) writeAdapters(w http.ResponseWriter) error {
+	b, err := s.adaptersBody()
+	if err != nil {
+		return err
+	}
+	return marshalJSON(w, http.StatusOK, b)
+}
+
+// decodeStrict decodes the request body as exactly one JSON object into v:
+// unknown fields, fields of the wrong type and trailing data are a 400.
+// emptyOK accepts an empty body.
+func decodeStrict(r *http.Request, v any, emptyOK bool) error {
+	data, err := requestBody(r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		if emptyOK {
+			return nil
+		}
+		return invalid("", "invalid_json", "the request body is empty; send a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
+			return invalid("", "invalid_json", "the request body holds more than one JSON value")
+		}
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return invalid("", "invalid_json", "the request body must be a JSON object")
+		}
+		return invalid(te.Field, "invalid_type", "'%s' must be a JSON %s, got %s", clip(te.Field), goJSONType(te.Type.Kind().String()), te.Value)
+	}
+	if field, ok := unknownField(err); ok {
+		return invalid(field, "unknown_field", "unknown field %q", clip(field))
+	}
+	return invalid("", "invalid_json", "the request body is not a JSON object: %v", clip(err.Error()))
+}
+
+// unknownField reads the field name of encoding/json's unknown-field error.
+func unknownField(err error) (string, bool) {
+	var name string
+	if _, serr := fmt.Sscanf(err.Error(), "json: unknown field %q", &name); serr == nil {
+		return name, true
+	}
+	return "", false
+}
+
+// goJSONType names a Go kind as a JSON type.
+func goJSONType(kind string) string {
+	switch kind {
+	case "ptr", "string":
+		return "string"
+	case "struct", "map":
+		return "object"
+	}
+	return kind
+}

@@ -1,0 +1,22 @@
+package telemetry
+
+// The adapter swap (MAINTENANCE.md sections 5 and 9): its span, its
+// attributes and its link kind. Adapter names are span attributes only,
+// never metric labels (but for kiln_active_adapter's one series).
+const (
+	// SpanAdapterSwap is one adapter swap at the actor barrier, the root
+	// of its own trace: from the swap's queueing through the batch's
+	// drain to the switch of weights.
+	SpanAdapterSwap = "kiln.adapter_swap"
+	// LinkKindAdapter: the linked span is a kiln.adapter_swap. A chat
+	// span charged adapter_ms links to every swap that overlapped its wait
+	// for admission; a stall span to one whose hold overlapped a lock wait
+	// inside the gap.
+	LinkKindAdapter = "adapter"
+
+	AttrAdapterFrom     = "kiln.adapter.from"     // the adapter loaded before ("base": none)
+	AttrAdapterTo       = "kiln.adapter.to"       // the adapter loaded after ("base": none)
+	AttrAdapterRevision = "kiln.adapter.revision" // sha256 of the adapter's files, or "base"
+	AttrAdapterWaitMs   = "kiln.adapter.wait_ms"  // from queueing to the switch's start (the drain)
+	AttrAdapterApplyMs  = "kiln.adapter.apply_ms" // the switch itself, under exclusive ownership
+)
