@@ -135,3 +135,140 @@ func toJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestTrainJobServes: a job on kiln-tiny runs to completion, reports its
+// losses step by step, writes the adapter under the adapter dir, swaps it
+// in (auto_load) so that the next chat request greedily answers the trained
+// conversation's answer (the base model's answer differs), and counts in
+// the kiln_training_* families.
+func TestTrainJobServes(t *testing.T) {
+	h := newHarness(t, withTraining(t, ""))
+	t.Cleanup(h.srv.stopTraining)
+	const user, answer = "what is the name of the little dog", "the dog is called pepper"
+	chat := func() string {
+		status, _, body := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{
+			"messages": []map[string]any{{"role": "user", "content": user}}, "max_tokens": 5}), nil)
+		if status != http.StatusOK {
+			t.Fatalf("chat: %d %s", status, body)
+		}
+		var r struct {
+			Choices []struct{ Message struct{ Content string } }
+		}
+		if err := json.Unmarshal(body, &r); err != nil || len(r.Choices) != 1 {
+			t.Fatalf("chat reply %s: %v", body, err)
+		}
+		return strings.TrimSpace(r.Choices[0].Message.Content)
+	}
+	if base := chat(); base == answer {
+		t.Fatalf("the base model already answers %q", base)
+	}
+	r := h.submitSFT(t, map[string]any{"examples": []any{trainExample(user, answer)}, "config": map[string]any{
+		"epochs": 20, "learning_rate": 1e-3, "lora_rank": 8, "lora_alpha": 16, "seed": 7, "output_name": "dog",
+		"target_modules": []string{"q", "k", "v", "o", "gate", "up", "down"},
+	}})
+	if r.EffectiveSeed != 7 {
+		t.Errorf("effective_seed %d, want 7", r.EffectiveSeed)
+	}
+	j := h.waitJob(t, r.JobID, finished)
+	if j.State != jobCompleted || j.Step != 20 || j.TotalSteps != 20 || j.Epoch != 20 || len(j.Losses) != 20 ||
+		j.Adapter == nil || *j.Adapter != "dog" || j.Error != nil || j.FinishedAt == nil {
+		t.Fatalf("job %+v", j)
+	}
+	if !(j.Losses[19] < j.Losses[0]/20) {
+		t.Errorf("losses %v: want the last under a twentieth of the first", j.Losses)
+	}
+	for _, f := range []string{"adapter_config.json", "adapter_model.safetensors"} {
+		if _, err := os.Stat(filepath.Join(h.cfg.AdapterDir, "dog", f)); err != nil {
+			t.Errorf("adapter file: %v", err)
+		}
+	}
+	var ad adaptersBody
+	h.getJSON("/v1/adapters", &ad)
+	if ad.Active == nil || *ad.Active != "dog" {
+		t.Errorf("active adapter %v, want dog (auto_load)", ad.Active)
+	}
+	if got := chat(); got != answer {
+		t.Errorf("after training the server answers %q, want %q", got, answer)
+	}
+	for _, m := range []struct {
+		family string
+		labels map[string]string
+		want   float64
+	}{
+		{"kiln_training_jobs_total", map[string]string{"type": "sft", "status": "completed"}, 1},
+		{"kiln_training_jobs_total", map[string]string{"type": "sft", "status": "failed"}, 0},
+		{"kiln_training_steps_total", nil, 20},
+		{"kiln_training_active", nil, 0},
+	} {
+		if got := h.metricValue(t, m.family, m.labels); got != m.want {
+			t.Errorf("%s%v = %v, want %v", m.family, m.labels, got, m.want)
+		}
+	}
+	// The name is taken now.
+	status, _, body := h.do(http.MethodPost, "/v1/train/sft", map[string]any{"examples": []any{trainExample(user, answer)},
+		"config": map[string]any{"output_name": "dog"}}, nil)
+	if status != http.StatusConflict || !strings.Contains(string(body), "adapter_exists") {
+		t.Errorf("second job into dog: %d %s, want 409 adapter_exists", status, body)
+	}
+}
+
+// TestTrainQueueCancel: one job runs at a time; a queued job is removed by
+// DELETE, a running one stops at its next step and ends failed, "cancelled
+// by user"; beyond 32 queued jobs the route answers 503 with Retry-After.
+func TestTrainQueueCancel(t *testing.T) {
+	h := newHarness(t, withTraining(t, ""))
+	t.Cleanup(h.srv.stopTraining)
+	hold := make(chan struct{})
+	h.srv.train.stepHold = func() { <-hold }
+	body := func() map[string]any {
+		return map[string]any{"examples": []any{trainExample("hello", "the cat sat")},
+			"config": map[string]any{"epochs": 1000, "lora_rank": 2, "auto_load": false}}
+	}
+	run := h.submitSFT(t, body())
+	h.waitJob(t, run.JobID, func(j jobJSON) bool { return j.State == jobRunning })
+	var queued []string
+	for range maxTrainQueue {
+		queued = append(queued, h.submitSFT(t, body()).JobID)
+	}
+	status, hdr, out := h.do(http.MethodPost, "/v1/train/sft", body(), nil)
+	if status != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" || !strings.Contains(string(out), "training_queue_full") {
+		t.Errorf("33rd queued job: %d (Retry-After %q) %s; want 503 training_queue_full with Retry-After", status, hdr.Get("Retry-After"), out)
+	}
+	var q trainQueueBody
+	h.getJSON("/v1/train/queue", &q)
+	if q.Running == nil || q.Running.JobID != run.JobID || len(q.Queued) != maxTrainQueue || *q.Queued[4].Position != 5 || q.Queued[4].JobID != queued[4] {
+		t.Fatalf("queue: running %v, %d queued", q.Running, len(q.Queued))
+	}
+	// Cancel a queued job: removed at once.
+	status, _, out = h.do(http.MethodDelete, "/v1/train/queue/"+queued[4], nil, nil)
+	if status != http.StatusOK || !strings.Contains(string(out), cancelledByUser) {
+		t.Errorf("cancel queued: %d %s", status, out)
+	}
+	h.getJSON("/v1/train/queue", &q)
+	if len(q.Queued) != maxTrainQueue-1 || *q.Queued[4].Position != 5 || q.Queued[4].JobID != queued[5] {
+		t.Errorf("after the cancel: %d queued, 5th is %s", len(q.Queued), q.Queued[4].JobID)
+	}
+	// Cancel the rest, then the running job, which is inside a step.
+	for _, id := range append(queued[:4:4], queued[5:]...) {
+		if status, _, out := h.do(http.MethodDelete, "/v1/train/queue/"+id, nil, nil); status != http.StatusOK {
+			t.Fatalf("cancel %s: %d %s", id, status, out)
+		}
+	}
+	if status, _, out := h.do(http.MethodDelete, "/v1/train/queue/"+run.JobID, nil, nil); status != http.StatusOK {
+		t.Fatalf("cancel running: %d %s", status, out)
+	}
+	close(hold) // the step in progress finishes; no other starts
+	j := h.waitJob(t, run.JobID, finished)
+	if j.State != jobFailed || j.Error == nil || *j.Error != cancelledByUser || j.Step != 1 {
+		t.Errorf("cancelled running job: %+v; want failed, cancelled by user, after its first step", j)
+	}
+	if got := h.metricValue(t, "kiln_training_jobs_total", map[string]string{"type": "sft", "status": "cancelled"}); got != maxTrainQueue+1 {
+		t.Errorf("cancelled jobs %v, want %d", got, maxTrainQueue+1)
+	}
+	if status, _, out := h.do(http.MethodDelete, "/v1/train/queue/"+run.JobID, nil, nil); status != http.StatusConflict {
+		t.Errorf("cancel of a finished job: %d %s, want 409", status, out)
+	}
+	if status, _, _ := h.do(http.MethodDelete, "/v1/train/queue/train-nope", nil, nil); status != http.StatusNotFound {
+		t.Errorf("cancel of an unknown job: %d, want 404", status)
+	}
+}
