@@ -226,7 +226,7 @@ type jobJSON struct {
 	JobID         string    `json:"job_id"`
 	Type          string    `json:"type"` // "sft"
 	State         string    `json:"state"`
-	Position      *int      `json:"position,omitempty"` // 1-based, queued jobs in the queue listing
+	Position      *int      `json:"position"` // 1-based, queued jobs in the queue listing; else null
 	Step          int       `json:"step"`
 	TotalSteps    int       `json:"total_steps"`
 	Epoch         int       `json:"epoch"`

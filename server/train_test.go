@@ -2,13 +2,30 @@ package server
 
 import (
 	"encoding/json"
+	"sync"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kiln-ai/kiln/schemas"
 )
+
+var trainValidator = sync.OnceValues(schemas.NewValidator)
+
+// checkSchema validates a training reply against its definition.
+func checkSchema(t *testing.T, def string, body []byte) {
+	t.Helper()
+	v, err := trainValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Validate(schemas.ObservabilityID, def, body); err != nil {
+		t.Errorf("reply does not match %s: %v\n%s", def, err, body)
+	}
+}
 
 // trainExample is a one-turn conversation for the SFT route.
 func trainExample(user, assistant string) map[string]any {
@@ -34,6 +51,7 @@ func (h *harness) submitSFT(t *testing.T, body map[string]any) sftReply {
 	if status != http.StatusOK {
 		t.Fatalf("POST /v1/train/sft: %d %s", status, out)
 	}
+	checkSchema(t, "training_submit", out)
 	var r sftReply
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatal(err)
@@ -50,7 +68,7 @@ func (h *harness) waitJob(t *testing.T, id string, done func(jobJSON) bool) jobJ
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		var j jobJSON
-		h.getJSON("/v1/train/status/"+id, &j)
+		checkSchema(t, "training_job", h.getJSON("/v1/train/status/"+id, &j))
 		if done(j) {
 			return j
 		}
@@ -235,7 +253,7 @@ func TestTrainQueueCancel(t *testing.T) {
 		t.Errorf("33rd queued job: %d (Retry-After %q) %s; want 503 training_queue_full with Retry-After", status, hdr.Get("Retry-After"), out)
 	}
 	var q trainQueueBody
-	h.getJSON("/v1/train/queue", &q)
+	checkSchema(t, "training_queue", h.getJSON("/v1/train/queue", &q))
 	if q.Running == nil || q.Running.JobID != run.JobID || len(q.Queued) != maxTrainQueue || *q.Queued[4].Position != 5 || q.Queued[4].JobID != queued[4] {
 		t.Fatalf("queue: running %v, %d queued", q.Running, len(q.Queued))
 	}
@@ -244,6 +262,7 @@ func TestTrainQueueCancel(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(string(out), cancelledByUser) {
 		t.Errorf("cancel queued: %d %s", status, out)
 	}
+	checkSchema(t, "training_job", out)
 	h.getJSON("/v1/train/queue", &q)
 	if len(q.Queued) != maxTrainQueue-1 || *q.Queued[4].Position != 5 || q.Queued[4].JobID != queued[5] {
 		t.Errorf("after the cancel: %d queued, 5th is %s", len(q.Queued), q.Queued[4].JobID)
