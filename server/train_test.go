@@ -2,11 +2,11 @@ package server
 
 import (
 	"encoding/json"
-	"sync"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 

@@ -77,7 +77,7 @@ func TestWritePEFT(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			defer func() { _ = f.Close() }()
 			for l := range c.Layers {
 				for _, m := range allModules() {
 					out, in := moduleShape(c, m)
@@ -115,12 +115,12 @@ func TestHFRowsMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.Close()
+	defer func() { _ = g.Close() }()
 	p, err := safetensors.Open(testshared.Require(t, "models", "ref", "tiny-llama.lora-r8.peft", PEFTWeightsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	defer func() { _ = p.Close() }()
 	for l := range 2 {
 		ti, ok := g.Tensor(fmtName("blk.%d.attn_q.weight.lora_b", l))
 		if !ok {
