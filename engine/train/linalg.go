@@ -44,7 +44,7 @@ func axpy[F float](alpha F, x, y []F) {
 
 // rowBlock is how many weight rows the transposed product dequantizes at a
 // time.
-const rowBlock = 32
+const rowBlock = 128
 
 // linalg runs the products with a frozen base matrix. scratch holds one
 // block of dequantized rows (float32 and, for the reference path, F).
