@@ -12,6 +12,7 @@ import {
   $, REASONS, REASON_LABEL, PHASES, h, isNum, fixed, fmtMs, fmtCount, fmtRate, fmtTime, plural,
 } from "./format.js";
 import { renderDetail } from "./diagnosis.js";
+import "./training.js"; // the training panel polls on its own
 
 const REFRESH_MS = 2000;
 const FETCH_TIMEOUT_MS = 5000;
