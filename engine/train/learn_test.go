@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine/chat"
+	"github.com/kiln-ai/kiln/engine/internal/testshared"
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -56,8 +57,8 @@ func randomConversation(l *llama.Loaded, seed uint64) []chat.Message {
 // and that the greedy answer to the prompt becomes the trained answer while
 // the base model's answer differs.
 func TestLearnsConversation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains kiln-tiny for a few epochs")
+	if testing.Short() || testshared.Race {
+		t.Skip("trains kiln-tiny for 20 epochs: not under -short or the race detector (the gradient checks and the server's training tests run the same code there)")
 	}
 	l, err := llama.OpenTiny()
 	if err != nil {
