@@ -165,7 +165,7 @@ func TestTrainJobServes(t *testing.T) {
 	const user, answer = "what is the name of the little dog", "the dog is called pepper"
 	chat := func() string {
 		status, _, body := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{
-			"messages": []map[string]any{{"role": "user", "content": user}}, "max_tokens": 5}), nil)
+			"messages": []map[string]any{{"role": "user", "content": user}}, "max_tokens": 7}), nil)
 		if status != http.StatusOK {
 			t.Fatalf("chat: %d %s", status, body)
 		}
@@ -177,7 +177,10 @@ func TestTrainJobServes(t *testing.T) {
 		}
 		return strings.TrimSpace(r.Choices[0].Message.Content)
 	}
-	if base := chat(); base == answer {
+	// The answer is 7 tokens ("the" is three: kiln-tiny's word vocabulary
+	// has no "the" without a leading space); kiln-tiny's classifier all
+	// but rules out its end-of-turn token, so the reply may not stop there.
+	if base := chat(); strings.HasPrefix(base, answer) {
 		t.Fatalf("the base model already answers %q", base)
 	}
 	r := h.submitSFT(t, map[string]any{"examples": []any{trainExample(user, answer)}, "config": map[string]any{
@@ -205,7 +208,7 @@ func TestTrainJobServes(t *testing.T) {
 	if ad.Active == nil || *ad.Active != "dog" {
 		t.Errorf("active adapter %v, want dog (auto_load)", ad.Active)
 	}
-	if got := chat(); got != answer {
+	if got := chat(); !strings.HasPrefix(got, answer) {
 		t.Errorf("after training the server answers %q, want %q", got, answer)
 	}
 	for _, m := range []struct {

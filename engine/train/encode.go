@@ -50,14 +50,94 @@ type Encoder struct {
 // prefixes render identically.
 var renderTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// Encode tokenizes msgs for training: each assistant turn's tokens are the
-// rendering of the conversation up to it (with the generation prompt, as
-// inference sees it) followed by the turn, and are targets up to the first
-// stop token. Turns after the last assistant turn are dropped.
+// Encode tokenizes msgs for training as inference tokenizes a
+// conversation: the whole rendering (through the last assistant turn) is
+// tokenized at once, so every prefix that ends before an assistant turn is
+// exactly the prompt inference would build from the turns before it, and
+// each assistant turn's tokens (up to and including the first stop token)
+// are the targets. Turns after the last assistant turn are dropped. When
+// the tokenizer is not prefix-stable at a turn's boundaries, each piece is
+// tokenized on its own instead (encodePieces).
 func (e Encoder) Encode(msgs []chat.Message) (Sequence, error) {
-	if !slices.ContainsFunc(msgs, func(m chat.Message) bool { return m.Role == "assistant" }) {
+	last := -1
+	for i, m := range msgs {
+		if m.Role == "assistant" {
+			last = i
+		}
+	}
+	if last < 0 {
 		return Sequence{}, ErrNoAssistant
 	}
+	text, spans, err := e.render(msgs[:last+1], false)
+	if err != nil {
+		return Sequence{}, err
+	}
+	ids, err := e.tokens(text, spans)
+	if err != nil {
+		return Sequence{}, err
+	}
+	seq := Sequence{IDs: ids, Target: make([]bool, len(ids))}
+	for j, m := range msgs[:last+1] {
+		if m.Role != "assistant" {
+			continue
+		}
+		start, ok, err := e.boundary(msgs[:j], true, text, ids)
+		if err != nil {
+			return Sequence{}, err
+		}
+		end, ok2, err := e.boundary(msgs[:j+1], false, text, ids)
+		if err != nil {
+			return Sequence{}, err
+		}
+		if !ok || !ok2 || end < start {
+			return e.encodePieces(msgs[:last+1])
+		}
+		for i := start; i < end; i++ {
+			seq.Target[i] = true
+			if slices.Contains(e.Tokenizer.StopIDs(), ids[i]) {
+				break
+			}
+		}
+	}
+	return seq, nil
+}
+
+// boundary is the number of leading ids of the whole conversation (text,
+// ids) that the rendering of msgs (with the generation prompt when gen)
+// tokenizes to; ok is false when that rendering is not a prefix of text or
+// its tokens not a prefix of ids.
+func (e Encoder) boundary(msgs []chat.Message, gen bool, text string, ids []int) (int, bool, error) {
+	t, spans, err := e.render(msgs, gen)
+	if err != nil {
+		return 0, false, err
+	}
+	if !strings.HasPrefix(text, t) {
+		return 0, false, nil
+	}
+	p, err := e.tokens(t, spans)
+	if err != nil {
+		return 0, false, err
+	}
+	return len(p), len(p) <= len(ids) && slices.Equal(ids[:len(p)], p), nil
+}
+
+// tokens tokenizes a whole rendering as inference does: BOS first when the
+// tokenizer asks for it.
+func (e Encoder) tokens(text string, spans []chat.Span) ([]int, error) {
+	ids, err := e.piece(text, spans, "")
+	if err != nil {
+		return nil, err
+	}
+	if e.Tokenizer.AddBOS() && (len(ids) == 0 || ids[0] != e.Tokenizer.BOS()) {
+		ids = append([]int{e.Tokenizer.BOS()}, ids...)
+	}
+	return ids, nil
+}
+
+// encodePieces tokenizes each turn's rendering on its own: the rendering up
+// to an assistant turn (with the generation prompt) as context, the turn
+// itself as targets up to the first stop token.
+func (e Encoder) encodePieces(msgs []chat.Message) (Sequence, error) {
 	var seq Sequence
 	prev := ""
 	add := func(ids []int, target bool) {
@@ -88,8 +168,7 @@ func (e Encoder) Encode(msgs []chat.Message) (Sequence, error) {
 		if err != nil {
 			return Sequence{}, err
 		}
-		ids, err = e.piece(q, qspans, p)
-		if err != nil {
+		if ids, err = e.piece(q, qspans, p); err != nil {
 			return Sequence{}, err
 		}
 		add(ids, true)
@@ -105,14 +184,7 @@ func (e Encoder) Prompt(msgs []chat.Message) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids, err := e.piece(text, spans, "")
-	if err != nil {
-		return nil, err
-	}
-	if e.Tokenizer.AddBOS() && (len(ids) == 0 || ids[0] != e.Tokenizer.BOS()) {
-		ids = append([]int{e.Tokenizer.BOS()}, ids...)
-	}
-	return ids, nil
+	return e.tokens(text, spans)
 }
 
 // render renders msgs and the spans of their contents (nil when the

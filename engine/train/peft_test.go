@@ -43,7 +43,7 @@ func ggufRows(b []float32, heads, hd, rank int) []float32 {
 func TestWritePEFT(t *testing.T) {
 	for _, rope := range []llama.RopeStyle{llama.RopeNorm, llama.RopeNeoX} {
 		t.Run(rope.String(), func(t *testing.T) {
-			c := llama.Config{Dim: 32, HiddenDim: 64, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 29, SeqLen: 64, Rope: rope}
+			c := llama.Config{Arch: "llama", Dim: 32, HiddenDim: 64, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 29, SeqLen: 64, Rope: rope}
 			a, err := NewAdapter(c, 4, 8, allModules(), 3)
 			if err != nil {
 				t.Fatal(err)
