@@ -13,12 +13,19 @@ import (
 // a writer waits, new shared acquisitions wait behind it, so maintenance is
 // never starved by a busy actor; the actor's wait is measured and reported
 // as gpu_lock_wait. Every wait honours its context.
+//
+// A writer that releases while readers, and no other writer, wait hands
+// the readers a turn: they enter before any writer does, even one that asks
+// again at once, so a writer that runs unit after unit (a training job's
+// optimizer steps) lets the actor run one forward invocation between two of
+// them. Writers already queued at the release keep their priority.
 type Ownership struct {
 	mu             sync.Mutex
 	readers        int
 	writer         bool
 	writersWaiting int
 	readersWaiting int
+	readerTurn     bool          // readers that waited at a writer's release enter before the next writer
 	changed        chan struct{} // closed and replaced on every release
 }
 
@@ -54,7 +61,7 @@ func (o *Ownership) lock(ctx context.Context, dead <-chan struct{}, w *watch) er
 	}
 	o.mu.Lock()
 	o.writersWaiting++
-	for o.writer || o.readers > 0 {
+	for o.writer || o.readers > 0 || o.readerTurn {
 		ch := o.changed
 		o.mu.Unlock()
 		var err error
@@ -95,6 +102,7 @@ func (o *Ownership) Unlock() {
 		panic("engine: Ownership.Unlock of an unlocked lock")
 	}
 	o.writer = false
+	o.readerTurn = o.readersWaiting > 0 && o.writersWaiting == 0
 	o.broadcast()
 	o.mu.Unlock()
 }
@@ -115,7 +123,7 @@ var errAbandoned = errors.New("engine: ownership wait abandoned")
 func (o *Ownership) tryLock() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.writer || o.readers > 0 {
+	if o.writer || o.readers > 0 || o.readerTurn {
 		return false
 	}
 	o.writer = true
@@ -143,7 +151,7 @@ func (o *Ownership) rlock(done <-chan struct{}) (waited bool, err error) {
 		return false, nil
 	}
 	o.readersWaiting++
-	for o.writer || o.writersWaiting > 0 {
+	for o.writer || (o.writersWaiting > 0 && !o.readerTurn) {
 		ch := o.changed
 		o.mu.Unlock()
 		select {
@@ -151,6 +159,7 @@ func (o *Ownership) rlock(done <-chan struct{}) (waited bool, err error) {
 		case <-done:
 			o.mu.Lock()
 			o.readersWaiting--
+			o.endReaderTurn()
 			o.mu.Unlock()
 			return true, errAbandoned
 		}
@@ -158,8 +167,19 @@ func (o *Ownership) rlock(done <-chan struct{}) (waited bool, err error) {
 	}
 	o.readersWaiting--
 	o.readers++
+	o.endReaderTurn()
 	o.mu.Unlock()
 	return true, nil
+}
+
+// endReaderTurn ends the readers' turn once none of them still waits; o.mu
+// is held. A writer waiting on the turn is woken (it then waits for the
+// readers that entered to release).
+func (o *Ownership) endReaderTurn() {
+	if o.readerTurn && o.readersWaiting == 0 {
+		o.readerTurn = false
+		o.broadcast()
+	}
 }
 
 // RUnlock releases shared ownership.

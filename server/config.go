@@ -81,6 +81,10 @@ type Config struct {
 	// name (MAINTENANCE.md section 5): PEFT subdirectories and .gguf
 	// files. Default ./adapters; a missing directory holds none.
 	AdapterDir string
+	// TrainDataDir is the only directory whose JSONL files a training
+	// job's dataset_path may name (MAINTENANCE.md section 8); "" (the
+	// default) refuses dataset_path.
+	TrainDataDir string
 }
 
 // Defaults.

@@ -183,6 +183,7 @@ func (s *Server) configJSON() map[string]any {
 		"serving_profile":      c.servingProfile(),
 		"memory_reclaim":       c.MemoryReclaim,
 		"adapter_dir":          c.AdapterDir,
+		"train_data_dir":       c.TrainDataDir,
 		"engine": map[string]any{
 			"queue_depth":     c.Engine.QueueDepth,
 			"max_batch":       c.Engine.MaxBatch,

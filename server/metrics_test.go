@@ -20,7 +20,9 @@ var closedLabels = map[string]map[string]bool{
 	"phase": set("actor_queue", "actor_admission", "tokenization", "prefill", "decode", "actor_cycle_idle",
 		"sampling", "readback", "response_delivery", "handler_queue", "client_delivery", "gpu_lock_wait",
 		"graph_capture", "graph_replay", "synchronization", "resize", "trim", "adapter", "training", "unexplained"),
-	"status":    set("ok", "error", "timeout", "rejected", "client_disconnect"),
+	"status": set("ok", "error", "timeout", "rejected", "client_disconnect",
+		"completed", "failed", "cancelled"), // the last three: kiln_training_jobs_total
+	"type":      set("sft"),                     // kiln_training_jobs_total
 	"outcome":   set("reclaimed", "zero_yield"), // kiln_memory_reclaim_attempts_total
 	"direction": set("grow", "shrink", "none"),  // kiln_kv_resizes_total
 }

@@ -69,7 +69,8 @@ func TestRouteTable(t *testing.T) {
 			opened = append(opened, rt.pattern)
 		}
 	}
-	wantQuiet := []string{"/v1/stats/decode", "/v1/stats/recent-requests", "/v1/stats/recent-requests/{id}", "/health", "/v1/health", "/metrics", "/v1/maintenance/recent", "/ui", "/ui/{file...}", "/{$}"}
+	wantQuiet := []string{"/v1/stats/decode", "/v1/stats/recent-requests", "/v1/stats/recent-requests/{id}", "/health", "/v1/health", "/metrics", "/v1/maintenance/recent",
+		"/v1/train/queue", "/v1/train/status", "/v1/train/status/{id}", "/ui", "/ui/{file...}", "/{$}"}
 	if d := cmp.Diff(wantQuiet, quiet); d != "" {
 		t.Errorf("untraced routes (-want +got):\n%s", d)
 	}

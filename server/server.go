@@ -95,6 +95,7 @@ type Server struct {
 	adapters *adapterRegistry        // --adapter-dir (adapters.go)
 	swapper  *Swapper                // nil: no adapters
 	running  atomic.Pointer[adapter] // the adapter the engine runs with (nil: base), set by swaps
+	train    trainQueue              // training jobs (train_jobs.go)
 
 	stopping atomic.Bool
 	outcomes [telemetry.NumOutcomes]atomic.Uint64 // by telemetry.Outcome
@@ -176,6 +177,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.maxContentBytes = maxContentBytes(s.tok, deps.Model.Model.Config.SeqLen)
 	deps.Telemetry.SetEngineSource(gen.Snapshot)
+	if err := deps.Telemetry.SetTrainingSource(s.trainingStats); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s.adapters = newAdapterRegistry(cfg.AdapterDir, deps.Model.Model)
 	if deps.Swapper != nil {
 		s.swapper = deps.Swapper
@@ -257,6 +261,7 @@ func (s *Server) StopAdmitting() { s.stopping.Store(true) }
 // idempotent and safe without Start. It does not stop the engine or the
 // telemetry: their owner does, after this returns.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopTraining()
 	idle := s.beginDrain()
 	s.mu.Lock()
 	s.shutdown = true

@@ -45,6 +45,8 @@ type Telemetry struct {
 	reqs *registry
 	// maint holds the recent maintenance operations stall spans link to.
 	maint *maintRegistry
+	// training is the source of the kiln_training_* families (training.go).
+	training trainingSource
 
 	shutdownOnce sync.Once
 	shutdownErr  error

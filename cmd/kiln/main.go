@@ -28,6 +28,7 @@ func commands() []command {
 	return []command{
 		{"serve", "run the OpenAI-compatible server with per-token latency telemetry", runServe},
 		{"generate", "generate from a prompt offline through the engine (no server)", runGenerate},
+		{"train", "fine-tune a LoRA adapter on JSONL conversations offline (the server's SFT trainer)", runTrain},
 		{"bench", "drive a server with a seeded workload and write JSON evidence", runBench},
 		{"version", "print the version, VCS revision and time, Go version and kernel path", runVersion},
 		{"health", "probe a running server's /health (the container HEALTHCHECK)", runHealth},

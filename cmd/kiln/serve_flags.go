@@ -15,6 +15,8 @@ import (
 func serveAPIFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&cfg.AdapterDir, "adapter-dir", cfg.AdapterDir,
 		"directory of LoRA adapters (PEFT subdirectories and .gguf files) that requests and /v1/adapters name")
+	fs.StringVar(&cfg.TrainDataDir, "train-data-dir", cfg.TrainDataDir,
+		"directory whose JSONL files POST /v1/train/sft's dataset_path may name (default: dataset_path refused)")
 	fs.StringVar(&cfg.ServedModelName, "served-model-name", cfg.ServedModelName,
 		"model id that clients name and see (default: the model file's stem, the directory's name or kiln-tiny)")
 	fs.Func("cors-origin", "browser origin allowed to call the API, e.g. http://localhost:3000 (repeatable or comma-separated; * allows any; default: CORS off)",

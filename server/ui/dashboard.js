@@ -14,6 +14,7 @@ import {
 } from "./format.js";
 import { renderDetail } from "./diagnosis.js";
 import { renderMaintenance } from "./maintenance.js";
+import "./training.js"; // the training panel polls on its own
 
 const REFRESH_MS = 2000;
 const FETCH_TIMEOUT_MS = 5000;

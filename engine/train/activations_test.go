@@ -1,0 +1,52 @@
+package train
+
+import (
+	"testing"
+
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// actBytes sums the float32 activations a net holds.
+func actBytes(a *acts[float32]) int64 {
+	var n int
+	for _, L := range a.layers {
+		for _, s := range [][]float32{L.x, L.xn1, L.inv1, L.q, L.k, L.v, L.qpre, L.kpre, L.qinv, L.kinv, L.o, L.lse, L.x1, L.xn2, L.inv2, L.g, L.u, L.h} {
+			n += len(s)
+		}
+		for _, s := range L.ax {
+			n += len(s)
+		}
+	}
+	n += len(a.xf) + len(a.xL) + len(a.invf)
+	return 4 * int64(n)
+}
+
+// TestActivationBytes: what a step keeps is exactly ActivationBytes, which
+// is linear in the tokens (no T x T attention matrix, no T x Vocab logits).
+func TestActivationBytes(t *testing.T) {
+	pool := kernels.NewPool(1)
+	defer pool.Close()
+	for _, ac := range archCases() {
+		m := newCaseModel(t, ac)
+		cfg := DefaultConfig()
+		cfg.LoraRank = 3
+		tr, err := New(m, pool, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods, _ := ParseModules(cfg.TargetModules)
+		for _, n := range []int{8, 16, 32} {
+			ids, target := sequenceCase(m.Config, n, 1)
+			if _, err := tr.Step(Sequence{IDs: ids, Target: target}); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := actBytes(&tr.net.a), ActivationBytes(m.Config, 3, mods, n); got != want {
+				t.Errorf("%s, %d tokens: activations hold %d bytes, ActivationBytes says %d", ac.name, n, got, want)
+			}
+		}
+		one, two := ActivationBytes(m.Config, 3, mods, 100), ActivationBytes(m.Config, 3, mods, 200)
+		if two != 2*one {
+			t.Errorf("%s: ActivationBytes not linear: %d for 100 tokens, %d for 200", ac.name, one, two)
+		}
+	}
+}

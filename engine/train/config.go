@@ -1,0 +1,49 @@
+package train
+
+import "fmt"
+
+// Config is the configuration of a supervised fine-tuning job
+// (MAINTENANCE.md section 8; JSON names as the HTTP API takes them).
+type Config struct {
+	Epochs        int             `json:"epochs"`
+	LearningRate  float64         `json:"learning_rate"`
+	LoraRank      int             `json:"lora_rank"`
+	LoraAlpha     float64         `json:"lora_alpha"`
+	TargetModules []string        `json:"target_modules"`
+	Optimizer     OptimizerConfig `json:"optimizer"`
+	Seed          uint64          `json:"seed"`
+}
+
+// DefaultConfig is section 8's defaults: 3 epochs, learning rate 1e-4,
+// rank 16, alpha 32, q, k, v and o, AdamW (0.9, 0.999, 1e-8, no weight
+// decay), seed 0.
+func DefaultConfig() Config {
+	return Config{
+		Epochs: 3, LearningRate: 1e-4, LoraRank: 16, LoraAlpha: 32,
+		TargetModules: []string{"q", "k", "v", "o"},
+		Optimizer:     OptimizerConfig{Kind: AdamW}.withDefaults(),
+	}
+}
+
+// Validate reports the first field out of range, naming it.
+func (c Config) Validate() error {
+	switch {
+	case c.Epochs < 1:
+		return fmt.Errorf("train: epochs %d must be at least 1", c.Epochs)
+	case c.Epochs > 10000:
+		return fmt.Errorf("train: epochs %d exceeds 10000", c.Epochs)
+	case !(c.LearningRate > 0) || c.LearningRate > 10:
+		return fmt.Errorf("train: learning_rate %g out of range (0, 10]", c.LearningRate)
+	case c.LoraRank < 1 || c.LoraRank > 1024:
+		return fmt.Errorf("train: lora_rank %d out of range [1, 1024]", c.LoraRank)
+	case !(c.LoraAlpha > 0) || c.LoraAlpha > 1e6:
+		return fmt.Errorf("train: lora_alpha %g out of range (0, 1e6]", c.LoraAlpha)
+	}
+	if _, err := ParseModules(c.TargetModules); err != nil {
+		return fmt.Errorf("train: target_modules: %w", err)
+	}
+	if err := c.Optimizer.Validate(); err != nil {
+		return err
+	}
+	return nil
+}

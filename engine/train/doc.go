@@ -1,0 +1,26 @@
+// Package train is Kiln's online LoRA trainer: a float32 training forward
+// pass over one conversation that keeps the activations the backward pass
+// needs, the backward pass that computes the gradients of the LoRA A and B
+// matrices on the targeted projections (the base weights frozen and used as
+// they are served: quantized matrices are read through the kernels,
+// dequantized row by row, never requantized), the AdamW and SGD optimizers,
+// the epoch loop of a supervised fine-tuning job, and the writer of the
+// adapter in the PEFT layout that llama.LoadAdapter reads back.
+//
+// The loss is the cross-entropy of the assistant tokens only, after the
+// model's chat template (Encode renders a conversation as inference does
+// and marks which tokens the assistant wrote). One conversation is one
+// microbatch is one optimizer step.
+//
+// Memory: the activations kept for one step grow linearly with the number
+// of tokens (attention probabilities are recomputed in the backward pass
+// from each row's log-sum-exp, and logits are computed a chunk of rows at a
+// time), so a step is bounded by the context length (ActivationBytes).
+//
+// The forward and backward code is generic over float32 (the trainer) and
+// float64 (the reference path the gradient-check tests compare against
+// finite differences). A Trainer belongs to one goroutine at a time; its
+// products and attention run on the kernels.Pool it was given, and every
+// call returns when all its parts are done, so the package starts no
+// goroutine of its own.
+package train

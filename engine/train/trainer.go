@@ -1,0 +1,177 @@
+package train
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// Trainer trains one LoRA adapter on one model: each Step is one
+// conversation, one forward and backward pass, one optimizer update. It
+// belongs to one goroutine at a time.
+type Trainer struct {
+	m       *llama.Model
+	cfg     Config
+	adapter *Adapter
+	net     *net[float32]
+	opt     optimizer
+	params  [][]float32
+	grads   [][]float32
+	steps   int
+}
+
+// New makes a trainer with a fresh adapter (A from cfg.Seed, B zero). The
+// products run on pool.
+func New(m *llama.Model, pool *kernels.Pool, cfg Config) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	mods, _ := ParseModules(cfg.TargetModules) // validated
+	a, err := NewAdapter(m.Config, cfg.LoraRank, cfg.LoraAlpha, mods, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trainer{m: m, cfg: cfg, adapter: a, net: newNet(m, pool, &a.w)}
+	a.w.each(func(p []float32) { t.params = append(t.params, p) })
+	t.net.g.each(func(p []float32) { t.grads = append(t.grads, p) })
+	t.opt = newOptimizer(cfg.Optimizer, t.params)
+	return t, nil
+}
+
+// Adapter is the adapter being trained; it changes with every Step.
+func (t *Trainer) Adapter() *Adapter { return t.adapter }
+
+// Steps is the number of optimizer steps taken.
+func (t *Trainer) Steps() int { return t.steps }
+
+// Check reports why seq cannot be a training step: empty, no target,
+// longer than the model's context, or a token outside the vocabulary.
+func (t *Trainer) Check(seq Sequence) error {
+	c := t.m.Config
+	switch {
+	case len(seq.IDs) != len(seq.Target):
+		return fmt.Errorf("train: sequence has %d ids but %d target flags", len(seq.IDs), len(seq.Target))
+	case len(seq.IDs) > c.SeqLen:
+		return fmt.Errorf("train: conversation is %d tokens, longer than the model's context of %d", len(seq.IDs), c.SeqLen)
+	case seq.Targets() == 0 || seq.Target[0] && seq.Targets() == 1:
+		return ErrNoAssistant
+	}
+	for _, id := range seq.IDs {
+		if id < 0 || id >= c.Vocab {
+			return fmt.Errorf("train: token %d outside the vocabulary of %d", id, c.Vocab)
+		}
+	}
+	return nil
+}
+
+// Step runs one optimizer step on seq and returns its loss before the
+// update: the mean cross-entropy of its target tokens.
+func (t *Trainer) Step(seq Sequence) (float64, error) {
+	if err := t.Check(seq); err != nil {
+		return 0, err
+	}
+	loss, _ := t.net.lossAndGrad(seq.IDs, seq.Target)
+	t.opt.step(t.params, t.grads, t.cfg.LearningRate)
+	t.steps++
+	return loss, nil
+}
+
+// Loss is seq's loss under the current adapter, without an update.
+func (t *Trainer) Loss(seq Sequence) (float64, error) {
+	if err := t.Check(seq); err != nil {
+		return 0, err
+	}
+	t.net.forward(seq.IDs)
+	t.net.bs.grow(t.net, len(seq.IDs))
+	loss, _ := t.net.lossBack(seq.IDs, seq.Target, t.net.bs.dxf)
+	return loss, nil
+}
+
+// Progress is reported after every step of Run.
+type Progress struct {
+	Step, TotalSteps int // Step counts from 1
+	Epoch            int // from 1
+	Loss             float64
+}
+
+// RunOptions hook a Run into its caller.
+type RunOptions struct {
+	// Wrap runs each optimizer step (the server's holds exclusive device
+	// ownership for the step's duration); nil calls it directly. An error
+	// from Wrap ends the run.
+	Wrap func(ctx context.Context, step func() error) error
+	// OnStep is called after each step, outside Wrap.
+	OnStep func(Progress)
+}
+
+// Run trains for cfg.Epochs epochs over seqs, in order, one step per
+// sequence, and returns the loss of every step. It stops between steps
+// when ctx ends, returning ctx's error with the losses so far.
+func (t *Trainer) Run(ctx context.Context, seqs []Sequence, o RunOptions) ([]float64, error) {
+	for i, s := range seqs {
+		if err := t.Check(s); err != nil {
+			return nil, fmt.Errorf("train: example %d: %w", i, err)
+		}
+	}
+	wrap := o.Wrap
+	if wrap == nil {
+		wrap = func(_ context.Context, step func() error) error { return step() }
+	}
+	total := t.cfg.Epochs * len(seqs)
+	losses := make([]float64, 0, total)
+	for e := range t.cfg.Epochs {
+		for _, s := range seqs {
+			if err := ctx.Err(); err != nil {
+				return losses, err
+			}
+			var loss float64
+			err := wrap(ctx, func() error {
+				var err error
+				loss, err = t.Step(s)
+				return err
+			})
+			if err != nil {
+				return losses, fmt.Errorf("train: step %d: %w", len(losses)+1, err)
+			}
+			losses = append(losses, loss)
+			if o.OnStep != nil {
+				o.OnStep(Progress{Step: len(losses), TotalSteps: total, Epoch: e + 1, Loss: loss})
+			}
+		}
+	}
+	return losses, nil
+}
+
+// Greedy continues prompt with the adapted model, the most likely token
+// at each step, until a token of stop or max tokens; it recomputes the whole
+// sequence at every token (for tests and checks, not for serving).
+func (t *Trainer) Greedy(prompt []int, maxTokens int, stop []int) []int {
+	ids := append([]int(nil), prompt...)
+	var out []int
+	c := t.m.Config
+	logits := make([]float32, c.Vocab)
+	for range maxTokens {
+		if len(ids) >= c.SeqLen {
+			break
+		}
+		t.net.forward(ids)
+		n := len(ids)
+		t.net.la.matmul(logits, t.m.Output, t.net.a.xf[(n-1)*c.Dim:n*c.Dim], 1)
+		best := 0
+		for i, v := range logits {
+			if v > logits[best] {
+				best = i
+			}
+		}
+		out = append(out, best)
+		ids = append(ids, best)
+		for _, s := range stop {
+			if s == best {
+				return out
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,266 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kiln-ai/kiln/engine/train"
+)
+
+// sftBody is the body of POST /v1/train/sft (MAINTENANCE.md section 8):
+// examples inline or a dataset_path under --train-data-dir, and the job's
+// configuration. Unknown fields are a 400.
+type sftBody struct {
+	Examples    []train.Example `json:"examples"`
+	DatasetPath *string         `json:"dataset_path"`
+	Config      *sftConfig      `json:"config"`
+}
+
+// sftConfig is the config object: every field optional.
+type sftConfig struct {
+	Epochs        *int                   `json:"epochs"`
+	LearningRate  *float64               `json:"learning_rate"`
+	LoraRank      *int                   `json:"lora_rank"`
+	LoraAlpha     *float64               `json:"lora_alpha"`
+	TargetModules []string               `json:"target_modules"`
+	Optimizer     *train.OptimizerConfig `json:"optimizer"`
+	OutputName    *string                `json:"output_name"`
+	AutoLoad      *bool                  `json:"auto_load"`
+	Seed          *uint64                `json:"seed"`
+}
+
+// sftReply is the reply of POST /v1/train/sft.
+type sftReply struct {
+	JobID         string `json:"job_id"`
+	State         string `json:"state"`
+	EffectiveSeed uint64 `json:"effective_seed"`
+	Message       string `json:"message"`
+}
+
+// trainSFT serves POST /v1/train/sft: the body is validated and every
+// conversation rendered and tokenized now (so a bad one is a 400, not a
+// failed job), then the job is queued.
+func (s *Server) trainSFT(w http.ResponseWriter, r *http.Request) error {
+	var body sftBody
+	if err := decodeStrict(r, &body, false); err != nil {
+		return err
+	}
+	j, err := s.newTrainJob(body)
+	if err != nil {
+		return err
+	}
+	if err := s.submitTrainJob(j); err != nil {
+		return err
+	}
+	s.log.Info().Str("job_id", j.id).Int("examples", len(j.seqs)).Int("steps", j.total).Msg("training job queued")
+	return marshalJSON(w, http.StatusOK, sftReply{JobID: j.id, State: jobQueued, EffectiveSeed: j.cfg.Seed,
+		Message: fmt.Sprintf("queued: %d steps (%d examples x %d epochs); the adapter will be %s", j.total, len(j.seqs), j.cfg.Epochs, j.outputName)})
+}
+
+// newTrainJob validates body into a job.
+func (s *Server) newTrainJob(body sftBody) (*trainJob, error) {
+	exs, err := s.sftExamples(body)
+	if err != nil {
+		return nil, err
+	}
+	j := &trainJob{id: newJobID(), autoLoad: true}
+	if j.cfg, err = sftTrainConfig(body.Config); err != nil {
+		return nil, err
+	}
+	j.outputName = "sft-" + strings.TrimPrefix(j.id, "train-")[:8]
+	if c := body.Config; c != nil && c.AutoLoad != nil {
+		j.autoLoad = *c.AutoLoad
+	}
+	if c := body.Config; c != nil && c.OutputName != nil {
+		j.outputName = *c.OutputName
+	}
+	if err := checkAdapterName("config.output_name", j.outputName); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(s.outputDir(j.outputName)); err == nil {
+		return nil, &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "config.output_name", Code: "adapter_exists",
+			Message: fmt.Sprintf("an adapter named %q already exists in the adapter directory; choose another output_name", j.outputName)}
+	}
+	enc := train.Encoder{Template: s.tmpl, Tokenizer: s.tok}
+	seqLen := s.model.Model.Config.SeqLen
+	for i, ex := range exs {
+		param := fmt.Sprintf("examples[%d].messages", i)
+		seq, err := enc.Encode(ex.Chat())
+		if err != nil {
+			return nil, invalid(param, "invalid_value", "%v", err)
+		}
+		if len(seq.IDs) > seqLen {
+			return nil, invalid(param, "context_length_exceeded", "the conversation is %d tokens; the model's context is %d", len(seq.IDs), seqLen)
+		}
+		j.seqs = append(j.seqs, seq)
+		j.tokens += len(seq.IDs)
+	}
+	j.total = j.cfg.Epochs * len(j.seqs)
+	return j, nil
+}
+
+// sftExamples returns the inline examples or reads dataset_path, checking
+// each conversation.
+func (s *Server) sftExamples(body sftBody) ([]train.Example, error) {
+	if body.DatasetPath != nil {
+		if body.Examples != nil {
+			return nil, invalid("dataset_path", "invalid_value", "give examples or dataset_path, not both")
+		}
+		return s.readDataset(*body.DatasetPath)
+	}
+	if len(body.Examples) == 0 {
+		return nil, invalid("examples", "invalid_value", "examples is empty or absent: give at least one conversation (or dataset_path)")
+	}
+	for i, ex := range body.Examples {
+		if err := ex.Validate(); err != nil {
+			return nil, invalid(fmt.Sprintf("examples[%d].messages", i), "invalid_value", "%v", err)
+		}
+	}
+	return body.Examples, nil
+}
+
+// readDataset reads a JSONL dataset that must lie under --train-data-dir
+// (symbolic links resolved, so none leads outside it).
+func (s *Server) readDataset(p string) ([]train.Example, error) {
+	if s.cfg.TrainDataDir == "" {
+		return nil, invalid("dataset_path", "dataset_path_disabled", "dataset_path needs the server started with --train-data-dir")
+	}
+	root, err := filepath.EvalSymlinks(s.cfg.TrainDataDir)
+	if err != nil {
+		return nil, &Error{Status: http.StatusInternalServerError, Type: typeServer, Message: "the training data directory is unavailable", Err: err}
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	outside := invalid("dataset_path", "dataset_path_outside_data_dir", "dataset_path must name a file under the training data directory")
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && within(root, filepath.Clean(p)) {
+			return nil, invalid("dataset_path", "dataset_not_found", "no such dataset under the training data directory")
+		}
+		return nil, outside
+	}
+	if !within(root, real) {
+		return nil, outside
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return nil, invalid("dataset_path", "dataset_not_found", "the dataset cannot be opened")
+	}
+	defer func() { _ = f.Close() }()
+	exs, err := train.ReadJSONL(f)
+	if err != nil {
+		return nil, invalid("dataset_path", "invalid_dataset", "%v", err)
+	}
+	return exs, nil
+}
+
+// within reports whether p is root or lies below it (both absolute, clean).
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// sftTrainConfig applies c over section 8's defaults and validates it; a
+// missing seed is drawn at random (the reply's effective_seed).
+func sftTrainConfig(c *sftConfig) (train.Config, error) {
+	cfg := train.DefaultConfig()
+	cfg.Seed = randomSeed()
+	if c == nil {
+		return cfg, nil
+	}
+	if c.Epochs != nil {
+		cfg.Epochs = *c.Epochs
+	}
+	if c.LearningRate != nil {
+		cfg.LearningRate = *c.LearningRate
+	}
+	if c.LoraRank != nil {
+		cfg.LoraRank = *c.LoraRank
+	}
+	if c.LoraAlpha != nil {
+		cfg.LoraAlpha = *c.LoraAlpha
+	}
+	if c.TargetModules != nil {
+		cfg.TargetModules = c.TargetModules
+	}
+	if c.Optimizer != nil {
+		cfg.Optimizer = *c.Optimizer
+	}
+	if c.Seed != nil {
+		cfg.Seed = *c.Seed
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, invalid("config", "invalid_value", "%v", err)
+	}
+	return cfg, nil
+}
+
+func newJobID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "train-" + hex.EncodeToString(b[:])
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:]) >> 11 // exact in a JSON number
+}
+
+// jobJSON is a job in the replies of the status and queue routes
+// (schemas/kiln-training-v1.schema.json).
+type jobJSON struct {
+	Object        string    `json:"object"` // "kiln.training_job"
+	JobID         string    `json:"job_id"`
+	Type          string    `json:"type"` // "sft"
+	State         string    `json:"state"`
+	Position      *int      `json:"position"` // 1-based, queued jobs in the queue listing; else null
+	Step          int       `json:"step"`
+	TotalSteps    int       `json:"total_steps"`
+	Epoch         int       `json:"epoch"`
+	Epochs        int       `json:"epochs"`
+	Examples      int       `json:"examples"`
+	Losses        []float64 `json:"losses"`
+	Adapter       *string   `json:"adapter"`
+	OutputName    string    `json:"output_name"`
+	AutoLoad      bool      `json:"auto_load"`
+	EffectiveSeed uint64    `json:"effective_seed"`
+	Error         *string   `json:"error"`
+	CreatedAt     string    `json:"created_at"`
+	StartedAt     *string   `json:"started_at"`
+	FinishedAt    *string   `json:"finished_at"`
+}
+
+// toJSON describes j; the caller holds the queue's mutex.
+func (j *trainJob) toJSON() jobJSON {
+	ts := func(t time.Time) *string {
+		if t.IsZero() {
+			return nil
+		}
+		v := t.UTC().Format(time.RFC3339Nano)
+		return &v
+	}
+	out := jobJSON{Object: "kiln.training_job", JobID: j.id, Type: "sft", State: j.state, Step: j.step,
+		TotalSteps: j.total, Epoch: j.epoch, Epochs: j.cfg.Epochs, Examples: len(j.seqs),
+		Losses: append([]float64{}, j.losses...), OutputName: j.outputName, AutoLoad: j.autoLoad,
+		EffectiveSeed: j.cfg.Seed, CreatedAt: *ts(j.created), StartedAt: ts(j.started), FinishedAt: ts(j.finished)}
+	if j.adapter != "" {
+		out.Adapter = &j.adapter
+	}
+	if j.errMsg != "" {
+		out.Error = &j.errMsg
+	}
+	return out
+}

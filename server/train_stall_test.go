@@ -1,0 +1,107 @@
+package server
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/kiln-ai/kiln/telemetry"
+)
+
+// TestTrainStallsStream: over real HTTP, a stream decodes while a training
+// job runs steps that each hold exclusive ownership for at least stallHold.
+// The stream keeps producing tokens between steps (no gap longer than one
+// step plus one forward pass), and every gap a step blocked is attributed
+// to training (or gpu_lock_wait) in the SSE events, the summary,
+// /v1/stats/decode and kiln_token_stalls_total, and its stall span links to
+// the kiln.training_step span (kind training), a child of kiln.training_job.
+func TestTrainStallsStream(t *testing.T) {
+	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withTraining(t, ""))
+	t.Cleanup(h.srv.stopTraining)
+	h.srv.train.stepHold = func() { time.Sleep(stallHold) }
+	const steps = 5
+	r := h.submitSFT(t, map[string]any{"examples": []any{trainExample("hello there", "the cat sat on the mat")},
+		"config": map[string]any{"epochs": steps, "lora_rank": 2, "auto_load": false}})
+	h.waitJob(t, r.JobID, func(j jobJSON) bool { return j.State == jobRunning })
+	_, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 40}))
+	body := <-result
+	j := h.waitJob(t, r.JobID, finished)
+	if j.State != jobCompleted {
+		t.Fatalf("job %+v", j)
+	}
+
+	spans := waitSpans(t, h.spans, telemetry.SpanTrainingJob)
+	jobs, stepSpans := spanNamed(spans, telemetry.SpanTrainingJob), spanNamed(spans, telemetry.SpanTrainingStep)
+	if len(jobs) != 1 || len(stepSpans) != steps {
+		t.Fatalf("%d job spans and %d step spans, want 1 and %d", len(jobs), len(stepSpans), steps)
+	}
+	var longestStep time.Duration
+	for _, s := range stepSpans {
+		if s.Parent.SpanID() != jobs[0].SpanContext.SpanID() {
+			t.Errorf("step span's parent %v is not the job span", s.Parent.SpanID())
+		}
+		longestStep = max(longestStep, s.EndTime.Sub(s.StartTime))
+	}
+
+	p := parseStream(t, body)
+	if len(p.events) < 40 {
+		t.Fatalf("%d token events, want 40", len(p.events))
+	}
+	var blocked int
+	var widest float64
+	prev := 0.0
+	for i, e := range p.events {
+		ready := num(t, e["ready_ms"])
+		gap := ready - prev
+		prev = ready
+		if i == 0 {
+			continue // the first token's wait is its TTFT
+		}
+		widest = max(widest, gap)
+		if gap >= 250 {
+			if bp := e["blocking_phase"]; bp != "training" && bp != "gpu_lock_wait" {
+				t.Errorf("event %d: a %.0f ms gap blamed on %v, want training or gpu_lock_wait", i, gap, bp)
+			}
+			blocked++
+		}
+	}
+	if blocked < 2 {
+		t.Errorf("%d stalls in the stream, want one per step it overlapped (at least 2)", blocked)
+	}
+	bound := longestStep + h.eng.Snapshot().ForwardMax + 50*time.Millisecond
+	if widest > float64(bound.Milliseconds()) {
+		t.Errorf("widest gap %.0f ms, want at most one step plus one forward (%v)", widest, bound)
+	}
+	ev := h.stallEvidence(t, body, "training")
+	lockEv := h.stallEvidence(t, body, "gpu_lock_wait")
+	if ev.summary+lockEv.summary != blocked || ev.window+lockEv.window != blocked || ev.metric+lockEv.metric != blocked || ev.span+lockEv.span != blocked {
+		t.Errorf("training/gpu_lock_wait stalls: sse %d, summary %d+%d, window %d+%d, metric %d+%d, spans %d+%d; want %d everywhere",
+			blocked, ev.summary, lockEv.summary, ev.window, lockEv.window, ev.metric, lockEv.metric, ev.span, lockEv.span, blocked)
+	}
+	stepIDs := map[string]bool{}
+	for _, s := range stepSpans {
+		stepIDs[s.SpanContext.SpanID().String()] = true
+	}
+	for _, st := range stallsWithReason(h.spans.GetSpans(), "training") {
+		var kinds []string
+		for _, l := range st.Links {
+			if stepIDs[l.SpanContext.SpanID().String()] {
+				for _, kv := range l.Attributes {
+					if string(kv.Key) == telemetry.AttrLinkKind {
+						kinds = append(kinds, kv.Value.AsString())
+					}
+				}
+			}
+		}
+		if d := cmp.Diff([]string{telemetry.LinkKindTrainingStep}, kinds); d != "" {
+			t.Errorf("training stall's links to kiln.training_step by kind (-want +got):\n%s", d)
+		}
+	}
+	if status, _, _ := h.do(http.MethodGet, "/v1/train/status", nil, nil); status != http.StatusOK {
+		t.Errorf("GET /v1/train/status: %d", status)
+	}
+	t.Logf("%d of 40 gaps blocked by training steps; widest %.0f ms (bound %v)", blocked, widest, bound)
+}
