@@ -94,9 +94,9 @@ type decoder struct {
 
 // chat is a decoded request span.
 type chat struct {
-	obs         telemetry.Observations
-	gaps        pcommon.Slice // the retained gaps in ms, checked
-	unretained  int           // gap samples the span does not carry
+	obs        telemetry.Observations
+	gaps       pcommon.Slice // the retained gaps in ms, checked
+	unretained int           // gap samples the span does not carry
 }
 
 // chat decodes a request span's attributes: every known key must have the
