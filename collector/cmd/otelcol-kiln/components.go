@@ -13,13 +13,14 @@ import (
 	"go.opentelemetry.io/collector/processor/batchprocessor"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 
 	"github.com/kiln-ai/kiln/collector/connector/kilnlatencyconnector"
 )
 
 // components are the distribution's factories.
 func components() (otelcol.Factories, error) {
-	var f otelcol.Factories
+	f := otelcol.Factories{Telemetry: otelconftelemetry.NewFactory()}
 	var err error
 	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory()); err != nil {
 		return f, fmt.Errorf("otelcol-kiln: receivers: %w", err)
