@@ -3,7 +3,6 @@ package main
 import (
 	"testing"
 
-	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/otelcol/otelcoltest"
 )
 
@@ -44,7 +43,6 @@ func TestComponents(t *testing.T) {
 	if err != nil {
 		t.Fatalf("examples/collector/otelcol-kiln.yaml: %v", err)
 	}
-	var _ *otelcol.Config = cfg
 	if len(cfg.Service.Pipelines) != 2 {
 		t.Errorf("%d pipelines, want traces and metrics", len(cfg.Service.Pipelines))
 	}

@@ -173,7 +173,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(telemetry.AttrGapsMs, uint8(4), int64(3), 20.0, "")
 	f.Add(telemetry.AttrRetainedGapSamples, uint8(1), int64(9000), 0.0, "")
 	f.Add(telemetry.AttrStallGapMs, uint8(2), int64(0), math.Inf(1), "")
-	f.Add(telemetry.AttrPhasePrefix+"prefill_ms", uint8(2), int64(0), -0.0, "")
+	f.Add(telemetry.AttrPhasePrefix+"prefill_ms", uint8(2), int64(0), math.Copysign(0, -1), "")
 	f.Add(telemetry.AttrStallReason, uint8(0), int64(0), 0.0, "actor_decode")
 	f.Fuzz(func(t *testing.T, key string, kind uint8, i int64, fl float64, s string) {
 		set := func(a pcommon.Map) {
