@@ -58,13 +58,15 @@ func startChild(t *testing.T, name string, bin string, args ...string) {
 	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
+		var exit error
 		select {
-		case <-done:
+		case exit = <-done:
 		case <-time.After(20 * time.Second):
 			_ = cmd.Process.Kill()
-			<-done
+			exit = <-done
 		}
 		if t.Failed() {
+			t.Logf("%s exit: %v", name, exit)
 			t.Logf("%s output:\n%s", name, logs.String())
 		}
 	})
