@@ -164,7 +164,7 @@ func (p *Processor) ObserveToken(ctx context.Context, ready time.Time, e *latenc
 	}
 	g := e.Gap
 	p.itl.Record(ctx, g.Gap.Seconds(), p.none...)
-	if g.Gap >= latency.StallThreshold {
+	if IsStall(g.Gap) {
 		p.stalls.Add(ctx, 1, p.byReason[g.Reason]...)
 	}
 	p.window.Add(ready, g.Gap, g.Reason)
@@ -198,22 +198,22 @@ func (p *Processor) OnEnd(s sdktrace.ReadOnlySpan) {
 	p.active.Add(ctx, -1, p.noneAdd...)
 
 	o := ObservationsFromAttributes(s.Attributes())
-	p.requests.Add(ctx, 1, p.byOutcome[o.Outcome]...)
-	dur, ttft := o.DurationMs, o.Summary.TTFTMs
-	if dur.Valid && dur.V >= 0 {
-		p.duration.Record(ctx, dur.V/1000, p.none...)
-		p.genaiTotal.Record(ctx, dur.V/1000, p.genai...)
+	r := o.Records()
+	p.requests.Add(ctx, 1, p.byOutcome[r.Outcome]...)
+	if r.Duration.Valid {
+		p.duration.Record(ctx, r.Duration.V, p.none...)
+		p.genaiTotal.Record(ctx, r.Duration.V, p.genai...)
 	}
-	if ttft.Valid && ttft.V >= 0 {
-		p.ttft.Record(ctx, ttft.V/1000, p.none...)
-		p.genaiTTFT.Record(ctx, ttft.V/1000, p.genai...)
-		if n := o.Summary.EmittedTokens; dur.Valid && dur.V >= ttft.V && n > 1 {
-			p.genaiTPOT.Record(ctx, (dur.V-ttft.V)/1000/float64(n-1), p.genai...)
-		}
+	if r.TTFT.Valid {
+		p.ttft.Record(ctx, r.TTFT.V, p.none...)
+		p.genaiTTFT.Record(ctx, r.TTFT.V, p.genai...)
 	}
-	for ph, v := range o.Summary.Phases {
+	if r.TPOT.Valid {
+		p.genaiTPOT.Record(ctx, r.TPOT.V, p.genai...)
+	}
+	for ph, v := range r.Phases {
 		if v.Valid {
-			p.phase.Record(ctx, v.V/1000, p.byPhase[ph]...)
+			p.phase.Record(ctx, v.V, p.byPhase[ph]...)
 		}
 	}
 }
