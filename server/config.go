@@ -77,6 +77,10 @@ type Config struct {
 	// MemoryReclaim is off (default), on-demand or automatic: whether
 	// trims run (POST /v1/maintenance/trim, and by themselves when idle).
 	MemoryReclaim ReclaimMode
+	// KernelPath is the kernel path of the compute pool
+	// (kernels.Pool.Path), resolved by cmd like Threads; empty reports
+	// kernels.Path(), the default a pool gets on this CPU.
+	KernelPath string
 }
 
 // Defaults.
@@ -149,6 +153,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("threads: must not be negative (got %d)", c.Threads)
 	}
 	if err := validateOrigins(c.CORSOrigins); err != nil {
+		return err
+	}
+	if err := c.validateKernelPath(); err != nil {
 		return err
 	}
 	if err := c.validateMaintenance(); err != nil {

@@ -182,6 +182,7 @@ func (s *Server) configJSON() map[string]any {
 		"cors_origins":         append([]string{}, c.CORSOrigins...),
 		"serving_profile":      c.servingProfile(),
 		"memory_reclaim":       c.MemoryReclaim,
+		"kernels":              c.kernelsJSON(),
 		"engine": map[string]any{
 			"queue_depth":     c.Engine.QueueDepth,
 			"max_batch":       c.Engine.MaxBatch,
