@@ -1,0 +1,90 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// BenchmarkTiles compares, call by call in one loop, the multi-row tiles
+// with the tiles they replace on the same L1-resident data: four weight
+// rows against six activation rows, F32 (1024 columns: three 4x2 calls
+// against two 4x3) and the 32-value integer types (4096 columns: six
+// one-row calls against three two-row ones). Alternating within one loop
+// makes a loaded machine slow both alike; it reports each one's GFLOP/s
+// from the median time per iteration (robust to the preemptions of a
+// shared machine) and the speed-up (old median / new median).
+func BenchmarkTiles(b *testing.B) {
+	if !haveAVX2 {
+		b.Skip("no AVX2/FMA/F16C on this CPU: the tiles are AVX2 assembly")
+	}
+	b.Run("F32/4x3-vs-4x2", benchF32Tiles)
+	for _, typ := range []DType{Q8_0, Q4_0, Q5_0, Q4_1, Q5_1} {
+		b.Run(fmt.Sprintf("%v/4x2-vs-4x1", typ), func(b *testing.B) { benchIntTiles(b, typ) })
+	}
+}
+
+func benchF32Tiles(b *testing.B) {
+	const cols, batch = f32Chunk, 6
+	rng := rand.New(rand.NewPCG(1, 2))
+	w, x := randVec(rng, 4*cols), randVec(rng, batch*cols)
+	p := func(r int) unsafe.Pointer { return unsafe.Pointer(&w[r*cols]) }
+	var res8 [8]float32
+	var res12 [12]float32
+	var tOld, tNew []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		for j := 0; j < batch; j += 2 {
+			f32x4x2(p(0), p(1), p(2), p(3), &x[j*cols], &x[(j+1)*cols], cols, &res8)
+		}
+		t1 := time.Now()
+		for j := 0; j < batch; j += 3 {
+			f32x4x3(p(0), p(1), p(2), p(3), &x[j*cols], &x[(j+1)*cols], &x[(j+2)*cols], cols, &res12)
+		}
+		tOld, tNew = append(tOld, t1.Sub(t0)), append(tNew, time.Since(t1))
+	}
+	reportTiles(b, 2*4*cols*batch, tOld, tNew)
+}
+
+func benchIntTiles(b *testing.B, typ DType) {
+	const cols, batch = 4096, 6
+	rng := rand.New(rand.NewPCG(3, 4))
+	w := randMatrix(b, rng, typ, 4, cols)
+	var act quantAct
+	act.fill(actQ8, randVec(rng, batch*cols), batch, cols)
+	nb, rb := cols/Q8Block, w.rowBytes()
+	p := func(r int) unsafe.Pointer { return unsafe.Pointer(&w.Raw[r*rb]) }
+	xa := func(j int) unsafe.Pointer { return unsafe.Pointer(&act.q8[j*nb]) }
+	kern := intKernel(typ)
+	var res [8]float32
+	var tOld, tNew []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		for j := range batch {
+			kern.call(p(0), p(1), p(2), p(3), xa(j), nb, &res)
+		}
+		t1 := time.Now()
+		for j := 0; j < batch; j += 2 {
+			kern.call2(p(0), p(1), p(2), p(3), xa(j), xa(j+1), nb, &res)
+		}
+		tOld, tNew = append(tOld, t1.Sub(t0)), append(tNew, time.Since(t1))
+	}
+	reportTiles(b, 2*4*cols*batch, tOld, tNew)
+}
+
+func reportTiles(b *testing.B, flops int, tOld, tNew []time.Duration) {
+	mOld, mNew := median(tOld).Seconds(), median(tNew).Seconds()
+	b.ReportMetric(float64(flops)/1e9/mOld, "old-GFLOP/s")
+	b.ReportMetric(float64(flops)/1e9/mNew, "new-GFLOP/s")
+	b.ReportMetric(mOld/mNew, "speedup")
+}
+
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
+}
