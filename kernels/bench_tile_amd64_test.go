@@ -24,7 +24,7 @@ func BenchmarkTiles(b *testing.B) {
 		b.Skip("no AVX2/FMA/F16C on this CPU: the tiles are AVX2 assembly")
 	}
 	b.Run("F32/4x3-vs-4x2", benchF32Tiles)
-	for _, typ := range []DType{Q8_0, Q4_0, Q5_0, Q4_1, Q5_1} {
+	for _, typ := range []DType{Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q4_K, Q6_K} {
 		b.Run(fmt.Sprintf("%v/4x2-vs-4x1", typ), func(b *testing.B) { benchIntTiles(b, typ) })
 	}
 }
@@ -56,10 +56,16 @@ func benchIntTiles(b *testing.B, typ DType) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	w := randMatrix(b, rng, typ, 4, cols)
 	var act quantAct
-	act.fill(actQ8, randVec(rng, batch*cols), batch, cols)
-	nb, rb := cols/Q8Block, w.rowBytes()
+	act.fill(intFormat(typ), randVec(rng, batch*cols), batch, cols)
+	elems, _, _ := typ.Block()
+	nb, rb := cols/elems, w.rowBytes()
 	p := func(r int) unsafe.Pointer { return unsafe.Pointer(&w.Raw[r*rb]) }
-	xa := func(j int) unsafe.Pointer { return unsafe.Pointer(&act.q8[j*nb]) }
+	xa := func(j int) unsafe.Pointer {
+		if elems == QK_K {
+			return unsafe.Pointer(&act.q8k[j*nb])
+		}
+		return unsafe.Pointer(&act.q8[j*nb])
+	}
 	kern := intKernel(typ)
 	var res [8]float32
 	var tOld, tNew []time.Duration

@@ -53,6 +53,15 @@ func q4_1x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
 //go:noescape
 func q5_1x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
 
+// Implemented in intdot_kx2_amd64.s: the two-row forms of Q4_K and Q6_K,
+// against q8KAct rows.
+//
+//go:noescape
+func q4_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q6_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+
 // intKernel selects the assembly of a weight type; a direct call in a
 // switch (not a func value) keeps the result array on the stack.
 type intKernel DType
@@ -92,6 +101,10 @@ func (k intKernel) call2(p0, p1, p2, p3, xa0, xa1 unsafe.Pointer, n int, res *[8
 		q4_1x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
 	case Q5_1:
 		q5_1x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
+	case Q4_K:
+		q4_Kx4x2(p0, p1, p2, p3, xa0, xa1, n, res)
+	case Q6_K:
+		q6_Kx4x2(p0, p1, p2, p3, xa0, xa1, n, res)
 	default:
 		return false
 	}
