@@ -2,7 +2,9 @@ package llama
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -41,5 +43,54 @@ func BenchmarkPrefillQuant(b *testing.B) {
 				b.ReportMetric(float64(chunk*b.N)/b.Elapsed().Seconds(), "tok/s")
 			})
 		}
+	}
+}
+
+// BenchmarkAttentionChunk compares, alternated in one loop on one
+// goroutine, the blocked attention of a 64-row prefill chunk (positions
+// 192..255 of one slot, one layer) with the same rows attending one by
+// one (the path before it), on the stories shapes' heads; it reports each
+// one's median time per chunk and the speed-up.
+func BenchmarkAttentionChunk(b *testing.B) {
+	for _, sh := range benchShapes[1:] {
+		b.Run(sh.name, func(b *testing.B) {
+			c := sh.config()
+			c.SeqLen, c.Layers = 256, 1
+			m, err := NewRandom(c, 3, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := m.NewState(1, nil)
+			rows := make([]Row, 64)
+			for i := range rows {
+				rows[i] = Row{Pos: 192 + i, Token: i}
+			}
+			s.Forward(rows, nil) // fill the cache and grow the scratch
+			blocked := func() {
+				s.planAttention(rows)
+				s.attnLayer, s.attnRows = 0, rows
+				s.attnTasks(0, 0, 1)
+			}
+			single := func() {
+				s.chunk.groups = s.chunk.groups[:0]
+				for i := range rows {
+					s.chunk.groups = append(s.chunk.groups, attnGroup{first: i, rows: 1})
+				}
+				s.attnLayer, s.attnRows = 0, rows
+				s.attnTasks(0, 0, 1)
+			}
+			var tOld, tNew []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				single()
+				t1 := time.Now()
+				blocked()
+				tOld, tNew = append(tOld, t1.Sub(t0)), append(tNew, time.Since(t1))
+			}
+			med := func(d []time.Duration) float64 { slices.Sort(d); return d[len(d)/2].Seconds() }
+			b.ReportMetric(med(tOld)*1e6, "rows-us")
+			b.ReportMetric(med(tNew)*1e6, "blocked-us")
+			b.ReportMetric(med(tOld)/med(tNew), "speedup")
+		})
 	}
 }
