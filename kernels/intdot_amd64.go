@@ -6,8 +6,8 @@ import "unsafe"
 
 // Implemented in intdot_amd64.s: the integer products of four weight rows
 // (a short block repeats its last row) with one row of n quantized
-// activation blocks at xa (q8Act for Q8_0, Q4_0 and Q5_0, q8KAct for Q4_K, Q5_K
-// and Q6_K); out[0:4] receives the four sums.
+// activation blocks at xa (q8Act for the 32-value types, q8KAct for Q4_K,
+// Q5_K and Q6_K); out[0:4] receives the four sums.
 //
 //go:noescape
 func q8_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
