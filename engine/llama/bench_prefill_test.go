@@ -37,10 +37,16 @@ func BenchmarkPrefillQuant(b *testing.B) {
 				}
 				s.Forward(rows, logits) // grow the scratch and the cache
 				b.ReportAllocs()
+				cpu0 := cpuTime()
 				for b.Loop() {
 					s.Forward(rows, logits)
 				}
 				b.ReportMetric(float64(chunk*b.N)/b.Elapsed().Seconds(), "tok/s")
+				// Tokens per CPU-second of the process: far steadier than
+				// tok/s on a shared machine, where other work takes the
+				// cores for seconds at a time (it still counts the
+				// workers' polling between products).
+				b.ReportMetric(float64(chunk*b.N)/(cpuTime()-cpu0).Seconds(), "tok/cpu-s")
 			})
 		}
 	}
