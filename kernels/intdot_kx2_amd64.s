@@ -58,34 +58,34 @@
 	MOVL         12(P), R13; \
 	MOVL         AX, R12; \
 	ANDL         $0x3f3f3f3f, R12; \
-	MOVL         R12, 0(SP); \
-	MOVL         BX, R12; \
-	ANDL         $0x3f3f3f3f, R12; \
-	MOVL         R12, 8(SP); \
+	VMOVD        R12, X9; \
 	MOVL         R13, R12; \
 	ANDL         $0x0f0f0f0f, R12; \
 	SHRL         $6, AX; \
 	ANDL         $0x03030303, AX; \
 	SHLL         $4, AX; \
 	ORL          AX, R12; \
-	MOVL         R12, 4(SP); \
+	VPINSRD      $1, R12, X9, X9; \
+	MOVL         BX, R12; \
+	ANDL         $0x3f3f3f3f, R12; \
+	VMOVD        R12, X10; \
 	SHRL         $4, R13; \
 	ANDL         $0x0f0f0f0f, R13; \
 	SHRL         $6, BX; \
 	ANDL         $0x03030303, BX; \
 	SHLL         $4, BX; \
 	ORL          BX, R13; \
-	MOVL         R13, 12(SP); \
-	VPMOVZXBD    0(SP), Y9; \
-	VPSLLD       $16, Y9, Y10; \
-	VPOR         Y10, Y9, Y9; \
-	VMOVDQU      Y9, 16(SP); \
-	VPMOVZXBW    8(SP), X10; \
+	VPINSRD      $1, R13, X10, X10; \
+	VPMOVZXBW    X10, X10; \
 	VPUNPCKHWD   X10, X10, X12; \
 	VPUNPCKLWD   X10, X10, X11; \
 	VINSERTI128  $1, X12, Y11, Y11; \
 	VPMADDWD     256(DX), Y11, Y3; \
 	VPMADDWD     256(SI), Y11, Y2; \
+	VPMOVZXBD    X9, Y9; \
+	VPSLLD       $16, Y9, Y10; \
+	VPOR         Y10, Y9, Y9; \
+	VMOVDQU      Y9, 16(SP); \
 	VPXOR        Y0, Y0, Y0; \
 	VPXOR        Y1, Y1, Y1
 
