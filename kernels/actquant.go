@@ -6,9 +6,9 @@ import "math"
 // multiplying quantized weights): a product quantizes its activation rows
 // once, to the block format its weight type pairs with, and every weight
 // block then meets int8 activations in integer arithmetic with one float
-// scale multiply per block. The legacy types (Q4_0, Q5_0, Q8_0) pair with
-// 32-value blocks (q8Act, ggml's block_q8_0), the K-quants with 256-value
-// blocks (q8KAct, ggml's block_q8_K). The rounding is ggml's, so that the
+// scale multiply per block. The legacy types (Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0) pair with 32-value blocks (q8Act, ggml's block_q8_0), the K-quants
+// with 256-value blocks (q8KAct, ggml's block_q8_K). The rounding is ggml's, so that the
 // products move away from the float ones exactly as llama.cpp's do.
 
 // q8Act is one 32-value block of quantized activations: x ≈ d*qs. d is
@@ -43,9 +43,9 @@ const (
 // intFormat is the activation format of t's integer product.
 func intFormat(t DType) actFormat {
 	switch t {
-	case Q8_0, Q4_0, Q5_0:
+	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
 		return actQ8
-	case Q4_K, Q5_K, Q6_K:
+	case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K:
 		return actQ8K
 	}
 	return actFloat

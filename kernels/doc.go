@@ -17,21 +17,27 @@
 //
 // Quantized weights multiply by integer dot products, as ggml does: a
 // Pool quantizes a product's activation rows once, into scratch it owns
-// (ggml's q8_0 blocks for Q4_0, Q5_0 and Q8_0, q8_K blocks for Q4_K, Q5_K
-// and Q6_K; actquant.go), and each weight block meets them in int8/int32
-// arithmetic with one float scale per block (dot_int.go in Go,
-// intdot_amd64.s and intdot_k_amd64.s in AVX2 assembly: VPMADDUBSW and
-// VPMADDWD, four weight rows per call against each activation row in
-// turn, so a weight is read from memory once per product). This moves
-// results by the activation rounding, as it moves llama.cpp's (logits by
-// a few hundredths); Options.FloatActivations keeps the exact products
-// with float32 activations, the reference. Q4_1, Q5_1, Q2_K, Q3_K, F16,
-// BF16 and F32 always read float32 activations.
+// (ggml's q8_0 blocks for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, q8_K blocks
+// for the K-quants Q2_K..Q6_K; actquant.go), and each weight block meets
+// them in int8/int32 arithmetic with one float scale per block (dot_int*.go
+// in Go; in AVX2 assembly, VPMADDUBSW and VPMADDWD, for every type but
+// Q2_K and Q3_K: intdot_amd64.s, intdot_k_amd64.s, and the two-row tiles
+// of intdot_x2_amd64.s and intdot_kx2_amd64.s). Four weight rows per call
+// meet two activation rows at a time (one where a type has no two-row
+// tile, and for a batch's odd row), so a weight is read from memory once
+// per product and unpacked once per two rows; a row's result is
+// bit-identical whichever rows share its call. This moves results by the
+// activation rounding, as it moves llama.cpp's (logits by a few
+// hundredths); Options.FloatActivations keeps the exact products with
+// float32 activations, the reference. F16, BF16 and F32 always read
+// float32 activations.
 //
 // The float products: on the avx2 path the F32, F16 and float-activation
 // Q8_0 products, Dot and Axpy run hand-written Plan 9 assembly
-// (kernels_amd64.s): four weight rows are streamed once against two
-// activation rows at a time; Q8_0 blocks are dequantized in registers.
+// (kernels_amd64.s, f32x3_amd64.s): four weight rows are streamed once
+// against three (F32) or two activation rows at a time; Q8_0 blocks are
+// dequantized in registers. AttnScores4 and AttnValues4 (attn.go) are a
+// prefill chunk's attention, four query rows per pass over the cache.
 // Elsewhere the pure-Go products run (kernels_other.go, dot_legacy.go,
 // dot_kquant.go), and the tests compare the two. MatMulRows, the one
 // product outside a Pool, reads float32 activations.

@@ -6,8 +6,8 @@ import "unsafe"
 
 // Implemented in intdot_amd64.s: the integer products of four weight rows
 // (a short block repeats its last row) with one row of n quantized
-// activation blocks at xa (q8Act for Q8_0, Q4_0 and Q5_0, q8KAct for Q4_K, Q5_K
-// and Q6_K); out[0:4] receives the four sums.
+// activation blocks at xa (q8Act for the 32-value types, q8KAct for Q4_K,
+// Q5_K and Q6_K); out[0:4] receives the four sums.
 //
 //go:noescape
 func q8_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
@@ -27,6 +27,41 @@ func q5_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
 //go:noescape
 func q6_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
 
+//go:noescape
+func q4_1x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q5_1x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+
+// Implemented in intdot_x2_amd64.s: the products of four weight rows with
+// two activation rows xa0 and xa1 (out[0:4] and out[4:8]), for the
+// 32-value block types. A row's sums are bit-identical to the one-row
+// kernel's.
+//
+//go:noescape
+func q8_0x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q4_0x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q5_0x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q4_1x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q5_1x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+
+// Implemented in intdot_kx2_amd64.s: the two-row forms of Q4_K and Q6_K,
+// against q8KAct rows.
+//
+//go:noescape
+func q4_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q6_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+
 // intKernel selects the assembly of a weight type; a direct call in a
 // switch (not a func value) keeps the result array on the stack.
 type intKernel DType
@@ -39,6 +74,10 @@ func (k intKernel) call(p0, p1, p2, p3, xa unsafe.Pointer, n int, res *[8]float3
 		q4_0x4(p0, p1, p2, p3, xa, n, res)
 	case Q5_0:
 		q5_0x4(p0, p1, p2, p3, xa, n, res)
+	case Q4_1:
+		q4_1x4(p0, p1, p2, p3, xa, n, res)
+	case Q5_1:
+		q5_1x4(p0, p1, p2, p3, xa, n, res)
 	case Q4_K:
 		q4_Kx4(p0, p1, p2, p3, xa, n, res)
 	case Q5_K:
@@ -48,16 +87,40 @@ func (k intKernel) call(p0, p1, p2, p3, xa unsafe.Pointer, n int, res *[8]float3
 	}
 }
 
+// call2 is call for two activation rows; false means the type has no
+// two-row kernel.
+func (k intKernel) call2(p0, p1, p2, p3, xa0, xa1 unsafe.Pointer, n int, res *[8]float32) bool {
+	switch DType(k) {
+	case Q8_0:
+		q8_0x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
+	case Q4_0:
+		q4_0x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
+	case Q5_0:
+		q5_0x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
+	case Q4_1:
+		q4_1x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
+	case Q5_1:
+		q5_1x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
+	case Q4_K:
+		q4_Kx4x2(p0, p1, p2, p3, xa0, xa1, n, res)
+	case Q6_K:
+		q6_Kx4x2(p0, p1, p2, p3, xa0, xa1, n, res)
+	default:
+		return false
+	}
+	return true
+}
+
 // intRowsArch runs rows [lo,hi) of an integer product with the AVX2
 // kernels, four weight rows at a time against every activation row of the
-// batch in turn (the four rows stay in L1 meanwhile, so each weight is
+// batch in turn (two at a time where the type has a two-row kernel) (the four rows stay in L1 meanwhile, so each weight is
 // read from memory once per product); false means the type has no
 // assembly and the caller must use the generic code.
 func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool {
 	var nb int
 	var xa func(b int) unsafe.Pointer
 	switch w.Type {
-	case Q8_0, Q4_0, Q5_0:
+	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
 		nb = w.Cols / Q8Block
 		xa = func(b int) unsafe.Pointer { return unsafe.Pointer(&act.q8[b*nb]) }
 	case Q4_K, Q5_K, Q6_K:
@@ -73,7 +136,12 @@ func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) boo
 		r0, r1, r2, r3, k := rowBlock(r, hi)
 		p0, p1 := unsafe.Pointer(&w.Raw[r0*rb]), unsafe.Pointer(&w.Raw[r1*rb])
 		p2, p3 := unsafe.Pointer(&w.Raw[r2*rb]), unsafe.Pointer(&w.Raw[r3*rb])
-		for b := range batch {
+		b := 0
+		for ; b+2 <= batch && kern.call2(p0, p1, p2, p3, xa(b), xa(b+1), nb, &res); b += 2 {
+			copy(out[b*rows+r:b*rows+r+k], res[:k])
+			copy(out[(b+1)*rows+r:(b+1)*rows+r+k], res[4:4+k])
+		}
+		for ; b < batch; b++ {
 			kern.call(p0, p1, p2, p3, xa(b), nb, &res)
 			copy(out[b*rows+r:b*rows+r+k], res[:k])
 		}

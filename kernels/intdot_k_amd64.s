@@ -11,8 +11,10 @@
 // scales and mins are unpacked in general registers (sc0-3 = u0&0x3f..,
 // m0-3 = u1&0x3f.., sc4-7 = u2&0x0f.. | (u0>>6&0x03..)<<4, m4-7 =
 // u2>>4&0x0f.. | (u1>>6&0x03..)<<4 over the three little-endian words u)
-// by KSCALES to 0(SP) (scales) and 8(SP) (mins); each scale is then widened to a
-// dword holding it twice as int16 at 16(SP)+4j for VPMADDWD. The mins meet
+// by KSCALES in registers (X9 scales, X10 mins: storing the bytes and
+// reloading them wider would stall on store forwarding every block); each
+// scale is then widened to a dword holding it twice as int16 at
+// 16(SP)+4j for VPMADDWD. The mins meet
 // the activation's 16-value sums (each min repeated for its two sums).
 // Y15 holds 0x0F bytes. Uses AX, BX, DX, R12 and Y8-Y14.
 #define KSCALES(P) \
@@ -21,33 +23,33 @@
 	MOVL         12(P), DX; \
 	MOVL         AX, R12; \
 	ANDL         $0x3f3f3f3f, R12; \
-	MOVL         R12, 0(SP); \
-	MOVL         BX, R12; \
-	ANDL         $0x3f3f3f3f, R12; \
-	MOVL         R12, 8(SP); \
+	VMOVD        R12, X9; \
 	MOVL         DX, R12; \
 	ANDL         $0x0f0f0f0f, R12; \
 	SHRL         $6, AX; \
 	ANDL         $0x03030303, AX; \
 	SHLL         $4, AX; \
 	ORL          AX, R12; \
-	MOVL         R12, 4(SP); \
+	VPINSRD      $1, R12, X9, X9; \
+	MOVL         BX, R12; \
+	ANDL         $0x3f3f3f3f, R12; \
+	VMOVD        R12, X10; \
 	SHRL         $4, DX; \
 	ANDL         $0x0f0f0f0f, DX; \
 	SHRL         $6, BX; \
 	ANDL         $0x03030303, BX; \
 	SHLL         $4, BX; \
 	ORL          BX, DX; \
-	MOVL         DX, 12(SP); \
-	VPMOVZXBD    0(SP), Y9; \
-	VPSLLD       $16, Y9, Y10; \
-	VPOR         Y10, Y9, Y9; \
-	VMOVDQU      Y9, 16(SP); \
-	VPMOVZXBW    8(SP), X10; \
+	VPINSRD      $1, DX, X10, X10; \
+	VPMOVZXBW    X10, X10; \
 	VPUNPCKHWD   X10, X10, X12; \
 	VPUNPCKLWD   X10, X10, X11; \
 	VINSERTI128  $1, X12, Y11, Y11; \
 	VPMADDWD     256(SI), Y11, Y11; \
+	VPMOVZXBD    X9, Y9; \
+	VPSLLD       $16, Y9, Y10; \
+	VPOR         Y10, Y9, Y9; \
+	VMOVDQU      Y9, 16(SP); \
 	VPXOR        Y12, Y12, Y12
 
 // KFINISH scales the super-block's int32 sums (Y12) by d*dx and its min

@@ -11,7 +11,7 @@ import (
 )
 
 // intTypes are the weight types with integer-dot products.
-var intTypes = []DType{Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K}
+var intTypes = []DType{Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K}
 
 // TestActLayout pins the block layouts the assembly reads at fixed offsets.
 func TestActLayout(t *testing.T) {

@@ -23,6 +23,12 @@ func f32x4x1(w0, w1, w2, w3 unsafe.Pointer, x *float32, n int, out *[8]float32)
 //go:noescape
 func f32x4x2(w0, w1, w2, w3 unsafe.Pointer, x0, x1 *float32, n int, out *[8]float32)
 
+// f32x4x3 (f32x3_amd64.s) is f32x4x2 for three activation vectors; out
+// receives row r's dot with x_j at out[4j+r].
+//
+//go:noescape
+func f32x4x3(w0, w1, w2, w3 unsafe.Pointer, x0, x1, x2 *float32, n int, out *[12]float32)
+
 //go:noescape
 func f16x4x1(w0, w1, w2, w3 unsafe.Pointer, x *float32, n int, out *[8]float32)
 
@@ -135,7 +141,7 @@ func (k denseKernel) x2(p0, p1, p2, p3 unsafe.Pointer, x0, x1 *float32, n int, r
 }
 
 // denseRows runs rows [lo,hi) of an F32 or F16 product: four rows at a time,
-// two batch rows per kernel call, columns in L1-sized chunks when the batch
+// three (F32) or two batch rows per kernel call, columns in L1-sized chunks when the batch
 // is large; the last cols%8 columns are added in Go.
 func denseRows(kern denseKernel, base unsafe.Pointer, out []float32, w *Matrix, x []float32, batch, lo, hi, chunk int) {
 	cols, rows := w.Cols, w.Rows
@@ -144,7 +150,8 @@ func denseRows(kern denseKernel, base unsafe.Pointer, out []float32, w *Matrix, 
 		chunk = n
 	}
 	rowBytes := uintptr(cols * kern.elem)
-	var res [8]float32
+	var res12 [12]float32
+	res := (*[8]float32)(res12[:8])
 	for r := lo; r < hi; r += 4 {
 		r0, r1, r2, r3, k := rowBlock(r, hi)
 		for c0 := 0; c0 < n; c0 += chunk {
@@ -155,13 +162,19 @@ func denseRows(kern denseKernel, base unsafe.Pointer, out []float32, w *Matrix, 
 			p2 := unsafe.Add(base, uintptr(r2)*rowBytes+off)
 			p3 := unsafe.Add(base, uintptr(r3)*rowBytes+off)
 			b := 0
+			for ; b+3 <= batch && !kern.f16; b += 3 {
+				f32x4x3(p0, p1, p2, p3, &x[b*cols+c0], &x[(b+1)*cols+c0], &x[(b+2)*cols+c0], m, &res12)
+				store4(out[b*rows+r:], res12[:k], c0 == 0)
+				store4(out[(b+1)*rows+r:], res12[4:4+k], c0 == 0)
+				store4(out[(b+2)*rows+r:], res12[8:8+k], c0 == 0)
+			}
 			for ; b+2 <= batch; b += 2 {
-				kern.x2(p0, p1, p2, p3, &x[b*cols+c0], &x[(b+1)*cols+c0], m, &res)
+				kern.x2(p0, p1, p2, p3, &x[b*cols+c0], &x[(b+1)*cols+c0], m, res)
 				store4(out[b*rows+r:], res[:k], c0 == 0)
 				store4(out[(b+1)*rows+r:], res[4:4+k], c0 == 0)
 			}
 			if b < batch {
-				kern.x1(p0, p1, p2, p3, &x[b*cols+c0], m, &res)
+				kern.x1(p0, p1, p2, p3, &x[b*cols+c0], m, res)
 				store4(out[b*rows+r:], res[:k], c0 == 0)
 			}
 		}

@@ -9,21 +9,7 @@
 // rows, which stay in L1/L2). Accumulators: Y0-Y3 rows 0-3 against x (or x0),
 // Y4-Y7 rows 0-3 against x1 (or a second chain in the 4x1 forms).
 
-// HSUM4 reduces the eight lanes of each of A,B,C,D (whose low halves are
-// XA..XD) and stores the four sums at DST; T is a scratch X register.
-#define HSUM4(A, B, C, D, XA, XB, XC, XD, T, DST) \
-	VEXTRACTF128 $1, A, T; \
-	VADDPS T, XA, XA; \
-	VEXTRACTF128 $1, B, T; \
-	VADDPS T, XB, XB; \
-	VEXTRACTF128 $1, C, T; \
-	VADDPS T, XC, XC; \
-	VEXTRACTF128 $1, D, T; \
-	VADDPS T, XD, XD; \
-	VHADDPS XB, XA, XA; \
-	VHADDPS XD, XC, XC; \
-	VHADDPS XC, XA, XA; \
-	VMOVUPS XA, DST
+#include "hsum_amd64.h"
 
 #define ZERO8 \
 	VXORPS Y0, Y0, Y0; \

@@ -21,3 +21,11 @@ func siluArch(x []float32) bool { return false }
 func swigluArch(h, g []float32) bool { return false }
 
 func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool { return false }
+
+func attnScoresArch(out []float32, q *[4][]float32, keys []float32, stride, n, hs int) bool {
+	return false
+}
+
+func attnValuesArch(o *[4][]float32, a []float32, vals []float32, stride, n, hs int) bool {
+	return false
+}

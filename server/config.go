@@ -85,6 +85,10 @@ type Config struct {
 	// job's dataset_path may name (MAINTENANCE.md section 8); "" (the
 	// default) refuses dataset_path.
 	TrainDataDir string
+	// KernelPath is the kernel path of the compute pool
+	// (kernels.Pool.Path), resolved by cmd like Threads; empty reports
+	// kernels.Path(), the default a pool gets on this CPU.
+	KernelPath string
 }
 
 // Defaults.
@@ -162,6 +166,9 @@ func (c Config) Validate() error {
 	}
 	if c.AdapterDir == "" || strings.ContainsRune(c.AdapterDir, 0) {
 		return fmt.Errorf("adapter_dir: %q is not a directory path", c.AdapterDir)
+	}
+	if err := c.validateKernelPath(); err != nil {
+		return err
 	}
 	if err := c.validateMaintenance(); err != nil {
 		return err

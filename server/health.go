@@ -184,6 +184,7 @@ func (s *Server) configJSON() map[string]any {
 		"memory_reclaim":       c.MemoryReclaim,
 		"adapter_dir":          c.AdapterDir,
 		"train_data_dir":       c.TrainDataDir,
+		"kernels":              c.kernelsJSON(),
 		"engine": map[string]any{
 			"queue_depth":     c.Engine.QueueDepth,
 			"max_batch":       c.Engine.MaxBatch,

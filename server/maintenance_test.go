@@ -171,8 +171,16 @@ func TestTrimRoute(t *testing.T) {
 	if again.BackendBytes != 0 {
 		t.Errorf("second trim: backend gave %d bytes again", again.BackendBytes)
 	}
-	got := h.metricValue(t, "kiln_memory_reclaim_attempts_total", map[string]string{"outcome": "reclaimed"}) +
-		h.metricValue(t, "kiln_memory_reclaim_attempts_total", map[string]string{"outcome": "zero_yield"})
+	// The actor answers a trim before it publishes the snapshot the
+	// metrics read: wait, bounded, for the second trim to show.
+	var got float64
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got = h.metricValue(t, "kiln_memory_reclaim_attempts_total", map[string]string{"outcome": "reclaimed"}) +
+			h.metricValue(t, "kiln_memory_reclaim_attempts_total", map[string]string{"outcome": "zero_yield"})
+		if got >= 2 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if got != 2 {
 		t.Errorf("kiln_memory_reclaim_attempts_total = %v over both outcomes, want 2", got)
 	}

@@ -217,6 +217,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	cfg.Threads = threads // resolved, as GET /v1/config reports it
 	pool := kernels.NewPool(threads)
 	defer pool.Close()
+	cfg.KernelPath = pool.Path() // as GET /v1/config and the debug state report it
 	state := model.Model.NewState(extra.slots, pool)
 
 	swapper := &server.Swapper{} // bound to the server by server.New
@@ -242,7 +243,8 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	}
 	reclaimDone := srv.StartAutoReclaim(ctx) // --memory-reclaim automatic
 	defer func() { <-reclaimDone }()         // before the engine shuts down
-	log.Info().Str("model", model.ID).Int("slots", extra.slots).Int("threads", threads).Msg("kiln serving")
+	log.Info().Str("model", model.ID).Int("slots", extra.slots).Int("threads", threads).
+		Str("kernels", pool.Path()).Str("cpu_features", kernels.CPUFeatures()).Msg("kiln serving")
 
 	failed := awaitStop(ctx, eng, &log) // nil on a signal; an exitError when the engine failed
 	log.Info().Dur("grace", cfg.ShutdownGrace).Msg("shutting down: no new requests (503), letting in-flight streams finish; a second signal exits at once")

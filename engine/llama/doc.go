@@ -3,6 +3,11 @@
 // llama2.c checkpoint format, GGUF and the embedded default model
 // (kiln-tiny).
 //
+// Forward runs a step's rows (decode rows of many slots, prefill chunks of
+// consecutive positions) as one product per projection over all rows, each
+// weight read once per step; a prefill run's attention goes in blocks of
+// four rows per head, one pass over the slot's cache each (attn.go).
+//
 // A Model is immutable once loaded and may be shared. A State holds the
 // mutable side (per-slot KV caches, scratch) and belongs to one goroutine at
 // a time, the engine's actor; Forward spreads its products and its attention

@@ -75,6 +75,7 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			pos := 0
+			cpu0 := cpuTime()
 			for b.Loop() {
 				rows[0] = Row{Pos: pos, Token: pos * 7 % c.Vocab, Logits: true}
 				s.Forward(rows, logits)
@@ -82,6 +83,7 @@ func BenchmarkDecodeQuant(b *testing.B) {
 			}
 			sec := b.Elapsed().Seconds()
 			b.ReportMetric(float64(b.N)/sec, "tok/s")
+			b.ReportMetric(float64(b.N)/(cpuTime()-cpu0).Seconds(), "tok/cpu-s")
 			b.ReportMetric(float64(m.StepBytes())*float64(b.N)/sec/1e9, "GB/s")
 		})
 	}

@@ -13,11 +13,12 @@ func (s *State) Reclaim() int64 {
 		s.cap = 0
 		s.grow(1)
 	}
-	s.out = nil // regrown by the next step with several logits rows
+	s.out = nil       // regrown by the next step with several logits rows
+	s.chunk.buf = nil // regrown by the next prefill run
 	return int64(before-s.scratchFloats()) * f32
 }
 
 // scratchFloats counts the float32s of the resizable scratch.
 func (s *State) scratchFloats() int {
-	return cap(s.x) + cap(s.xb) + cap(s.q) + cap(s.k) + cap(s.v) + cap(s.att) + cap(s.hb) + cap(s.hb2) + cap(s.out)
+	return cap(s.x) + cap(s.xb) + cap(s.q) + cap(s.k) + cap(s.v) + cap(s.att) + cap(s.hb) + cap(s.hb2) + cap(s.out) + cap(s.chunk.buf)
 }

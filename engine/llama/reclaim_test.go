@@ -7,7 +7,8 @@ import (
 )
 
 // TestReclaimShrinksScratchAndKeepsResults: after a wide prefill, Reclaim
-// gives back the scratch sized for it (exactly the bytes beyond one row),
+// gives back the scratch sized for it (exactly the bytes beyond one row,
+// and the prefill attention's),
 // a second Reclaim has nothing to give, and the next steps compute the
 // same logits as a State that never reclaimed (the live KV cache is kept).
 func TestReclaimShrinksScratchAndKeepsResults(t *testing.T) {
@@ -22,7 +23,8 @@ func TestReclaimShrinksScratchAndKeepsResults(t *testing.T) {
 
 	c := m.Config
 	perRow := c.Dim*2 + c.QDim()*2 + c.KVDim()*2 + c.HiddenDim*2
-	want := int64((len(prompt)-1)*perRow) * 4
+	chunkScratch := a.attParts * (attnBlock*c.SeqLen + c.HeadDim()) // the blocked attention's (attn.go)
+	want := int64((len(prompt)-1)*perRow+chunkScratch) * 4
 	type out struct{ First, Second int64 }
 	if d := cmp.Diff(out{want, 0}, out{a.Reclaim(), a.Reclaim()}); d != "" {
 		t.Errorf("reclaimed bytes (-want +got):\n%s", d)

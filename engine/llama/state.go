@@ -2,7 +2,6 @@ package llama
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -49,7 +48,8 @@ type State struct {
 	attnRows  []Row
 	attnFn    func(lo, hi int) // s.attnPart, bound once so Forward does not allocate
 
-	lora loraState // the LoRA adapter applied, if any (adapter_apply.go)
+	lora  loraState // the LoRA adapter applied, if any (adapter_apply.go)
+	chunk chunkAttn // this step's attention groups and the blocked attention's scratch (attn.go)
 }
 
 // kvSlot is the cache of one sequence: per layer, keys and values of
@@ -277,62 +277,4 @@ func (s *State) positionQKV(L *Layer, q, k, v []float32, pos int) {
 	}
 	s.rope.apply(q, pos)
 	s.rope.apply(k, pos)
-}
-
-// attention computes s.att for every row of layer l from s.q and the slots'
-// caches, in parallel over (row, head) pairs when there is enough work.
-func (s *State) attention(l int, rows []Row) {
-	c := s.m.Config
-	work := 0
-	for _, r := range rows {
-		work += r.Pos + 1
-	}
-	work *= c.QDim()
-	tasks := len(rows) * c.Heads
-	s.attnLayer, s.attnRows = l, rows
-	if work < attnWork || s.attParts == 1 || tasks == 1 {
-		s.attnTasks(0, 0, 1)
-	} else {
-		s.pool.Run(min(s.attParts, tasks), s.attnFn)
-	}
-	s.attnRows = nil
-}
-
-// attnPart runs the attention parts [lo, hi) on one pool worker.
-func (s *State) attnPart(lo, hi int) {
-	parts := min(s.attParts, len(s.attnRows)*s.m.Config.Heads)
-	for p := lo; p < hi; p++ {
-		s.attnTasks(p, p, parts)
-	}
-}
-
-// attnTasks runs the (row, head) tasks first, first+stride, ... with the
-// score window of part. Striding balances prefill chunks, whose later rows
-// attend to more positions.
-func (s *State) attnTasks(part, first, stride int) {
-	c := s.m.Config
-	qDim, kvDim, hs := c.QDim(), c.KVDim(), c.HeadDim()
-	kvMul := c.Heads / c.KVHeads
-	scale := float32(math.Sqrt(float64(hs)))
-	scores := s.scores[part*c.SeqLen : (part+1)*c.SeqLen]
-	rows := s.attnRows
-	l := s.attnLayer
-	for t := first; t < len(rows)*c.Heads; t += stride {
-		i, h := t/c.Heads, t%c.Heads
-		r := rows[i]
-		kv := &s.slots[r.Slot]
-		keys, vals := kv.key[l], kv.val[l]
-		off := (h / kvMul) * hs
-		q := s.q[i*qDim+h*hs : i*qDim+(h+1)*hs]
-		sc := scores[:r.Pos+1]
-		for p := range sc {
-			sc[p] = kernels.Dot(q, keys[p*kvDim+off:p*kvDim+off+hs]) / scale
-		}
-		kernels.Softmax(sc)
-		out := s.att[i*qDim+h*hs : i*qDim+(h+1)*hs]
-		clear(out)
-		for p, a := range sc {
-			kernels.Axpy(a, vals[p*kvDim+off:p*kvDim+off+hs], out)
-		}
-	}
 }

@@ -1,0 +1,70 @@
+package kernels
+
+import "fmt"
+
+// Blocked attention of a prefill chunk: four query rows of one head meet
+// the slot's keys and values together, so each cached key and value is
+// loaded once per four rows instead of once per row, and one call covers
+// every position instead of one Dot or Axpy call per position.
+
+// AttnScores4 sets out[4p+r] = q[r] · keys[p*stride : p*stride+len(q[0])]
+// for p < n and r < 4: four queries of one head (of equal length; they
+// may repeat) against n cached keys stride values apart, interleaved four
+// per key. It panics, like an index out of range, when keys or out are
+// too short.
+func AttnScores4(out []float32, q *[4][]float32, keys []float32, stride, n int) {
+	hs := checkAttn4(q, keys, stride, n)
+	if len(out) < 4*n {
+		panic(fmt.Sprintf("kernels: AttnScores4 out has %d values, need %d", len(out), 4*n))
+	}
+	if n == 0 || attnScoresArch(out, q, keys, stride, n, hs) {
+		return
+	}
+	for p := range n {
+		k := keys[p*stride : p*stride+hs]
+		for r := range 4 {
+			out[4*p+r] = dotGeneric(q[r][:hs], k)
+		}
+	}
+}
+
+// AttnValues4 sets o[r] = sum over p < n of a[4p+r] * vals[p*stride :
+// p*stride+len(o[0])] for r < 4, adding positions in order with one
+// fused multiply-add each (as Axpy does): the weighted values of four
+// query rows, with their weights interleaved as AttnScores4 writes its
+// scores. A zero weight leaves a row's sum unchanged, which is how a
+// causal row skips the positions after its own. The four outputs must
+// not overlap.
+func AttnValues4(o *[4][]float32, a []float32, vals []float32, stride, n int) {
+	hs := checkAttn4(o, vals, stride, n)
+	if len(a) < 4*n {
+		panic(fmt.Sprintf("kernels: AttnValues4 has %d weights, need %d", len(a), 4*n))
+	}
+	for r := range 4 {
+		clear(o[r][:hs])
+	}
+	if n == 0 || attnValuesArch(o, a, vals, stride, n, hs) {
+		return
+	}
+	for p := range n {
+		v := vals[p*stride : p*stride+hs]
+		for r := range 4 {
+			Axpy(a[4*p+r], v, o[r][:hs])
+		}
+	}
+}
+
+// checkAttn4 returns the head size (the length of rows[0]) after checking
+// that every row has it and that n rows of it fit in data stride apart.
+func checkAttn4(rows *[4][]float32, data []float32, stride, n int) int {
+	hs := len(rows[0])
+	for _, r := range rows {
+		if len(r) != hs {
+			panic(fmt.Sprintf("kernels: attention rows of lengths %d and %d", hs, len(r)))
+		}
+	}
+	if n < 0 || stride < hs || (n > 0 && len(data) < (n-1)*stride+hs) {
+		panic(fmt.Sprintf("kernels: %d positions of %d values %d apart need more than %d values", n, hs, stride, len(data)))
+	}
+	return hs
+}
