@@ -99,11 +99,12 @@ func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult
 				if s.Error != "" {
 					failed++
 				}
-				done := len(samples)
-				mu.Unlock()
+				// Progress is drawn under the lock: Update keeps state and
+				// writes to one writer, and workers finish concurrently.
 				if prog != nil {
-					prog.Update(done, total, failed)
+					prog.Update(len(samples), total, failed)
 				}
+				mu.Unlock()
 			}
 		}()
 	}
