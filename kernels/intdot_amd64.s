@@ -90,6 +90,18 @@ GLOBL q5bits<>(SB), RODATA|NOPTR, $32
 	VPOR         Y9, Y12, Y12; \
 	VPSUBB       Y11, Y12, Y12
 
+// PREFETCH4(OFF) asks for the cache line OFF bytes ahead in each of the
+// four weight rows. The rows are consecutive in memory and short (a few
+// hundred bytes to a few KiB), so the lines ahead of the last row are the
+// next group's: without it a one-row decode product waited on DRAM at each
+// new group of four rows (BenchmarkDecodeQuant Q8_0, stories110M shape:
+// about +25% tok/s on this AMD EPYC, quiet machine, alternated runs).
+#define PREFETCH4(OFF) \
+	PREFETCHT0 OFF(R8); \
+	PREFETCHT0 OFF(R9); \
+	PREFETCHT0 OFF(R10); \
+	PREFETCHT0 OFF(R11)
+
 // The kernels: the macros above are all defined before any TEXT so that
 // go vet checks each stack offset against its own function's frame.
 
@@ -101,6 +113,7 @@ TEXT ·q8_0x4(SB), NOSPLIT, $0-56
 	ONES16(Y13)
 
 q80loop:
+	PREFETCH4(1024)
 	VMOVDQU (SI), Y15
 	VMOVDQU 2(R8), Y11
 	SDOTI(Y11, Y4)
@@ -137,6 +150,7 @@ TEXT ·q4_0x4(SB), NOSPLIT, $8-56
 	VPBROADCASTD 0(SP), Y11
 
 q40loop:
+	PREFETCH4(1024)
 	VMOVDQU (SI), Y15
 	Q4UNPACK(R8)
 	SDOTI(Y12, Y4)
@@ -174,6 +188,7 @@ TEXT ·q5_0x4(SB), NOSPLIT, $8-56
 	VPBROADCASTD 0(SP), Y2
 
 q50loop:
+	PREFETCH4(1024)
 	VMOVDQU (SI), Y15
 	Q5UNPACK(R8)
 	SDOTI(Y12, Y4)

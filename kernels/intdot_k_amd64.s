@@ -204,6 +204,23 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VBROADCASTSS X13, Y13; \
 	VFMADD231PS  Y13, Y12, ACC
 
+// PREFETCHK(OFF) asks for the three cache lines from OFF bytes ahead in
+// each of the four weight rows (a K-quant super-block is 144 to 210 bytes,
+// two to four lines); see PREFETCH4 in intdot_amd64.s.
+#define PREFETCHK(OFF) \
+	PREFETCHT0 OFF(R8); \
+	PREFETCHT0 OFF+64(R8); \
+	PREFETCHT0 OFF+128(R8); \
+	PREFETCHT0 OFF(R9); \
+	PREFETCHT0 OFF+64(R9); \
+	PREFETCHT0 OFF+128(R9); \
+	PREFETCHT0 OFF(R10); \
+	PREFETCHT0 OFF+64(R10); \
+	PREFETCHT0 OFF+128(R10); \
+	PREFETCHT0 OFF(R11); \
+	PREFETCHT0 OFF+64(R11); \
+	PREFETCHT0 OFF+128(R11)
+
 // The kernels: the macros above are all defined before any TEXT so that
 // go vet checks each stack offset against its own function's frame.
 
@@ -216,6 +233,7 @@ TEXT ·q4_Kx4(SB), NOSPLIT, $48-56
 	VPBROADCASTD 0(SP), Y15
 
 q4kloop:
+	PREFETCHK(1024)
 	Q4KROW(R8, Y0)
 	Q4KROW(R9, Y1)
 	Q4KROW(R10, Y2)
@@ -244,6 +262,7 @@ TEXT ·q5_Kx4(SB), NOSPLIT, $48-56
 	VPBROADCASTD 0(SP), Y6
 
 q5kloop:
+	PREFETCHK(1024)
 	Q5KROW(R8, Y0)
 	Q5KROW(R9, Y1)
 	Q5KROW(R10, Y2)
@@ -272,6 +291,7 @@ TEXT ·q6_Kx4(SB), NOSPLIT, $8-56
 	VPBROADCASTD 0(SP), Y14
 
 q6kloop:
+	PREFETCHK(1024)
 	Q6KROW(R8, Y0)
 	Q6KROW(R9, Y1)
 	Q6KROW(R10, Y2)
