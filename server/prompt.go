@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/kiln-ai/kiln/engine/chat"
@@ -27,33 +28,20 @@ func (s *Server) encodePrompt(msgs []chatMessage) ([]int, error) {
 	for i, m := range msgs {
 		cm[i] = chat.Message{Role: m.Role, Content: m.Content}
 	}
-	opt := chat.Options{AddGenerationPrompt: true}
-	if id := s.tok.BOS(); id >= 0 {
-		opt.BOS = s.tok.Token(id)
+	text, spans, err := s.tmpl.RenderPrompt(cm, s.tok, chat.Options{AddGenerationPrompt: true})
+	var ce *chat.ControlTextError
+	if errors.As(err, &ce) {
+		return nil, invalid(messageParam(ce.Message), "invalid_value",
+			"the message content contains control-token text that this model's chat template cannot carry as plain text")
 	}
-	if id := s.tok.EOS(); id >= 0 {
-		opt.EOS = s.tok.Token(id)
-	}
-	text, spans, exact, err := s.tmpl.RenderSpans(cm, opt)
 	if err != nil {
 		return nil, invalid("messages", "invalid_value", "the messages cannot be rendered with the model's chat template: %v", err)
 	}
-	var ids []int
-	if exact {
-		plain := make([]tokenizer.Span, len(spans))
-		for i, sp := range spans {
-			plain[i] = tokenizer.Span{Start: sp.Start, End: sp.End}
-		}
-		ids = s.tok.EncodeTemplated(text, plain)
-	} else {
-		for i, m := range cm {
-			if s.tok.ContainsControl(m.Content) {
-				return nil, invalid(messageParam(i), "invalid_value",
-					"the message content contains control-token text that this model's chat template cannot carry as plain text")
-			}
-		}
-		ids = s.tok.EncodeSpecial(text)
+	plain := make([]tokenizer.Span, len(spans))
+	for i, sp := range spans {
+		plain[i] = tokenizer.Span{Start: sp.Start, End: sp.End}
 	}
+	ids := s.tok.EncodeTemplated(text, plain)
 	if bos := s.tok.BOS(); s.tok.AddBOS() && bos >= 0 && (len(ids) == 0 || ids[0] != bos) {
 		ids = append([]int{bos}, ids...)
 	}

@@ -190,24 +190,9 @@ func (e Encoder) Prompt(msgs []chat.Message) ([]int, error) {
 // render renders msgs and the spans of their contents (nil when the
 // template transforms contents so that they cannot be located).
 func (e Encoder) render(msgs []chat.Message, gen bool) (string, []chat.Span, error) {
-	opt := chat.Options{AddGenerationPrompt: gen, Now: renderTime}
-	if id := e.Tokenizer.BOS(); id >= 0 {
-		opt.BOS = e.Tokenizer.Token(id)
-	}
-	if id := e.Tokenizer.EOS(); id >= 0 {
-		opt.EOS = e.Tokenizer.Token(id)
-	}
-	text, spans, exact, err := e.Template.RenderSpans(msgs, opt)
+	text, spans, err := e.Template.RenderPrompt(msgs, e.Tokenizer, chat.Options{AddGenerationPrompt: gen, Now: renderTime})
 	if err != nil {
 		return "", nil, fmt.Errorf("train: render the conversation: %w", err)
-	}
-	if !exact {
-		for _, m := range msgs {
-			if e.Tokenizer.ContainsControl(m.Content) {
-				return "", nil, fmt.Errorf("train: a message contains control-token text that this chat template cannot carry as plain text")
-			}
-		}
-		spans = nil
 	}
 	return text, spans, nil
 }
