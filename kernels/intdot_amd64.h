@@ -35,3 +35,4 @@
 #define ONES16(Y) \
 	VPCMPEQW Y, Y, Y; \
 	VPSRLW   $15, Y, Y
+

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "intdot_amd64.h"
+#include "prefetch_amd64.h"
 
 // AVX2 integer-dot kernels: four weight rows against one row of quantized
 // activations (q8Act blocks of 40 bytes, q8KAct blocks of 304 bytes; see
@@ -90,17 +91,6 @@ GLOBL q5bits<>(SB), RODATA|NOPTR, $32
 	VPOR         Y9, Y12, Y12; \
 	VPSUBB       Y11, Y12, Y12
 
-// PREFETCH4(OFF) asks for the cache line OFF bytes ahead in each of the
-// four weight rows. The rows are consecutive in memory and short (a few
-// hundred bytes to a few KiB), so the lines ahead of the last row are the
-// next group's: without it a one-row decode product waited on DRAM at each
-// new group of four rows (BenchmarkDecodeQuant Q8_0, stories110M shape:
-// about +25% tok/s on this AMD EPYC, quiet machine, alternated runs).
-#define PREFETCH4(OFF) \
-	PREFETCHT0 OFF(R8); \
-	PREFETCHT0 OFF(R9); \
-	PREFETCHT0 OFF(R10); \
-	PREFETCHT0 OFF(R11)
 
 // The kernels: the macros above are all defined before any TEXT so that
 // go vet checks each stack offset against its own function's frame.
@@ -111,9 +101,10 @@ TEXT ·q8_0x4(SB), NOSPLIT, $0-56
 	VXORPS Y0, Y0, Y0
 	VXORPS X8, X8, X8
 	ONES16(Y13)
+	PFNEXT
 
 q80loop:
-	PREFETCH4(1024)
+	PFLIN3(136)
 	VMOVDQU (SI), Y15
 	VMOVDQU 2(R8), Y11
 	SDOTI(Y11, Y4)
@@ -148,9 +139,10 @@ TEXT ·q4_0x4(SB), NOSPLIT, $8-56
 	MOVL         $0x08080808, AX
 	MOVL         AX, 0(SP)
 	VPBROADCASTD 0(SP), Y11
+	PFNEXT
 
 q40loop:
-	PREFETCH4(1024)
+	PFLIN2(72)
 	VMOVDQU (SI), Y15
 	Q4UNPACK(R8)
 	SDOTI(Y12, Y4)
@@ -186,9 +178,10 @@ TEXT ·q5_0x4(SB), NOSPLIT, $8-56
 	MOVL         AX, 0(SP)
 	VPBROADCASTD 0(SP), Y11
 	VPBROADCASTD 0(SP), Y2
+	PFNEXT
 
 q50loop:
-	PREFETCH4(1024)
+	PFLIN2(88)
 	VMOVDQU (SI), Y15
 	Q5UNPACK(R8)
 	SDOTI(Y12, Y4)

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "intdot_amd64.h"
+#include "prefetch_amd64.h"
 
 // AVX2 integer-dot kernels of the K-quants (Q4_K, Q5_K, Q6_K) against
 // q8KAct activation blocks; see intdot_amd64.s for the scheme.
@@ -204,9 +205,13 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VBROADCASTSS X13, Y13; \
 	VFMADD231PS  Y13, Y12, ACC
 
+
 // PREFETCHK(OFF) asks for the three cache lines from OFF bytes ahead in
 // each of the four weight rows (a K-quant super-block is 144 to 210 bytes,
-// two to four lines); see PREFETCH4 in intdot_amd64.s.
+// two to four lines). Q4_K and Q5_K keep it: the next-group prefetch that
+// doubled Q6_K and the 32-value types made them slower (BenchmarkDecodeQuant
+// stories110M, quiet, alternated: Q4_K 121-130 -> 72-78 tok/s, Q5_K
+// 110-132 -> 75-81), for a reason not yet understood.
 #define PREFETCHK(OFF) \
 	PREFETCHT0 OFF(R8); \
 	PREFETCHT0 OFF+64(R8); \
@@ -289,9 +294,15 @@ TEXT ·q6_Kx4(SB), NOSPLIT, $8-56
 	MOVL         $0x30303030, AX
 	MOVL         AX, 0(SP)
 	VPBROADCASTD 0(SP), Y14
+	PFNEXT
 
 q6kloop:
-	PREFETCHK(1024)
+	PF4L(0)
+	PF4L(256)
+	PF4L(512)
+	PREFETCHT0 768(R12)
+	PREFETCHT0 832(R12)
+	ADDQ       $840, R12
 	Q6KROW(R8, Y0)
 	Q6KROW(R9, Y1)
 	Q6KROW(R10, Y2)

@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "intdot_amd64.h"
+#include "prefetch_amd64.h"
 
 // AVX2 integer-dot kernels of the 32-value block types that meet q8Act
 // activations: four weight rows against TWO activation rows (the x2 forms,
@@ -185,13 +186,15 @@ GLOBL k2bits<>(SB), RODATA|NOPTR, $32
 	VXORPS Y1, Y1, Y1; \
 	VXORPS X8, X8, X8; \
 	VXORPS X10, X10, X10; \
-	ONES16(Y13)
+	ONES16(Y13); \
+	PFNEXT
 
 // func q8_0x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
 TEXT ·q8_0x4x2(SB), NOSPLIT, $0-64
 	PRO2
 
 q80x2loop:
+	PFLIN3(136)
 	BODY2(UNPACK_Q8_0, SDOT2)
 	SCALE2
 	NEXT2(34)
@@ -207,6 +210,7 @@ TEXT ·q4_0x4x2(SB), NOSPLIT, $0-64
 	PRO2
 
 q40x2loop:
+	PFLIN2(72)
 	BODY2(UNPACK_Q4_0, SDOT2)
 	SCALE2
 	NEXT2(18)
@@ -222,6 +226,7 @@ TEXT ·q5_0x4x2(SB), NOSPLIT, $0-64
 	PRO2
 
 q50x2loop:
+	PFLIN2(88)
 	BODY2(UNPACK_Q5_0, SDOT2)
 	SCALE2
 	NEXT2(22)
@@ -237,6 +242,7 @@ TEXT ·q4_1x4x2(SB), NOSPLIT, $0-64
 	PRO2
 
 q41x2loop:
+	PFLIN2(80)
 	BODY2(UNPACK_Q4_1, UDOT2)
 	SCALE2
 	SCALES4(2, X10)
@@ -255,6 +261,7 @@ TEXT ·q5_1x4x2(SB), NOSPLIT, $0-64
 	PRO2
 
 q51x2loop:
+	PFLIN2(96)
 	BODY2(UNPACK_Q5_1, UDOT2)
 	SCALE2
 	SCALES4(2, X10)
@@ -297,7 +304,8 @@ q51x2loop:
 	VXORPS Y0, Y0, Y0; \
 	VXORPS X8, X8, X8; \
 	VXORPS X10, X10, X10; \
-	ONES16(Y13)
+	ONES16(Y13); \
+	PFNEXT
 
 #define HSUM1 \
 	VEXTRACTF128 $1, Y0, X9; \
@@ -309,6 +317,7 @@ TEXT ·q4_1x4(SB), NOSPLIT, $0-56
 	PRO1
 
 q41loop:
+	PFLIN2(80)
 	BODY1(UNPACK_Q4_1)
 	SCALE1
 	SCALES4(2, X10)
@@ -326,6 +335,7 @@ TEXT ·q5_1x4(SB), NOSPLIT, $0-56
 	PRO1
 
 q51loop:
+	PFLIN2(96)
 	BODY1(UNPACK_Q5_1)
 	SCALE1
 	SCALES4(2, X10)

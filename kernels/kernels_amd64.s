@@ -10,6 +10,7 @@
 // Y4-Y7 rows 0-3 against x1 (or a second chain in the 4x1 forms).
 
 #include "hsum_amd64.h"
+#include "prefetch_amd64.h"
 
 #define ZERO8 \
 	VXORPS Y0, Y0, Y0; \
@@ -44,12 +45,15 @@
 TEXT ·f32x4x1(SB), NOSPLIT, $0-56
 	LOADARGS1
 	ZERO8
+	PFNEXT
 	XORQ AX, AX
 	MOVQ CX, BX
 	ANDQ $-16, BX
 	JZ   f32x1tail
 
 f32x1loop:
+	PF4L(0)
+	ADDQ        $256, R12
 	VMOVUPS     (SI)(AX*4), Y8
 	VMOVUPS     32(SI)(AX*4), Y9
 	VFMADD231PS (R8)(AX*4), Y8, Y0
