@@ -206,25 +206,6 @@ GLOBL q6shuf<>(SB), RODATA|NOPTR, $128
 	VFMADD231PS  Y13, Y12, ACC
 
 
-// PREFETCHK(OFF) asks for the three cache lines from OFF bytes ahead in
-// each of the four weight rows (a K-quant super-block is 144 to 210 bytes,
-// two to four lines). Q4_K and Q5_K keep it: the next-group prefetch that
-// doubled Q6_K and the 32-value types made them slower (BenchmarkDecodeQuant
-// stories110M, quiet, alternated: Q4_K 121-130 -> 72-78 tok/s, Q5_K
-// 110-132 -> 75-81), for a reason not yet understood.
-#define PREFETCHK(OFF) \
-	PREFETCHT0 OFF(R8); \
-	PREFETCHT0 OFF+64(R8); \
-	PREFETCHT0 OFF+128(R8); \
-	PREFETCHT0 OFF(R9); \
-	PREFETCHT0 OFF+64(R9); \
-	PREFETCHT0 OFF+128(R9); \
-	PREFETCHT0 OFF(R10); \
-	PREFETCHT0 OFF+64(R10); \
-	PREFETCHT0 OFF+128(R10); \
-	PREFETCHT0 OFF(R11); \
-	PREFETCHT0 OFF+64(R11); \
-	PREFETCHT0 OFF+128(R11)
 
 // The kernels: the macros above are all defined before any TEXT so that
 // go vet checks each stack offset against its own function's frame.
@@ -236,9 +217,13 @@ TEXT ·q4_Kx4(SB), NOSPLIT, $48-56
 	MOVL         $0x0f0f0f0f, AX
 	MOVL         AX, 0(SP)
 	VPBROADCASTD 0(SP), Y15
+	PFNEXT
 
 q4kloop:
-	PREFETCHK(1024)
+	PF4L(0)
+	PF4L(256)
+	PREFETCHT0 512(R13)
+	ADDQ       $576, R13
 	Q4KROW(R8, Y0)
 	Q4KROW(R9, Y1)
 	Q4KROW(R10, Y2)
@@ -265,9 +250,15 @@ TEXT ·q5_Kx4(SB), NOSPLIT, $48-56
 	MOVL         $0x10101010, AX
 	MOVL         AX, 0(SP)
 	VPBROADCASTD 0(SP), Y6
+	PFNEXT
 
 q5kloop:
-	PREFETCHK(1024)
+	PF4L(0)
+	PF4L(256)
+	PREFETCHT0 512(R13)
+	PREFETCHT0 576(R13)
+	PREFETCHT0 640(R13)
+	ADDQ       $704, R13
 	Q5KROW(R8, Y0)
 	Q5KROW(R9, Y1)
 	Q5KROW(R10, Y2)
@@ -300,9 +291,9 @@ q6kloop:
 	PF4L(0)
 	PF4L(256)
 	PF4L(512)
-	PREFETCHT0 768(R12)
-	PREFETCHT0 832(R12)
-	ADDQ       $840, R12
+	PREFETCHT0 768(R13)
+	PREFETCHT0 832(R13)
+	ADDQ       $840, R13
 	Q6KROW(R8, Y0)
 	Q6KROW(R9, Y1)
 	Q6KROW(R10, Y2)

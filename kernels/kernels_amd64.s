@@ -53,7 +53,7 @@ TEXT ·f32x4x1(SB), NOSPLIT, $0-56
 
 f32x1loop:
 	PF4L(0)
-	ADDQ        $256, R12
+	ADDQ        $256, R13
 	VMOVUPS     (SI)(AX*4), Y8
 	VMOVUPS     32(SI)(AX*4), Y9
 	VFMADD231PS (R8)(AX*4), Y8, Y0
