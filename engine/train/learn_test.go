@@ -2,9 +2,12 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +21,18 @@ import (
 // learnConfig is the job configuration of the learning tests. kiln-tiny's
 // random classifier puts a fresh answer at about 17 nats a token (and its
 // end-of-turn token, a control token, at -40 nats of bias), so memorising
-// one conversation takes every projection and a score of steps at 1e-3
-// (measured: 16 epochs suffice for four conversations out of four; 20
-// leave a margin).
+// one conversation takes every projection and some sixty steps. The
+// learning rate is the largest that AdamW follows without bouncing near
+// the optimum (measured over random conversations, checked after 30, 40,
+// 50 and 60 steps: at 1e-3 half of 16 were still wrong after 20 steps
+// and the answer flipped back and forth between 20 and 40 steps as the
+// constant-size steps overshot; at 7e-4 every one of 42 was memorised by
+// step 60 and stayed so, most by step 30; TestLearnsManyConversations
+// repeats the measurement).
 func learnConfig(seed uint64) Config {
 	c := DefaultConfig()
-	c.Epochs = 20
-	c.LearningRate = 1e-3
+	c.Epochs = 60
+	c.LearningRate = 7e-4
 	c.LoraRank = 8
 	c.LoraAlpha = 16
 	c.TargetModules = []string{"q", "k", "v", "o", "gate", "up", "down"}
@@ -58,7 +66,7 @@ func randomConversation(l *llama.Loaded, seed uint64) []chat.Message {
 // the base model's answer differs.
 func TestLearnsConversation(t *testing.T) {
 	if testing.Short() || testshared.Race {
-		t.Skip("trains kiln-tiny for 20 epochs: not under -short or the race detector (the gradient checks and the server's training tests run the same code there)")
+		t.Skip("trains kiln-tiny for 60 epochs: not under -short or the race detector (the gradient checks and the server's training tests run the same code there)")
 	}
 	l, err := llama.OpenTiny()
 	if err != nil {
@@ -76,6 +84,30 @@ func TestLearnsConversation(t *testing.T) {
 			defer pool.Close()
 			tr, prompt, want := checkLearns(t, l, pool, msgs, learnConfig(seed))
 			checkServed(t, l, pool, tr, prompt, want)
+		})
+	}
+}
+
+// TestLearnsManyConversations repeats the random case of
+// TestLearnsConversation over KILN_LEARN_CONVERSATIONS conversations (seeds
+// 1..N), the measurement behind learnConfig's choice; it is opt-in, as it
+// trains for about 8 s a conversation:
+//
+//	KILN_LEARN_CONVERSATIONS=30 go test -run TestLearnsManyConversations -timeout 30m ./engine/train
+func TestLearnsManyConversations(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("KILN_LEARN_CONVERSATIONS"))
+	if n <= 0 {
+		t.Skip("set KILN_LEARN_CONVERSATIONS=N to train on N random conversations")
+	}
+	l, err := llama.OpenTiny()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := kernels.NewPool(2)
+	defer pool.Close()
+	for seed := range uint64(n) {
+		t.Run(fmt.Sprint(seed+1), func(t *testing.T) {
+			checkLearns(t, l, pool, randomConversation(l, seed+1), learnConfig(seed+1))
 		})
 	}
 }
@@ -190,22 +222,35 @@ func servedGreedy(st *llama.State, prompt []int, n int) []int {
 
 // checkFalls asserts that the loss falls step by step: AdamW at a constant
 // learning rate overshoots on a step now and then, so the mean of every
-// block of four steps must be below the previous block's, and the last loss
-// under a twentieth of the first.
+// block of four steps must be below the previous block's until the answer
+// is memorised (a block mean under memorised nats a token). From then on
+// the loss has nowhere to fall and AdamW's constant-size steps make it
+// bounce (0.04, 0.15, 0.03 in one of 42 measured runs), so each later
+// block must only stay under relapse, far below the 1-2 nats of an answer
+// still being learnt. The last loss must be under a twentieth of the
+// first.
 func checkFalls(t *testing.T, losses []float64) {
 	t.Helper()
-	const block = 4
-	prev := math.Inf(1)
+	const (
+		block     = 4
+		memorised = 0.05
+		relapse   = 0.25
+	)
+	prev, learnt := math.Inf(1), false
 	for lo := 0; lo+block <= len(losses); lo += block {
 		var sum float64
 		for _, l := range losses[lo : lo+block] {
 			sum += l
 		}
-		if mean := sum / block; !(mean < prev) {
+		mean := sum / block
+		learnt = learnt || prev < memorised
+		switch {
+		case learnt && !(mean < relapse):
+			t.Errorf("mean loss of steps %d-%d is %.3f, back above %.2f after the answer was memorised: %.3f", lo+1, lo+block, mean, relapse, losses)
+		case !learnt && !(mean < prev):
 			t.Errorf("mean loss of steps %d-%d is %.3f, not below the previous block's %.3f: %.3f", lo+1, lo+block, mean, prev, losses)
-		} else {
-			prev = mean
 		}
+		prev = mean
 	}
 	if last := losses[len(losses)-1]; !(last < losses[0]/20) {
 		t.Errorf("loss went from %.3f to %.3f, want under a twentieth", losses[0], last)
