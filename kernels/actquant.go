@@ -53,7 +53,8 @@ func intFormat(t DType) actFormat {
 
 // quantizeQ8Act writes x (a multiple of 32 values) into len(x)/32 blocks,
 // as ggml's quantize_row_q8_0 does on AVX2: d = max|x|/127 (stored as
-// half), q = x/d rounded half to even.
+// half), q = x/d rounded half to even; a block whose d rounds to a zero
+// half is all zero (ggml keeps its quants, which then meet d = 0).
 func quantizeQ8Act(dst []q8Act, x []float32) {
 	dst = dst[:len(x)/Q8Block]
 	for k := range dst {
@@ -63,18 +64,21 @@ func quantizeQ8Act(dst []q8Act, x []float32) {
 			amax = max(amax, abs32(v))
 		}
 		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
 		a := &dst[k]
+		a.d = HalfToFloat(FloatToHalf(d))
+		if a.d == 0 {
+			// The block adds nothing to any product; its quants are zero
+			// too, rather than x/d for a d too small for 1/d to be finite.
+			*a = q8Act{}
+			continue
+		}
+		id := 1 / d
 		var sum int32
 		for j, v := range blk {
 			q := int8(math.RoundToEven(float64(v * id)))
 			a.qs[j] = q
 			sum += int32(q)
 		}
-		a.d = HalfToFloat(FloatToHalf(d))
 		a.sum = sum
 	}
 }

@@ -56,7 +56,7 @@ func benchIntTiles(b *testing.B, typ DType) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	w := randMatrix(b, rng, typ, 4, cols)
 	var act quantAct
-	act.fill(intFormat(typ), randVec(rng, batch*cols), batch, cols)
+	act.fill(pathAVX2, intFormat(typ), randVec(rng, batch*cols), batch, cols)
 	elems, _, _ := typ.Block()
 	nb, rb := cols/elems, w.rowBytes()
 	p := func(r int) unsafe.Pointer { return unsafe.Pointer(&w.Raw[r*rb]) }
@@ -129,7 +129,7 @@ func benchPeak(b *testing.B, typ DType, workers int) {
 		t := &tiles[i]
 		t.w, t.x = randMatrix(b, rng, typ, 4, cols), randVec(rng, 6*cols)
 		if typ != F32 {
-			t.act.fill(intFormat(typ), t.x, 6, cols)
+			t.act.fill(pathAVX2, intFormat(typ), t.x, 6, cols)
 		}
 	}
 	fn := func(lo, hi int) {

@@ -112,7 +112,7 @@ func checkIntProduct(t *testing.T, pool *Pool, w *Matrix, x []float32, batch int
 	got := make([]float32, batch*w.Rows)
 	pool.MatMul(got, w, x, batch)
 	var act quantAct
-	act.fill(intFormat(w.Type), x, batch, w.Cols)
+	act.fill(pathGeneric, intFormat(w.Type), x, batch, w.Cols)
 	ref := make([]float32, batch*w.Rows)
 	intRowsGeneric(ref, w, &act, batch, 0, w.Rows)
 	exact := refProduct(w, x, batch)

@@ -10,13 +10,16 @@ type quantAct struct {
 	q8k []q8KAct // batch rows of cols/256 blocks, for the K-quants
 }
 
-// fill quantizes batch rows of cols values of x to format f.
-func (a *quantAct) fill(f actFormat, x []float32, batch, cols int) {
+// fill quantizes batch rows of cols values of x to format f, on kernel
+// path kp.
+func (a *quantAct) fill(kp kpath, f actFormat, x []float32, batch, cols int) {
 	switch f {
 	case actQ8:
 		n := batch * cols / Q8Block
 		a.q8 = slices.Grow(a.q8[:0], n)[:n]
-		quantizeQ8Act(a.q8, x[:batch*cols])
+		if kp < pathAVX2 || !quantizeQ8ActArch(a.q8, x[:batch*cols]) {
+			quantizeQ8Act(a.q8, x[:batch*cols])
+		}
 	case actQ8K:
 		n := batch * cols / QK_K
 		a.q8k = slices.Grow(a.q8k[:0], n)[:n]

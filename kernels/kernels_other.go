@@ -29,3 +29,5 @@ func attnScoresArch(out []float32, q *[4][]float32, keys []float32, stride, n, h
 func attnValuesArch(o *[4][]float32, a []float32, vals []float32, stride, n, hs int) bool {
 	return false
 }
+
+func quantizeQ8ActArch(dst []q8Act, x []float32) bool { return false }

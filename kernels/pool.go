@@ -158,7 +158,7 @@ func (p *Pool) quantize(x []float32, batch int, ws ...*Matrix) *quantAct {
 			return nil // x is not one row layout for all: keep float
 		}
 		done[f] = true
-		p.act.fill(f, x, batch, w.Cols)
+		p.act.fill(p.kp, f, x, batch, w.Cols)
 		act = &p.act
 	}
 	return act
