@@ -118,19 +118,27 @@ func (k intKernel) call2(p0, p1, p2, p3, xa0, xa1 unsafe.Pointer, n int, res *[8
 // assembly and the caller must use the generic code.
 func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool {
 	var nb int
-	var xa func(b int) unsafe.Pointer
+	var xa0 unsafe.Pointer
+	var xs uintptr // bytes from one activation row to the next
 	switch w.Type {
 	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
 		nb = w.Cols / Q8Block
-		xa = func(b int) unsafe.Pointer { return unsafe.Pointer(&act.q8[b*nb]) }
+		xa0, xs = unsafe.Pointer(&act.q8[0]), uintptr(nb)*unsafe.Sizeof(q8Act{})
+		_ = act.q8[batch*nb-1]
 	case Q4_K, Q5_K, Q6_K:
 		nb = w.Cols / QK_K
-		xa = func(b int) unsafe.Pointer { return unsafe.Pointer(&act.q8k[b*nb]) }
+		xa0, xs = unsafe.Pointer(&act.q8k[0]), uintptr(nb)*unsafe.Sizeof(q8KAct{})
+		_ = act.q8k[batch*nb-1]
 	default:
 		return false
 	}
+	if lo >= hi || batch <= 0 {
+		return true
+	}
+	xa := func(b int) unsafe.Pointer { return unsafe.Add(xa0, uintptr(b)*xs) }
 	kern := intKernel(w.Type)
 	rb, rows := w.rowBytes(), w.Rows
+	_ = out[(batch-1)*rows+hi-1]
 	var res [8]float32
 	for r := lo; r < hi; r += 4 {
 		r0, r1, r2, r3, k := rowBlock(r, hi)
@@ -138,13 +146,25 @@ func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) boo
 		p2, p3 := unsafe.Pointer(&w.Raw[r2*rb]), unsafe.Pointer(&w.Raw[r3*rb])
 		b := 0
 		for ; b+2 <= batch && kern.call2(p0, p1, p2, p3, xa(b), xa(b+1), nb, &res); b += 2 {
-			copy(out[b*rows+r:b*rows+r+k], res[:k])
-			copy(out[(b+1)*rows+r:(b+1)*rows+r+k], res[4:4+k])
+			put4(out[b*rows+r:], res[:4], k)
+			put4(out[(b+1)*rows+r:], res[4:], k)
 		}
 		for ; b < batch; b++ {
 			kern.call(p0, p1, p2, p3, xa(b), nb, &res)
-			copy(out[b*rows+r:b*rows+r+k], res[:k])
+			put4(out[b*rows+r:], res[:4], k)
 		}
 	}
 	return true
+}
+
+// put4 stores the first k (1 to 4) of res's four sums at dst, four with
+// plain stores rather than a copy (a memmove call per store was 3% of a
+// small model's prefill).
+func put4(dst, res []float32, k int) {
+	if k == 4 {
+		dst, res = dst[:4], res[:4]
+		dst[0], dst[1], dst[2], dst[3] = res[0], res[1], res[2], res[3]
+		return
+	}
+	copy(dst[:k], res[:k])
 }
