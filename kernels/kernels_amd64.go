@@ -150,6 +150,17 @@ func denseRows(kern denseKernel, base unsafe.Pointer, out []float32, w *Matrix, 
 		chunk = n
 	}
 	rowBytes := uintptr(cols * kern.elem)
+	if batch == 1 && !kern.f16 && n == cols {
+		// One F32 row meets its weights a row at a time: one sequential
+		// stream, which the hardware prefetcher follows better than four
+		// interleaved ones (BenchmarkDecode batch=1, quiet, alternated:
+		// stories15M 197-225 -> 215-247 tok/s, stories110M 34.9-36.7 ->
+		// 37.7-38.0, about 16.6 GB/s).
+		for r := lo; r < hi; r++ {
+			out[r] = dotAVX(&w.F32[r*cols], &x[0], cols)
+		}
+		return
+	}
 	var res12 [12]float32
 	res := (*[8]float32)(res12[:8])
 	for r := lo; r < hi; r += 4 {
