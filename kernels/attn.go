@@ -68,3 +68,39 @@ func checkAttn4(rows *[4][]float32, data []float32, stride, n int) int {
 	}
 	return hs
 }
+
+// AttnScores1 sets out[p] = Dot(q, keys[p*stride : p*stride+len(q)]) for
+// p < n, bit for bit: one query of one head (a decode row) against n
+// cached keys stride values apart, in one call.
+func AttnScores1(out, q, keys []float32, stride, n int) {
+	hs := len(q)
+	checkAttn1(keys, hs, stride, n)
+	out = out[:n]
+	if n == 0 || attnScores1Arch(out, q, keys, stride, n) {
+		return
+	}
+	for p := range out {
+		out[p] = Dot(q, keys[p*stride:p*stride+hs])
+	}
+}
+
+// AttnValues1 adds a[p] * vals[p*stride : p*stride+len(o)] to o for p <
+// n, in position order, bit for bit as n Axpy calls would: the weighted
+// values of one query row, in one call.
+func AttnValues1(o, a, vals []float32, stride, n int) {
+	hs := len(o)
+	checkAttn1(vals, hs, stride, n)
+	a = a[:n]
+	if n == 0 || attnValues1Arch(o, a, vals, stride, n) {
+		return
+	}
+	for p, w := range a {
+		Axpy(w, vals[p*stride:p*stride+hs], o)
+	}
+}
+
+func checkAttn1(data []float32, hs, stride, n int) {
+	if n < 0 || stride < hs || (n > 0 && len(data) < (n-1)*stride+hs) {
+		panic(fmt.Sprintf("kernels: %d positions of %d values %d apart need more than %d values", n, hs, stride, len(data)))
+	}
+}

@@ -36,3 +36,30 @@ func attnValuesArch(o *[4][]float32, a []float32, vals []float32, stride, n, hs 
 	attnValues4AVX(&op, &a[0], &vals[0], 4*stride, hs, n)
 	return true
 }
+
+// Implemented in attn1_amd64.s: AttnScores1 and AttnValues1 for a head
+// size that is a multiple of 8; stride is in bytes.
+//
+//go:noescape
+func attnScores1AVX(out, q, keys *float32, stride, hs, n int)
+
+//go:noescape
+func attnValues1AVX(o, a, vals *float32, stride, hs, n int)
+
+func attnScores1Arch(out, q, keys []float32, stride, n int) bool {
+	hs := len(q)
+	if !haveAVX2 || hs == 0 || hs%8 != 0 {
+		return false
+	}
+	attnScores1AVX(&out[0], &q[0], &keys[0], 4*stride, hs, n)
+	return true
+}
+
+func attnValues1Arch(o, a, vals []float32, stride, n int) bool {
+	hs := len(o)
+	if !haveAVX2 || hs == 0 || hs%8 != 0 {
+		return false
+	}
+	attnValues1AVX(&o[0], &a[0], &vals[0], 4*stride, hs, n)
+	return true
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -54,6 +55,52 @@ func TestAttn4(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestAttn1MatchesDotAxpy checks that the one-query attention calls give,
+// bit for bit, what one Dot per position and one Axpy per position give,
+// on every head size a model may have (multiples of 8 take the assembly,
+// others the Go loop), strides wider than the head and n from 0 up.
+func TestAttn1MatchesDotAxpy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, hs := range []int{4, 8, 12, 16, 24, 32, 40, 64, 72, 96, 128, 256} {
+		for _, n := range []int{0, 1, 2, 7, 33} {
+			stride := hs + 8*rng.IntN(3)
+			keys := randVec(rng, n*stride+hs)
+			q := randVec(rng, hs)
+			want := make([]float32, n)
+			for p := range want {
+				want[p] = Dot(q, keys[p*stride:p*stride+hs])
+			}
+			got := make([]float32, n+1)
+			got[n] = 42 // past the end
+			AttnScores1(got, q, keys, stride, n)
+			for p := range want {
+				if math.Float32bits(got[p]) != math.Float32bits(want[p]) {
+					t.Fatalf("hs %d n %d: score %d = %v, Dot gives %v", hs, n, p, got[p], want[p])
+				}
+			}
+			if got[n] != 42 {
+				t.Fatalf("hs %d n %d: AttnScores1 wrote past n", hs, n)
+			}
+			a := randVec(rng, n)
+			o0 := randVec(rng, hs+1)
+			wantO := slices.Clone(o0[:hs])
+			for p, w := range a {
+				Axpy(w, keys[p*stride:p*stride+hs], wantO)
+			}
+			gotO := slices.Clone(o0)
+			AttnValues1(gotO[:hs], a, keys, stride, n)
+			for i := range wantO {
+				if math.Float32bits(gotO[i]) != math.Float32bits(wantO[i]) {
+					t.Fatalf("hs %d n %d: value %d = %v, Axpy gives %v", hs, n, i, gotO[i], wantO[i])
+				}
+			}
+			if gotO[hs] != o0[hs] {
+				t.Fatalf("hs %d n %d: AttnValues1 wrote past the head", hs, n)
+			}
 		}
 	}
 }

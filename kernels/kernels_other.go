@@ -31,3 +31,7 @@ func attnValuesArch(o *[4][]float32, a []float32, vals []float32, stride, n, hs 
 }
 
 func quantizeQ8ActArch(dst []q8Act, x []float32) bool { return false }
+
+func attnScores1Arch(out, q, keys []float32, stride, n int) bool { return false }
+
+func attnValues1Arch(o, a, vals []float32, stride, n int) bool { return false }

@@ -123,15 +123,14 @@ func (s *State) attnRowHead(part, i, h int) {
 	off := (h / (c.Heads / c.KVHeads)) * hs
 	q := s.q[i*qDim+h*hs : i*qDim+(h+1)*hs]
 	sc := s.scores[part*c.SeqLen : part*c.SeqLen+r.Pos+1]
+	kernels.AttnScores1(sc, q, keys[off:], kvDim, len(sc))
 	for p := range sc {
-		sc[p] = kernels.Dot(q, keys[p*kvDim+off:p*kvDim+off+hs]) / scale
+		sc[p] /= scale
 	}
 	kernels.Softmax(sc)
 	out := s.att[i*qDim+h*hs : i*qDim+(h+1)*hs]
 	clear(out)
-	for p, a := range sc {
-		kernels.Axpy(a, vals[p*kvDim+off:p*kvDim+off+hs], out)
-	}
+	kernels.AttnValues1(out, sc, vals[off:], kvDim, len(sc))
 }
 
 // attnBlockHead is the attention of a group of up to attnBlock rows of a
