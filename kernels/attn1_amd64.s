@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "dot_amd64.h"
 
 // One query row against a slot's cache, for decode: one call covers every
 // position instead of one Dot or Axpy call per position (at 600 positions
@@ -10,9 +11,7 @@
 // func attnScores1AVX(out, q, keys *float32, stride, hs, n int)
 //
 // out[p] = the dot of q with the key at SI + p*stride (bytes), for hs (a
-// multiple of 8) values, in dotAVX's exact order: four accumulators over
-// 32-value chunks, 8-value tail chunks into Y0, then Y0+Y1, Y2+Y3, their
-// sum, the two halves, two VHADDPS.
+// multiple of 8) values, by dotAVX's own DOTF32.
 TEXT ·attnScores1AVX(SB), NOSPLIT, $0-48
 	MOVQ out+0(FP), DI
 	MOVQ q+8(FP), R8
@@ -24,43 +23,7 @@ TEXT ·attnScores1AVX(SB), NOSPLIT, $0-48
 	ANDQ $-32, BX
 
 s1key:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   AX, AX
-	TESTQ  BX, BX
-	JZ     s1tail
-
-s1loop:
-	VMOVUPS     (R8)(AX*4), Y4
-	VMOVUPS     32(R8)(AX*4), Y5
-	VMOVUPS     64(R8)(AX*4), Y6
-	VMOVUPS     96(R8)(AX*4), Y7
-	VFMADD231PS (SI)(AX*4), Y4, Y0
-	VFMADD231PS 32(SI)(AX*4), Y5, Y1
-	VFMADD231PS 64(SI)(AX*4), Y6, Y2
-	VFMADD231PS 96(SI)(AX*4), Y7, Y3
-	ADDQ        $32, AX
-	CMPQ        AX, BX
-	JLT         s1loop
-
-s1tail:
-	CMPQ        AX, CX
-	JGE         s1done
-	VMOVUPS     (R8)(AX*4), Y4
-	VFMADD231PS (SI)(AX*4), Y4, Y0
-	ADDQ        $8, AX
-	JMP         s1tail
-
-s1done:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
+	DOTF32(R8, SI)
 	VMOVSS       X0, (DI)
 	ADDQ         $4, DI
 	ADDQ         R9, SI

@@ -11,6 +11,7 @@
 
 #include "hsum_amd64.h"
 #include "prefetch_amd64.h"
+#include "dot_amd64.h"
 
 #define ZERO8 \
 	VXORPS Y0, Y0, Y0; \
@@ -267,48 +268,13 @@ q8x2loop:
 
 // func dotAVX(a, b *float32, n int) float32
 TEXT ·dotAVX(SB), NOSPLIT, $0-28
-	MOVQ   a+0(FP), SI
-	MOVQ   b+8(FP), DI
-	MOVQ   n+16(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	XORQ   AX, AX
-	MOVQ   CX, BX
-	ANDQ   $-32, BX
-	JZ     dottail
-
-dotloop:
-	VMOVUPS     (SI)(AX*4), Y4
-	VMOVUPS     32(SI)(AX*4), Y5
-	VMOVUPS     64(SI)(AX*4), Y6
-	VMOVUPS     96(SI)(AX*4), Y7
-	VFMADD231PS (DI)(AX*4), Y4, Y0
-	VFMADD231PS 32(DI)(AX*4), Y5, Y1
-	VFMADD231PS 64(DI)(AX*4), Y6, Y2
-	VFMADD231PS 96(DI)(AX*4), Y7, Y3
-	ADDQ        $32, AX
-	CMPQ        AX, BX
-	JLT         dotloop
-
-dottail:
-	CMPQ        AX, CX
-	JGE         dotdone
-	VMOVUPS     (SI)(AX*4), Y4
-	VFMADD231PS (DI)(AX*4), Y4, Y0
-	ADDQ        $8, AX
-	JMP         dottail
-
-dotdone:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X1, X0, X0
-	VHADDPS      X0, X0, X0
-	VHADDPS      X0, X0, X0
-	VMOVSS       X0, ret+24(FP)
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ CX, BX
+	ANDQ $-32, BX
+	DOTF32(SI, DI)
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
