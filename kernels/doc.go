@@ -36,8 +36,13 @@
 // Q8_0 products, Dot and Axpy run hand-written Plan 9 assembly
 // (kernels_amd64.s, f32x3_amd64.s): four weight rows are streamed once
 // against three (F32) or two activation rows at a time; Q8_0 blocks are
-// dequantized in registers. AttnScores4 and AttnValues4 (attn.go) are a
-// prefill chunk's attention, four query rows per pass over the cache.
+// dequantized in registers; a one-row F32 product reads a row at a time
+// (dotAVX), the others four rows at a time, prefetching the next four
+// (prefetch_amd64.h). AttnScores4 and AttnValues4 (attn.go) are a prefill
+// chunk's attention, four query rows per pass over the cache;
+// AttnScores1 and AttnValues1 a decode row's, one call per head. The
+// integer products quantize their activations with quantizeQ8ActAVX
+// (actquant_amd64.s), bit-identical to the Go form.
 // Elsewhere the pure-Go products run (kernels_other.go, dot_legacy.go,
 // dot_kquant.go), and the tests compare the two. MatMulRows, the one
 // product outside a Pool, reads float32 activations.

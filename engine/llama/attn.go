@@ -6,8 +6,10 @@ import (
 	"github.com/kiln-ai/kiln/kernels"
 )
 
-// Attention of one layer over a step's rows. A decode row attends alone
-// (one Dot per cached position, a softmax, one Axpy per position). The
+// Attention of one layer over a step's rows. A decode row attends alone:
+// its scores against every cached key in one call (kernels.AttnScores1),
+// a softmax, its weighted values in one call (kernels.AttnValues1), bit
+// for bit one Dot and one Axpy per position. The
 // rows of a prefill run (consecutive rows of one slot at consecutive
 // positions) attend in blocks of attnBlock rows per head: one pass over
 // the cache computes the scores of all the block's rows against each key
