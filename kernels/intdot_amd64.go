@@ -117,23 +117,26 @@ func (k intKernel) call2(p0, p1, p2, p3, xa0, xa1 unsafe.Pointer, n int, res *[8
 // read from memory once per product); false means the type has no
 // assembly and the caller must use the generic code.
 func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool {
-	var nb int
-	var xa0 unsafe.Pointer
-	var xs uintptr // bytes from one activation row to the next
+	kq := false // the activations are q8KAct blocks, else q8Act
 	switch w.Type {
 	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
-		nb = w.Cols / Q8Block
-		xa0, xs = unsafe.Pointer(&act.q8[0]), uintptr(nb)*unsafe.Sizeof(q8Act{})
-		_ = act.q8[batch*nb-1]
 	case Q4_K, Q5_K, Q6_K:
-		nb = w.Cols / QK_K
-		xa0, xs = unsafe.Pointer(&act.q8k[0]), uintptr(nb)*unsafe.Sizeof(q8KAct{})
-		_ = act.q8k[batch*nb-1]
+		kq = true
 	default:
 		return false
 	}
 	if lo >= hi || batch <= 0 {
 		return true
+	}
+	var nb int
+	var xa0 unsafe.Pointer
+	var xs uintptr // bytes from one activation row to the next
+	if kq {
+		nb = w.Cols / QK_K
+		xa0, xs = unsafe.Pointer(&act.q8k[:batch*nb][0]), uintptr(nb)*unsafe.Sizeof(q8KAct{})
+	} else {
+		nb = w.Cols / Q8Block
+		xa0, xs = unsafe.Pointer(&act.q8[:batch*nb][0]), uintptr(nb)*unsafe.Sizeof(q8Act{})
 	}
 	xa := func(b int) unsafe.Pointer { return unsafe.Add(xa0, uintptr(b)*xs) }
 	kern := intKernel(w.Type)
