@@ -53,6 +53,13 @@ func q4_1x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
 //go:noescape
 func q5_1x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
 
+// q8_0x4x2n is q8_0x4x2 over pairs consecutive pairs of activation rows
+// xs bytes apart, row j's four sums at out + j*ostride bytes: the pair
+// loop in assembly (intdot_x2_amd64.s).
+//
+//go:noescape
+func q8_0x4x2n(w0, w1, w2, w3, xa unsafe.Pointer, xs uintptr, pairs, n int, out *float32, ostride uintptr)
+
 // Implemented in intdot_kx2_amd64.s: the two-row forms of Q4_K and Q6_K,
 // against q8KAct rows.
 //
@@ -148,6 +155,13 @@ func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) boo
 		p0, p1 := unsafe.Pointer(&w.Raw[r0*rb]), unsafe.Pointer(&w.Raw[r1*rb])
 		p2, p3 := unsafe.Pointer(&w.Raw[r2*rb]), unsafe.Pointer(&w.Raw[r3*rb])
 		b := 0
+		if w.Type == Q8_0 && k == 4 && batch >= 2 {
+			// Whole groups of Q8_0 rows (the prompts' common case) loop
+			// over the pairs in the assembly.
+			pairs := batch / 2
+			q8_0x4x2n(p0, p1, p2, p3, xa0, xs, pairs, nb, &out[r], uintptr(rows)*4)
+			b = 2 * pairs
+		}
 		for ; b+2 <= batch && kern.call2(p0, p1, p2, p3, xa(b), xa(b+1), nb, &res); b += 2 {
 			put4(out[b*rows+r:], res[:4], k)
 			put4(out[(b+1)*rows+r:], res[4:], k)

@@ -347,3 +347,56 @@ q51loop:
 	HSUM1
 	VZEROUPPER
 	RET
+
+// func q8_0x4x2n(w0, w1, w2, w3, xa unsafe.Pointer, xs, pairs, n int, out *float32, ostride int)
+//
+// q8_0x4x2 over pairs consecutive pairs of activation rows (row j at xa +
+// j*xs bytes), the pair loop in the assembly rather than one Go call a
+// pair: row j's four sums go to out + j*ostride bytes. Each pair runs
+// exactly q8_0x4x2's instructions, so its sums are bit-identical to it.
+// AX counts the pairs, R12 is the pair's first activation row, BX a
+// reloaded stride.
+TEXT ·q8_0x4x2n(SB), NOSPLIT, $0-80
+	MOVQ  pairs+48(FP), AX
+	MOVQ  xa+32(FP), R12
+	MOVQ  out+64(FP), DI
+	ONES16(Y13)
+
+q80x2npair:
+	MOVQ   w0+0(FP), R8
+	MOVQ   w1+8(FP), R9
+	MOVQ   w2+16(FP), R10
+	MOVQ   w3+24(FP), R11
+	MOVQ   R12, SI
+	MOVQ   xs+40(FP), BX
+	LEAQ   (R12)(BX*1), DX
+	MOVQ   n+56(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS X8, X8, X8
+	VXORPS X10, X10, X10
+	PFNEXT
+
+q80x2nloop:
+	PFLIN3(136)
+	BODY2(UNPACK_Q8_0, SDOT2)
+	SCALE2
+	NEXT2(34)
+	DECQ CX
+	JNZ  q80x2nloop
+
+	VEXTRACTF128 $1, Y0, X9
+	VADDPS       X9, X0, X0
+	VMOVUPS      X0, (DI)
+	MOVQ         ostride+72(FP), BX
+	VEXTRACTF128 $1, Y1, X9
+	VADDPS       X9, X1, X1
+	VMOVUPS      X1, (DI)(BX*1)
+	LEAQ         (DI)(BX*2), DI
+	MOVQ         xs+40(FP), BX
+	LEAQ         (R12)(BX*2), R12
+	DECQ         AX
+	JNZ          q80x2npair
+
+	VZEROUPPER
+	RET
