@@ -63,9 +63,7 @@ func checkAttn4(rows *[4][]float32, data []float32, stride, n int) int {
 			panic(fmt.Sprintf("kernels: attention rows of lengths %d and %d", hs, len(r)))
 		}
 	}
-	if n < 0 || stride < hs || (n > 0 && len(data) < (n-1)*stride+hs) {
-		panic(fmt.Sprintf("kernels: %d positions of %d values %d apart need more than %d values", n, hs, stride, len(data)))
-	}
+	checkAttn1(data, hs, stride, n)
 	return hs
 }
 
@@ -99,6 +97,7 @@ func AttnValues1(o, a, vals []float32, stride, n int) {
 	}
 }
 
+// checkAttn1 checks that n rows of hs values fit in data stride apart.
 func checkAttn1(data []float32, hs, stride, n int) {
 	if n < 0 || stride < hs || (n > 0 && len(data) < (n-1)*stride+hs) {
 		panic(fmt.Sprintf("kernels: %d positions of %d values %d apart need more than %d values", n, hs, stride, len(data)))
