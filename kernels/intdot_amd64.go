@@ -94,6 +94,18 @@ func (k intKernel) call(p0, p1, p2, p3, xa unsafe.Pointer, n int, res *[8]float3
 	}
 }
 
+// callPairs is call2 over pairs consecutive pairs of activation rows
+// from xa, xs bytes apart, with the pair loop in the assembly: row j's
+// four sums go to out + j*ostride bytes. false means the type has no such
+// kernel (only Q8_0, the prompts' common case, has one).
+func (k intKernel) callPairs(p0, p1, p2, p3, xa unsafe.Pointer, xs uintptr, pairs, n int, out *float32, ostride uintptr) bool {
+	if DType(k) != Q8_0 {
+		return false
+	}
+	q8_0x4x2n(p0, p1, p2, p3, xa, xs, pairs, n, out, ostride)
+	return true
+}
+
 // call2 is call for two activation rows; false means the type has no
 // two-row kernel.
 func (k intKernel) call2(p0, p1, p2, p3, xa0, xa1 unsafe.Pointer, n int, res *[8]float32) bool {
@@ -155,33 +167,17 @@ func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) boo
 		p0, p1 := unsafe.Pointer(&w.Raw[r0*rb]), unsafe.Pointer(&w.Raw[r1*rb])
 		p2, p3 := unsafe.Pointer(&w.Raw[r2*rb]), unsafe.Pointer(&w.Raw[r3*rb])
 		b := 0
-		if w.Type == Q8_0 && k == 4 && batch >= 2 {
-			// Whole groups of Q8_0 rows (the prompts' common case) loop
-			// over the pairs in the assembly.
-			pairs := batch / 2
-			q8_0x4x2n(p0, p1, p2, p3, xa0, xs, pairs, nb, &out[r], uintptr(rows)*4)
-			b = 2 * pairs
+		if k == 4 && batch >= 2 && kern.callPairs(p0, p1, p2, p3, xa0, xs, batch/2, nb, &out[r], uintptr(rows)*4) {
+			b = batch &^ 1
 		}
 		for ; b+2 <= batch && kern.call2(p0, p1, p2, p3, xa(b), xa(b+1), nb, &res); b += 2 {
-			put4(out[b*rows+r:], res[:4], k)
-			put4(out[(b+1)*rows+r:], res[4:], k)
+			put4(out[b*rows+r:], res[:k])
+			put4(out[(b+1)*rows+r:], res[4:4+k])
 		}
 		for ; b < batch; b++ {
 			kern.call(p0, p1, p2, p3, xa(b), nb, &res)
-			put4(out[b*rows+r:], res[:4], k)
+			put4(out[b*rows+r:], res[:k])
 		}
 	}
 	return true
-}
-
-// put4 stores the first k (1 to 4) of res's four sums at dst, four with
-// plain stores rather than a copy (a memmove call per store was 3% of a
-// small model's prefill).
-func put4(dst, res []float32, k int) {
-	if k == 4 {
-		dst, res = dst[:4], res[:4]
-		dst[0], dst[1], dst[2], dst[3] = res[0], res[1], res[2], res[3]
-		return
-	}
-	copy(dst[:k], res[:k])
 }

@@ -91,7 +91,6 @@ GLOBL q5bits<>(SB), RODATA|NOPTR, $32
 	VPOR         Y9, Y12, Y12; \
 	VPSUBB       Y11, Y12, Y12
 
-
 // The kernels: the macros above are all defined before any TEXT so that
 // go vet checks each stack offset against its own function's frame.
 

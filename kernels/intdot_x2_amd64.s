@@ -180,12 +180,16 @@ GLOBL k2bits<>(SB), RODATA|NOPTR, $32
 	VADDPS       X9, X1, X1; \
 	VMOVUPS      X1, 16(DI)
 
-#define PRO2 \
-	LOADARGS2I; \
+// ZERO2 clears the two rows' accumulators and the scale registers.
+#define ZERO2 \
 	VXORPS Y0, Y0, Y0; \
 	VXORPS Y1, Y1, Y1; \
 	VXORPS X8, X8, X8; \
-	VXORPS X10, X10, X10; \
+	VXORPS X10, X10, X10
+
+#define PRO2 \
+	LOADARGS2I; \
+	ZERO2; \
 	ONES16(Y13); \
 	PFNEXT
 
@@ -371,10 +375,7 @@ q80x2npair:
 	MOVQ   xs+40(FP), BX
 	LEAQ   (R12)(BX*1), DX
 	MOVQ   n+56(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS X8, X8, X8
-	VXORPS X10, X10, X10
+	ZERO2
 	PFNEXT
 
 q80x2nloop:

@@ -206,21 +206,27 @@ func denseRows(kern denseKernel, base unsafe.Pointer, out []float32, w *Matrix, 
 }
 
 // store4 writes (first chunk) or adds the kernel's sums for k rows.
-// A full group takes plain stores, not a copy: a memmove call per store
-// is a visible share of a small model's prefill (see put4).
 func store4(dst, res []float32, first bool) {
-	dst = dst[:len(res)]
 	if first {
-		if len(res) == 4 {
-			dst[0], dst[1], dst[2], dst[3] = res[0], res[1], res[2], res[3]
-			return
-		}
-		copy(dst, res)
+		put4(dst, res)
 		return
 	}
+	dst = dst[:len(res)]
 	for i, v := range res {
 		dst[i] += v
 	}
+}
+
+// put4 writes a kernel's sums for k (len(res), 1 to 4) rows at dst; a
+// full group takes plain stores rather than a copy (a memmove call per
+// store was 3% of a small model's prefill).
+func put4(dst, res []float32) {
+	if len(res) == 4 {
+		dst, res = dst[:4], res[:4]
+		dst[0], dst[1], dst[2], dst[3] = res[0], res[1], res[2], res[3]
+		return
+	}
+	copy(dst[:len(res)], res)
 }
 
 // weightAt is one F32 or F16 weight, for the column tails.
