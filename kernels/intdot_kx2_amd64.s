@@ -2,6 +2,7 @@
 
 #include "textflag.h"
 #include "intdot_amd64.h"
+#include "q6k_amd64.h"
 
 // Two-activation-row forms of the Q4_K and Q6_K kernels (intdot_k_amd64.s):
 // each super-block of a weight row is loaded, its scales unpacked and its
@@ -137,59 +138,17 @@
 
 // Q6_K: Q6GROUP2 is Q6GROUP (intdot_k_amd64.s) for both rows, sums in
 // Y12 (SI) and Y13 (DX); Y11 and Y8 are temporaries.
-DATA q6shuf2<>+0(SB)/8, $0x0000000000000000
-DATA q6shuf2<>+8(SB)/8, $0x0101010101010101
-DATA q6shuf2<>+16(SB)/8, $0x0202020202020202
-DATA q6shuf2<>+24(SB)/8, $0x0303030303030303
-DATA q6shuf2<>+32(SB)/8, $0x0404040404040404
-DATA q6shuf2<>+40(SB)/8, $0x0505050505050505
-DATA q6shuf2<>+48(SB)/8, $0x0606060606060606
-DATA q6shuf2<>+56(SB)/8, $0x0707070707070707
-DATA q6shuf2<>+64(SB)/8, $0x0808080808080808
-DATA q6shuf2<>+72(SB)/8, $0x0909090909090909
-DATA q6shuf2<>+80(SB)/8, $0x0a0a0a0a0a0a0a0a
-DATA q6shuf2<>+88(SB)/8, $0x0b0b0b0b0b0b0b0b
-DATA q6shuf2<>+96(SB)/8, $0x0c0c0c0c0c0c0c0c
-DATA q6shuf2<>+104(SB)/8, $0x0d0d0d0d0d0d0d0d
-DATA q6shuf2<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
-DATA q6shuf2<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL q6shuf2<>(SB), RODATA|NOPTR, $128
 
 #define Q6GROUP2(X, R) \
 	VPMADDUBSW X(DX), Y7, Y11; \
 	VPMADDUBSW X(SI), Y7, Y7; \
-	VPSHUFB    q6shuf2<>+R(SB), X4, X8; \
+	VPSHUFB    q6shuf<>+R(SB), X4, X8; \
 	VPMOVSXBW  X8, Y8; \
 	VPMADDWD   Y8, Y7, Y7; \
 	VPADDD     Y7, Y12, Y12; \
 	VPMADDWD   Y8, Y11, Y11; \
 	VPADDD     Y11, Y13, Y13
 
-#define Q6HALF2(P, H) \
-	VMOVDQU   64*H(P), Y5; \
-	VMOVDQU   64*H+32(P), Y6; \
-	VMOVDQU   128+32*H(P), Y9; \
-	VPAND     Y15, Y5, Y7; \
-	VPSLLW    $4, Y9, Y8; \
-	VPAND     Y14, Y8, Y8; \
-	VPOR      Y8, Y7, Y7; \
-	Q6GROUP2(128*H, 64*H); \
-	VPAND     Y15, Y6, Y7; \
-	VPSLLW    $2, Y9, Y8; \
-	VPAND     Y14, Y8, Y8; \
-	VPOR      Y8, Y7, Y7; \
-	Q6GROUP2(128*H+32, 64*H+16); \
-	VPSRLW    $4, Y5, Y7; \
-	VPAND     Y15, Y7, Y7; \
-	VPAND     Y14, Y9, Y8; \
-	VPOR      Y8, Y7, Y7; \
-	Q6GROUP2(128*H+64, 64*H+32); \
-	VPSRLW    $4, Y6, Y7; \
-	VPAND     Y15, Y7, Y7; \
-	VPSRLW    $2, Y9, Y8; \
-	VPAND     Y14, Y8, Y8; \
-	VPOR      Y8, Y7, Y7; \
-	Q6GROUP2(128*H+96, 64*H+48)
 
 // Q6FIN1 subtracts 32 times the scales against the 16-value sums of the
 // row at XP from its int sums S and adds them times d*dx to ACC(SP).
@@ -209,8 +168,8 @@ GLOBL q6shuf2<>(SB), RODATA|NOPTR, $128
 	VMOVDQU   192(P), X4; \
 	VPXOR     Y12, Y12, Y12; \
 	VPXOR     Y13, Y13, Y13; \
-	Q6HALF2(P, 0); \
-	Q6HALF2(P, 1); \
+	Q6HALF(P, 0, Q6GROUP2); \
+	Q6HALF(P, 1, Q6GROUP2); \
 	VPMOVSXBW X4, Y11; \
 	MOVWLZX   208(P), AX; \
 	VMOVD     AX, X10; \
