@@ -1,4 +1,5 @@
-// Shared by the float product kernels (kernels_amd64.s, f32x3_amd64.s).
+// Shared by the product kernels (kernels_amd64.s, f32x3_amd64.s, attn_amd64.s,
+// and through intdot_amd64.h the integer ones).
 
 // HSUM4 reduces the eight lanes of each of A,B,C,D (whose low halves are
 // XA..XD) and stores the four sums at DST; T is a scratch X register.

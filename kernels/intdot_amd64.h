@@ -1,21 +1,12 @@
+#include "hsum_amd64.h"
+
 // Macros shared by the integer-dot kernels (intdot_amd64.s,
 // intdot_k_amd64.s): argument loading, the four row accumulators Y0-Y3
 // and their reduction.
 
-// HSUMI4 reduces the eight lanes of Y0-Y3 and stores the four sums at DST.
-#define HSUMI4(DST) \
-	VEXTRACTF128 $1, Y0, X8; \
-	VADDPS       X8, X0, X0; \
-	VEXTRACTF128 $1, Y1, X8; \
-	VADDPS       X8, X1, X1; \
-	VEXTRACTF128 $1, Y2, X8; \
-	VADDPS       X8, X2, X2; \
-	VEXTRACTF128 $1, Y3, X8; \
-	VADDPS       X8, X3, X3; \
-	VHADDPS      X1, X0, X0; \
-	VHADDPS      X3, X2, X2; \
-	VHADDPS      X2, X0, X0; \
-	VMOVUPS      X0, DST
+// HSUMI4 reduces the eight lanes of Y0-Y3 and stores the four sums at
+// DST: the float kernels' HSUM4 on the integer kernels' accumulators.
+#define HSUMI4(DST) HSUM4(Y0, Y1, Y2, Y3, X0, X1, X2, X3, X8, DST)
 
 #define ZEROACC \
 	VXORPS Y0, Y0, Y0; \
