@@ -14,35 +14,63 @@ type kpath uint8
 const (
 	pathGeneric kpath = iota // pure Go: every CPU, and the reference
 	pathAVX2                 // AVX2, FMA and F16C: float and integer-dot assembly
+	pathAVX512               // AVX-512 F, BW, VL and VNNI: 16-row packed integer products
 )
 
-var pathNames = [...]string{pathGeneric: "generic", pathAVX2: "avx2"}
+var pathNames = [...]string{pathGeneric: "generic", pathAVX2: "avx2", pathAVX512: "avx512"}
 
 func (p kpath) String() string { return pathNames[p] }
+
+// runs reports whether this CPU (and build) has the kernels of path p.
+func (p kpath) runs() bool {
+	switch p {
+	case pathGeneric:
+		return true
+	case pathAVX2:
+		return haveAVX2
+	case pathAVX512:
+		return haveAVX512
+	}
+	return false
+}
+
+// rowAlign is the row count a worker's share of a product is a multiple
+// of: the rows of one kernel call (a packed group on avx512).
+func (p kpath) rowAlign() int {
+	if p >= pathAVX512 {
+		return packRows
+	}
+	return 4
+}
 
 // best is the fastest path this CPU runs, detected once at start-up and
 // never changed: the only package-level dispatch state.
 var best = detectPath()
 
 func detectPath() kpath {
-	if haveAVX2 {
-		return pathAVX2
+	for p := kpath(len(pathNames) - 1); p > pathGeneric; p-- {
+		if p.runs() {
+			return p
+		}
 	}
 	return pathGeneric
 }
 
 // Path is the name of the kernel path the products use by default on this
-// CPU: "avx2" (AVX2, FMA and F16C assembly) or "generic" (pure Go). It is
-// fixed at start-up.
+// CPU: "avx512" (AVX-512 F/BW/VL/VNNI assembly over weights packed by
+// Prepare, on top of the avx2 kernels), "avx2" (AVX2, FMA and F16C
+// assembly) or "generic" (pure Go). It is fixed at start-up.
 func Path() string { return best.String() }
 
 // Paths lists the kernel paths this CPU can run, fastest first; the last is
 // always "generic". NewPoolOpts accepts any of them, so tests and
 // operators can force a lower one.
 func Paths() []string {
-	out := make([]string, 0, int(best)+1)
+	var out []string
 	for p := best; ; p-- {
-		out = append(out, p.String())
+		if p.runs() {
+			out = append(out, p.String())
+		}
 		if p == pathGeneric {
 			return out
 		}
@@ -55,7 +83,7 @@ func parsePath(name string) (kpath, error) {
 		return best, nil
 	}
 	for p := pathGeneric; p <= best; p++ {
-		if p.String() == name {
+		if p.String() == name && p.runs() {
 			return p, nil
 		}
 	}
@@ -69,9 +97,9 @@ func parsePath(name string) (kpath, error) {
 
 // CPUFeatures describes the vector features the dispatch looked at, for
 // the start-up log and the debug state: e.g. "avx2 fma f16c avx512f
-// avx512bw avx512vnni". Only the paths of Paths have kernels; the AVX-512
-// and AVX-VNNI features are reported so that a log shows what a faster
-// path could use.
+// avx512bw avx512vl avx512vnni". The avx512 path needs the last four;
+// AVX-VNNI alone (VEX-encoded VPDPBUSD on 256-bit registers) is reported
+// but has no path of its own: such a CPU runs avx2.
 func CPUFeatures() string {
 	x := cpu.X86
 	var out []string

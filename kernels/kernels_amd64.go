@@ -12,6 +12,12 @@ import (
 // start-up from CPUID and never changes.
 var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 
+// haveAVX512 reports whether the avx512 kernels may run: AVX-512 F, BW, VL
+// and VNNI (x/sys/cpu also checks that the OS saves the ZMM state), on top
+// of the AVX2 kernels, which that path runs where it has no kernel of its
+// own.
+var haveAVX512 = haveAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
+
 // Implemented in kernels_amd64.s. The w pointers are four weight rows (a
 // short block repeats its last row), n is the number of columns (a multiple
 // of 8; for Q8_0 the number of 32-weight blocks), out receives row r's dot

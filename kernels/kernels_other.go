@@ -14,6 +14,11 @@ func axpyArch(alpha float32, x, y []float32) bool { return false }
 // haveAVX2 is false: there are no assembly kernels in this build.
 const haveAVX2 = false
 
+// haveAVX512 is false for the same reason.
+const haveAVX512 = false
+
+func intRowsPacked(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool { return false }
+
 func expSubSumArch(x []float32, sub float32) (float32, bool) { return 0, false }
 
 func siluArch(x []float32) bool { return false }

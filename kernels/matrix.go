@@ -98,6 +98,8 @@ type Matrix struct {
 	Type       DType
 	F32        []float32
 	Raw        []byte
+
+	pk *packed // Prepare's copy for the avx512 kernels, or nil; shared by copies of the Matrix
 }
 
 // Validate reports whether the backing slice matches the shape and type.

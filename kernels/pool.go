@@ -265,9 +265,9 @@ func (p *Pool) MatMul(out []float32, w *Matrix, x []float32, batch int) {
 	checkMatMul(out, w, x, batch)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	// Blocks of 4 rows match the assembly kernels; tiny products are not
-	// worth waking anyone for.
-	align := 4
+	// Blocks of 4 rows (16 on avx512, a packed group) match the assembly
+	// kernels; tiny products are not worth waking anyone for.
+	align := p.kp.rowAlign()
 	if w.Rows*w.Cols*batch < 1<<14 {
 		align = w.Rows
 	}
@@ -301,7 +301,7 @@ func (p *Pool) MatMulSet(outs [][]float32, ws []*Matrix, x []float32, batch int)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	align := 4
+	align := p.kp.rowAlign()
 	if work < 1<<14 {
 		align = rows
 	}

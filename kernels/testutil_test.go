@@ -33,6 +33,7 @@ func randMatrix(t testing.TB, rng *rand.Rand, typ DType, rows, cols int) *Matrix
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	Prepare(m) // as a model loader does: the avx512 path then reads the packed copy
 	return m
 }
 

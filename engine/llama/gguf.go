@@ -60,7 +60,7 @@ func FromGGUF(f *gguf.File, maxSeqLen int) (*Model, error) {
 			return nil, fmt.Errorf("%w: gguf tensor %s is not part of the %s architecture this engine runs", ErrFormat, t.Name, c.Arch)
 		}
 	}
-	if err := m.validate(); err != nil {
+	if err := m.finish(); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -76,6 +76,32 @@ func (m *Model) StepBytes() int64 {
 	return n
 }
 
+// weights lists every weight matrix of the model once (a tied classifier
+// is the embedding).
+func (m *Model) weights() []*kernels.Matrix {
+	ws := make([]*kernels.Matrix, 0, 7*len(m.Layers)+2)
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		ws = append(ws, &l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W2, &l.W3)
+	}
+	ws = append(ws, &m.Embed)
+	if !m.Tied() {
+		ws = append(ws, m.Output)
+	}
+	return ws
+}
+
+// finish validates a newly built model and lays its weights out for this
+// CPU's fastest kernels (kernels.Prepare: a packed copy of the quantized
+// matrices on the avx512 path), which every constructor does last.
+func (m *Model) finish() error {
+	if err := m.validate(); err != nil {
+		return err
+	}
+	kernels.Prepare(m.weights()...)
+	return nil
+}
+
 // validate checks every tensor against the configuration, so that Forward
 // can index without checks.
 func (m *Model) validate() error {
