@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/kiln-ai/kiln/engine/internal/mmap"
 )
 
 // KeyAlignment is the metadata key holding the data alignment (default 32).
@@ -189,6 +192,23 @@ func (f *File) TensorData(t *TensorInfo) ([]byte, error) {
 		return nil, ErrClosed
 	}
 	return f.span(t)
+}
+
+// Release tells the OS that the process will not read b, tensor data of
+// this File, for a while (a loader that keeps the weights in another
+// layout, say): on a File from Open its whole pages leave the resident set
+// and come back from the page cache, unchanged, if read again. b stays
+// valid. On a File from Parse, or for a slice not inside the file, it does
+// nothing.
+func (f *File) Release(b []byte) {
+	if f.unmap == nil || f.closed.Load() || len(b) == 0 || len(f.data) == 0 {
+		return
+	}
+	start, end := uintptr(unsafe.Pointer(unsafe.SliceData(f.data))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if end < start || end-start+uintptr(len(b)) > uintptr(len(f.data)) {
+		return
+	}
+	_ = mmap.Release(b) // advice: on failure the pages just stay resident
 }
 
 func (f *File) span(t *TensorInfo) ([]byte, error) {

@@ -265,3 +265,40 @@ func TestWriterAlignment(t *testing.T) {
 		t.Errorf("TensorData(unknown type) = %v, want ErrUnsupportedTensorType", err)
 	}
 }
+
+// TestRelease: releasing tensor data of an opened file keeps it readable
+// and unchanged; a parsed file, a foreign slice and a closed file are
+// left alone.
+func TestRelease(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	if err := os.WriteFile(path, encode(t, sampleWriter()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := f.Tensor("norm.weight")
+	got, err := f.TensorData(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Release(got)
+	f.Release(f32Bytes(4, 5)) // not the file's: ignored
+	if diff := cmp.Diff(f32Bytes(1, 2, 3), got); diff != "" {
+		t.Errorf("data after Release (-want +got):\n%s", diff)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Release(got) // after Close: ignored, no fault
+	p, err := Parse(encode(t, sampleWriter()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := p.TensorData(info)
+	p.Release(data)
+	if diff := cmp.Diff(f32Bytes(1, 2, 3), data); diff != "" {
+		t.Errorf("parsed data after Release (-want +got):\n%s", diff)
+	}
+}

@@ -63,6 +63,14 @@ func FromGGUF(f *gguf.File, maxSeqLen int) (*Model, error) {
 	if err := m.finish(); err != nil {
 		return nil, err
 	}
+	// A packed matrix's products read the packed copy: its row-major bytes
+	// need not stay resident beside it (the embedding lookup of a tied
+	// classifier reads a row's pages back from the page cache).
+	for _, w := range m.weights() {
+		if w.PackedBytes() > 0 {
+			f.Release(w.Raw)
+		}
+	}
 	return m, nil
 }
 

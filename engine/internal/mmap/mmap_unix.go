@@ -5,6 +5,7 @@ package mmap
 import (
 	"fmt"
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,4 +39,20 @@ func Map(path string, minSize int64, tooShort error) (data []byte, unmap func() 
 		return nil, nil, fmt.Errorf("mmap %s: %w", path, err)
 	}
 	return data, func() error { return unix.Munmap(data) }, nil
+}
+
+// Release tells the OS that the process will not read b, a slice of a
+// mapping from Map, for a while: the whole pages inside it leave the
+// process's resident set (madvise MADV_DONTNEED) and come back from the
+// page cache, unchanged, if b is read again. It is advice; an error
+// changes nothing and is returned for the record.
+func Release(b []byte) error {
+	page := uintptr(os.Getpagesize())
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	lo := (start + page - 1) &^ (page - 1)
+	hi := (start + uintptr(len(b))) &^ (page - 1)
+	if len(b) == 0 || hi <= lo {
+		return nil
+	}
+	return unix.Madvise(b[lo-start:hi-start], unix.MADV_DONTNEED)
 }
