@@ -86,7 +86,7 @@ func quantizeQ8Act(dst []q8Act, x []float32) {
 // quantizeQ8KAct writes x (a multiple of 256 values) into len(x)/256
 // blocks, as ggml's quantize_row_q8_K: the value of largest magnitude m
 // maps to -127, scale d = -m/127 kept in float32, quants rounded half to
-// even and capped at 127.
+// even and capped at 127; a block whose -127/m overflows is all zero.
 func quantizeQ8KAct(dst []q8KAct, x []float32) {
 	dst = dst[:len(x)/QK_K]
 	for k := range dst {
@@ -98,11 +98,13 @@ func quantizeQ8KAct(dst []q8KAct, x []float32) {
 				amax, m = av, v
 			}
 		}
-		if amax == 0 {
+		iscale := -127 / m
+		if amax == 0 || math.IsInf(float64(iscale), 0) {
+			// All zero, or so small (under 127/MaxFloat32) that 1/d
+			// overflows: the block adds nothing to any product.
 			*a = q8KAct{}
 			continue
 		}
-		iscale := -127 / m
 		for j, v := range blk {
 			a.qs[j] = int8(min(127, math.RoundToEven(float64(iscale*v))))
 		}

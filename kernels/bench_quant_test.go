@@ -90,4 +90,14 @@ func BenchmarkQuantizeAct(b *testing.B) {
 			quantizeQ8KAct(qk, x)
 		}
 	})
+	// The forms a Pool runs on its path (assembly where the CPU has it).
+	var a quantAct
+	for _, f := range []actFormat{actQ8, actQ8K} {
+		b.Run(fmt.Sprintf("fill/%s/format=%d/4096", best, f), func(b *testing.B) {
+			b.SetBytes(4 * 4096)
+			for b.Loop() {
+				a.fill(best, f, x, 1, 4096)
+			}
+		})
+	}
 }

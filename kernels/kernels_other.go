@@ -40,3 +40,5 @@ func quantizeQ8ActArch(dst []q8Act, x []float32) bool { return false }
 func attnScores1Arch(out, q, keys []float32, stride, n int) bool { return false }
 
 func attnValues1Arch(o, a, vals []float32, stride, n int) bool { return false }
+
+func quantizeQ8KActArch(dst []q8KAct, x []float32) bool { return false }
