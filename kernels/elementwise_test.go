@@ -76,6 +76,17 @@ func TestSoftmaxSiLUSwiGLU(t *testing.T) {
 	}
 	Softmax(nil) // no panic on empty input
 
+	// Scores 87.5 to 103 below the maximum give subnormal exponentials:
+	// they become exact zeros, the rest keeps its exact weights.
+	far := []float32{0, -87.5, -95, -103, -1, 0}
+	Softmax(far)
+	near := math.Exp(-1)
+	for i, want := range []float64{1 / (2 + near), 0, 0, 0, near / (2 + near), 1 / (2 + near)} {
+		if d := math.Abs(float64(far[i]) - want); d > 1e-6 || (want == 0) != (far[i] == 0) {
+			t.Errorf("Softmax of far scores [%d] = %v, want %v", i, far[i], want)
+		}
+	}
+
 	h := []float32{-3, 0, 0.5, 4}
 	g := []float32{2, 2, 2, 2}
 	s := slices.Clone(h)
