@@ -73,3 +73,26 @@ func f32bits(v []float32) []uint32 {
 	}
 	return out
 }
+
+// TestAVX512Path: on a CPU with AVX-512 F/BW/VL/VNNI the default path is
+// avx512 and Prepare packs, so that TestIntProducts, TestIntBatchInvisible
+// and the reference models run the packed kernels; elsewhere it says why
+// they do not run here.
+func TestAVX512Path(t *testing.T) {
+	if !haveAVX512 {
+		t.Skipf("this CPU (features: %s) lacks AVX-512 F/BW/VL/VNNI: the avx512 kernels are not tested here", CPUFeatures())
+	}
+	if Path() != "avx512" || Paths()[0] != "avx512" {
+		t.Errorf("Path() = %q, Paths() = %v on an AVX-512 VNNI CPU", Path(), Paths())
+	}
+	rng := rand.New(rand.NewPCG(35, 36))
+	w := randMatrix(t, rng, Q8_0, 20, 64)
+	if w.PackedBytes() == 0 {
+		t.Error("Prepare made no packed copy on the avx512 path")
+	}
+	cp := *w
+	cp.Raw = append([]byte(nil), w.Raw...)
+	if cp.PackedBytes() != 0 {
+		t.Error("a copy given other data still reports the packed copy of the original")
+	}
+}
