@@ -54,7 +54,9 @@ func TestBatchingInvisible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	models := map[string]*Model{"random-untied": small}
+	// Quantized weights run the integer products (the packed ones on
+	// avx512), whose rows must not depend on their batch either.
+	models := map[string]*Model{"random-untied": small, "random-q8_0": randomQuantModel(t, small, kernels.Q8_0, 5)}
 	for name, m := range archModels(t) {
 		models[name] = m
 	}
