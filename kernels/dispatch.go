@@ -7,17 +7,19 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// kpath is one set of product kernels. Higher values need more of the CPU;
-// every path can run everything a lower one can.
+// kpath is one set of product kernels. Higher values are faster; every
+// path above avx2 also runs the avx2 kernels where it has none of its own,
+// but a CPU may have avx512 without avxvnni (runs says which it has).
 type kpath uint8
 
 const (
 	pathGeneric kpath = iota // pure Go: every CPU, and the reference
 	pathAVX2                 // AVX2, FMA and F16C: float and integer-dot assembly
+	pathAVXVNNI              // AVX-VNNI (VEX VPDPBUSD on 256 bits): packed Q8_0 products
 	pathAVX512               // AVX-512 F, BW, VL and VNNI: 16-row packed integer products
 )
 
-var pathNames = [...]string{pathGeneric: "generic", pathAVX2: "avx2", pathAVX512: "avx512"}
+var pathNames = [...]string{pathGeneric: "generic", pathAVX2: "avx2", pathAVXVNNI: "avxvnni", pathAVX512: "avx512"}
 
 func (p kpath) String() string { return pathNames[p] }
 
@@ -28,6 +30,8 @@ func (p kpath) runs() bool {
 		return true
 	case pathAVX2:
 		return haveAVX2
+	case pathAVXVNNI:
+		return haveAVXVNNI
 	case pathAVX512:
 		return haveAVX512
 	}
@@ -35,9 +39,9 @@ func (p kpath) runs() bool {
 }
 
 // rowAlign is the row count a worker's share of a product is a multiple
-// of: the rows of one kernel call (a packed group on avx512).
+// of: the rows of one kernel call (a packed group on avxvnni and avx512).
 func (p kpath) rowAlign() int {
-	if p >= pathAVX512 {
+	if p >= pathAVXVNNI {
 		return packRows
 	}
 	return 4
@@ -58,8 +62,10 @@ func detectPath() kpath {
 
 // Path is the name of the kernel path the products use by default on this
 // CPU: "avx512" (AVX-512 F/BW/VL/VNNI assembly over weights packed by
-// Prepare, on top of the avx2 kernels), "avx2" (AVX2, FMA and F16C
-// assembly) or "generic" (pure Go). It is fixed at start-up.
+// Prepare, on top of the avx2 kernels), "avxvnni" (AVX-VNNI assembly over
+// packed Q8_0 weights, on top of the avx2 kernels: Intel cores with
+// AVX-VNNI and no AVX-512), "avx2" (AVX2, FMA and F16C assembly) or
+// "generic" (pure Go). It is fixed at start-up.
 func Path() string { return best.String() }
 
 // Paths lists the kernel paths this CPU can run, fastest first; the last is
@@ -97,9 +103,8 @@ func parsePath(name string) (kpath, error) {
 
 // CPUFeatures describes the vector features the dispatch looked at, for
 // the start-up log and the debug state: e.g. "avx2 fma f16c avx512f
-// avx512bw avx512vl avx512vnni". The avx512 path needs the last four;
-// AVX-VNNI alone (VEX-encoded VPDPBUSD on 256-bit registers) is reported
-// but has no path of its own: such a CPU runs avx2.
+// avx512bw avx512vl avx512vnni". The avx512 path needs the last four, the
+// avxvnni path avxvnni (VEX-encoded VPDPBUSD on 256-bit registers).
 func CPUFeatures() string {
 	x := cpu.X86
 	var out []string

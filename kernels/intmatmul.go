@@ -31,11 +31,15 @@ func (a *quantAct) fill(kp kpath, f actFormat, x []float32, batch, cols int) {
 
 // matMulRowsOn runs rows [lo,hi) of a product on kernel path kp. With act
 // (x already quantized by fill for w's format) a type that has an integer
-// product uses it (on avx512, over w's packed copy when Prepare made one);
+// product uses it (on avx512 and avxvnni, over w's packed copy when
+// Prepare made one);
 // every other product reads x in float32.
 func matMulRowsOn(kp kpath, out []float32, w *Matrix, x []float32, act *quantAct, batch, lo, hi int) {
 	if act != nil && intFormat(w.Type) != actFloat {
 		if kp >= pathAVX512 && intRowsPacked(out, w, act, batch, lo, hi) {
+			return
+		}
+		if kp == pathAVXVNNI && intRowsPackedVNNI(out, w, act, batch, lo, hi) {
 			return
 		}
 		if kp >= pathAVX2 && intRowsArch(out, w, act, batch, lo, hi) {

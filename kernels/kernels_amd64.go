@@ -16,6 +16,10 @@ var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
 // and VNNI (x/sys/cpu also checks that the OS saves the ZMM state), on top
 // of the AVX2 kernels, which that path runs where it has no kernel of its
 // own.
+// haveAVXVNNI reports whether the avxvnni kernels may run: AVX-VNNI (the
+// VEX form of VPDPBUSD) on top of the AVX2 kernels.
+var haveAVXVNNI = haveAVX2 && cpu.X86.HasAVXVNNI
+
 var haveAVX512 = haveAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
 // Implemented in kernels_amd64.s. The w pointers are four weight rows (a

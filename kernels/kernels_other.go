@@ -14,8 +14,13 @@ func axpyArch(alpha float32, x, y []float32) bool { return false }
 // haveAVX2 is false: there are no assembly kernels in this build.
 const haveAVX2 = false
 
-// haveAVX512 is false for the same reason.
-const haveAVX512 = false
+// haveAVX512 and haveAVXVNNI are false for the same reason.
+const (
+	haveAVX512  = false
+	haveAVXVNNI = false
+)
+
+func intRowsPackedVNNI(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool { return false }
 
 func intRowsPacked(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool { return false }
 

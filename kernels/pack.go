@@ -54,22 +54,23 @@ func (p *packed) groupAt(g int) unsafe.Pointer {
 }
 
 // Prepare lays out each matrix's weights for this CPU's fastest kernels,
-// once, after loading: on the avx512 path a Q8_0 matrix gets a packed copy
-// (as many bytes again as its weights) that products on that path read
-// instead of the row-major blocks. Elsewhere, and for the other types, it
+// once, after loading: on the avx512 and avxvnni paths a Q8_0 matrix gets
+// a packed copy (as many bytes again as its weights) that products on
+// those paths read instead of the row-major blocks. Elsewhere, and for the other types, it
 // does nothing. It must run before the matrices are shared by concurrent
 // products, and their data must not change afterwards. The work is spread
 // over GOMAXPROCS goroutines.
 func Prepare(ms ...*Matrix) {
-	if best < pathAVX512 {
+	if best < pathAVXVNNI {
 		return
 	}
-	prepare(ms)
+	prepare(ms, best)
 }
 
-// prepare packs ms whatever this CPU runs (the packing is plain Go; tests
-// check it on every machine against the row-major product).
-func prepare(ms []*Matrix) {
+// prepare packs the matrices of ms whose type path p has packed kernels
+// for, whatever this CPU runs (the packing is plain Go; tests check it on
+// every machine against the row-major product).
+func prepare(ms []*Matrix, p kpath) {
 	work := make(chan *Matrix)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(ms)) {
@@ -81,7 +82,7 @@ func prepare(ms []*Matrix) {
 	}
 	seen := make(map[*Matrix]bool, len(ms))
 	for _, m := range ms {
-		if m != nil && m.pk == nil && packable(m.Type) && !seen[m] {
+		if m != nil && m.pk == nil && packsFor(p, m.Type) && !seen[m] {
 			seen[m] = true
 			work <- m
 		}
@@ -90,8 +91,22 @@ func prepare(ms []*Matrix) {
 	wg.Wait()
 }
 
-// packable reports whether Prepare packs matrices of type t.
+// packable reports whether Prepare packs matrices of type t on the avx512
+// path.
 func packable(t DType) bool { return t == Q8_0 }
+
+// packsFor reports whether path p reads matrices of type t packed: the
+// avxvnni path has packed kernels for Q8_0 only (packing the others would
+// leave their row-major kernels reading released pages).
+func packsFor(p kpath, t DType) bool {
+	switch {
+	case p >= pathAVX512:
+		return packable(t)
+	case p == pathAVXVNNI:
+		return t == Q8_0
+	}
+	return false
+}
 
 // PackedBytes is the size of the packed copy Prepare made of m's weights,
 // 0 when it made none.

@@ -26,7 +26,7 @@ func TestPackedMatchesRowMajor(t *testing.T) {
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, rows, cols), func(t *testing.T) {
 				w := randMatrix(t, rng, typ, rows, cols)
 				w.pk = nil
-				prepare([]*Matrix{w})
+				prepare([]*Matrix{w}, pathAVX512)
 				if w.pk == nil || w.PackedBytes() == 0 {
 					t.Fatal("prepare made no packed copy")
 				}
@@ -59,7 +59,7 @@ func TestPrepareLeavesOtherTypes(t *testing.T) {
 		elems, _, _ := typ.Block()
 		w := randMatrix(t, rng, typ, 5, max(elems, 32))
 		w.pk = nil
-		prepare([]*Matrix{w, w, nil})
+		prepare([]*Matrix{w, w, nil}, pathAVX512)
 		if got := w.pk != nil; got != packable(typ) {
 			t.Errorf("%v: packed %v, want %v", typ, got, packable(typ))
 		}
@@ -94,5 +94,32 @@ func TestAVX512Path(t *testing.T) {
 	cp.Raw = append([]byte(nil), w.Raw...)
 	if cp.PackedBytes() != 0 {
 		t.Error("a copy given other data still reports the packed copy of the original")
+	}
+}
+
+// TestPackedPathsAgree: the avxvnni kernels do per lane what the avx512
+// ones do, so on a CPU with both the two paths give the same bits, for
+// batches that use every kernel width and row ranges that cut groups and
+// their halves.
+func TestPackedPathsAgree(t *testing.T) {
+	if !haveAVX512 || !haveAVXVNNI {
+		t.Skipf("needs both AVX-512 VNNI and AVX-VNNI (CPU features: %s)", CPUFeatures())
+	}
+	rng := rand.New(rand.NewPCG(37, 38))
+	w := randMatrix(t, rng, Q8_0, 45, 96)
+	for batch := 1; batch <= 11; batch++ {
+		x := randVec(rng, batch*w.Cols)
+		var act quantAct
+		act.fill(pathAVX512, actQ8, x, batch, w.Cols)
+		for _, cut := range [][2]int{{0, 45}, {3, 29}, {8, 16}, {17, 18}} {
+			a := make([]float32, batch*w.Rows)
+			v := make([]float32, batch*w.Rows)
+			if !intRowsPacked(a, w, &act, batch, cut[0], cut[1]) || !intRowsPackedVNNI(v, w, &act, batch, cut[0], cut[1]) {
+				t.Fatal("a packed kernel declined a packed Q8_0 matrix")
+			}
+			if d := cmp.Diff(f32bits(a), f32bits(v)); d != "" {
+				t.Fatalf("batch %d rows %v: avxvnni differs from avx512 (-avx512 +avxvnni bits):\n%s", batch, cut, d)
+			}
+		}
 	}
 }
