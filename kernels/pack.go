@@ -24,6 +24,19 @@ import (
 //	        at 64q holds, for each lane i at 4i, quants 4q..4q+3 of row i
 //	        plus 128 (so that they are unsigned, as VPDPBUSD wants them)
 //
+// Q4_0 keeps its nibble bytes as they are (a row's byte j holds value j
+// in its low nibble and value j+16 in its high one), four bytes of each
+// row to a lane, so that one VPANDD with 0x0F bytes gives a register of
+// values 4q..4q+3 and one VPSRLW by 4 and a VPANDD the register of values
+// 16+4q..16+4q+3. Its unsigned quants (0..15) are what VPDPBUSD
+// multiplies; the offset of 8 is taken off as -8 times the activation's
+// sum. Per group:
+//
+//	scales: nb x 16 halves d as Q8_0's, padded to 64 bytes
+//	quants: nb x 256 bytes: block k at 256k; column q (0..3) at 64q
+//	        holds, for each lane i at 4i, nibble bytes 4q..4q+3 of row i
+//	        (values 4q..4q+3 low, 16+4q..16+4q+3 high)
+//
 // Each group starts on a 64-byte boundary, so every quant load is one
 // cache line.
 
@@ -54,12 +67,12 @@ func (p *packed) groupAt(g int) unsafe.Pointer {
 }
 
 // Prepare lays out each matrix's weights for this CPU's fastest kernels,
-// once, after loading: on the avx512 path a Q8_0 matrix gets a packed copy
-// (as many bytes again as its weights) that products on that path read
-// instead of the row-major blocks. Elsewhere, and for the other types, it
-// does nothing. It must run before the matrices are shared by concurrent
-// products, and their data must not change afterwards. The work is spread
-// over GOMAXPROCS goroutines.
+// once, after loading: on the avx512 path a Q8_0 or Q4_0 matrix gets a
+// packed copy (as many bytes again as its weights, but for padding) that
+// products on that path read instead of the row-major blocks. Elsewhere,
+// and for the other types, it does nothing. It must run before the
+// matrices are shared by concurrent products, and their data must not
+// change afterwards. The work is spread over GOMAXPROCS goroutines.
 func Prepare(ms ...*Matrix) {
 	if best < pathAVX512 {
 		return
@@ -91,7 +104,13 @@ func prepare(ms []*Matrix) {
 }
 
 // packable reports whether Prepare packs matrices of type t.
-func packable(t DType) bool { return t == Q8_0 }
+func packable(t DType) bool {
+	switch t {
+	case Q8_0, Q4_0:
+		return true
+	}
+	return false
+}
 
 // PackedBytes is the size of the packed copy Prepare made of m's weights,
 // 0 when it made none.
@@ -107,6 +126,8 @@ func pack(m *Matrix) *packed {
 	switch m.Type {
 	case Q8_0:
 		return packQ8_0(m)
+	case Q4_0:
+		return packNibbles(m)
 	}
 	return nil
 }
@@ -146,10 +167,53 @@ func packQ8_0(m *Matrix) *packed {
 	return p
 }
 
+// nibbleLayout is where a legacy 4-bit type keeps its fields, in its
+// row-major blocks and in the packed groups.
+type nibbleLayout struct {
+	qs     int   // offset of the 16 nibble bytes in the block
+	scales int   // packed scale bytes per block
+	quants int   // packed quant bytes per block
+	offset int32 // what the unsigned quant exceeds the weight by
+}
+
+func nibbleLayoutOf(t DType) nibbleLayout {
+	switch t {
+	case Q4_0:
+		return nibbleLayout{qs: 2, scales: 32, quants: 256, offset: 8}
+	}
+	panic("kernels: no nibble layout for " + t.String())
+}
+
+func packNibbles(m *Matrix) *packed {
+	l := nibbleLayoutOf(m.Type)
+	_, size, _ := m.Type.Block()
+	nb := m.Cols / Q8Block
+	quant := (nb*l.scales + 63) &^ 63
+	p := newPacked(m, quant+nb*l.quants, quant)
+	rb := m.rowBytes()
+	for g := range len(p.data) / p.group {
+		dst := p.data[g*p.group : (g+1)*p.group]
+		for i := range packRows {
+			row := m.Raw[packRow(m, g, i)*rb:][:rb]
+			for k := range nb {
+				blk := row[k*size : (k+1)*size]
+				copy(dst[k*l.scales+2*i:], blk[:2])
+				qs := dst[quant+k*l.quants:]
+				for q := range 4 {
+					copy(qs[64*q+4*i:][:4], blk[l.qs+4*q:])
+				}
+			}
+		}
+	}
+	return p
+}
+
 // packedRowsGo is the product of rows [lo,hi) over packed weights in plain
 // Go, lane by lane as the assembly computes it: the reference the packing
 // is tested against on every machine (the avx512 kernels are tested
-// against the row-major products on the machines that have them).
+// against the row-major products on the machines that have them). Its
+// integer sums are the row-major products' (exact, whatever the order)
+// and its float operations are dot_int.go's, in the same order.
 func packedRowsGo(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) {
 	p := packedOf(w)
 	nb := w.Cols / Q8Block
@@ -161,16 +225,36 @@ func packedRowsGo(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) {
 			var s float32
 			for k := range nb {
 				a := &xa[k]
-				qs := grp[p.quant+k*Q8Block*packRows:]
-				is := -128 * a.sum
-				for q := range Q8Block / 4 {
-					for j := range 4 {
-						is += int32(qs[64*q+4*i+j]) * int32(a.qs[4*q+j])
+				if w.Type == Q8_0 {
+					qs := grp[p.quant+k*Q8Block*packRows:]
+					is := -128 * a.sum
+					for q := range Q8Block / 4 {
+						for j := range 4 {
+							is += int32(qs[64*q+4*i+j]) * int32(a.qs[4*q+j])
+						}
 					}
+					s += float32(is) * (half(grp[k*2*packRows+2*i:]) * a.d)
+					continue
 				}
-				s += float32(is) * (half(grp[k*2*packRows+2*i:]) * a.d)
+				l := nibbleLayoutOf(w.Type)
+				qs := grp[p.quant+k*l.quants:]
+				is := -l.offset * a.sum
+				for v := range Q8Block {
+					is += int32(packedNibble(qs, i, v)) * int32(a.qs[v])
+				}
+				s += float32(is) * (half(grp[k*l.scales+2*i:]) * a.d)
 			}
 			out[b*w.Rows+r] = s
 		}
 	}
+}
+
+// packedNibble is the unsigned quant of value v (0..31) of lane i in a
+// packed nibble block qs.
+func packedNibble(qs []byte, i, v int) byte {
+	b := qs[64*(v%16/4)+4*i+v%4]
+	if v < 16 {
+		return b & 15
+	}
+	return b >> 4
 }
