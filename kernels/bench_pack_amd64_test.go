@@ -20,7 +20,7 @@ func BenchmarkPackedVsAVX2(b *testing.B) {
 	if !haveAVX512 {
 		b.Skip("no AVX-512 F/BW/VL/VNNI on this CPU")
 	}
-	for _, typ := range []DType{Q8_0, Q4_0} {
+	for _, typ := range []DType{Q8_0, Q4_0, Q5_0, Q4_1, Q5_1} {
 		for _, s := range []struct{ n, batch int }{{768, 1}, {768, 64}, {4096, 1}, {4096, 8}} {
 			b.Run(fmt.Sprintf("%v/%dx%d/b%d", typ, s.n, s.n, s.batch), func(b *testing.B) {
 				benchPackedVsAVX2(b, typ, s.n, s.batch)

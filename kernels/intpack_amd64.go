@@ -7,11 +7,11 @@ import (
 	"unsafe"
 )
 
-// Implemented in intpack_amd64.s (Q8_0) and intpack_nib_amd64.s (Q4_0):
-// the products of one packed group of sixteen weight rows (w, its quants
-// quant bytes on) with n = 1, 2, 4 or 8 activation rows of nb q8Act
-// blocks from xa, xs bytes apart; activation row j's sixteen sums go to
-// out + j*ostride bytes, the lanes set in mask only.
+// Implemented in intpack_amd64.s (Q8_0) and intpack_nib_amd64.s (Q4_0,
+// Q5_0, Q4_1, Q5_1): the products of one packed group of sixteen weight
+// rows (w, its quants quant bytes on) with n = 1, 2, 4 or 8 activation
+// rows of nb q8Act blocks from xa, xs bytes apart; activation row j's
+// sixteen sums go to out + j*ostride bytes, the lanes set in mask only.
 //
 //go:noescape
 func q8_0p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
@@ -37,6 +37,42 @@ func q4_0p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, n
 //go:noescape
 func q4_0p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 
+//go:noescape
+func q5_0p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_0p16x2(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_0p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_0p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_1p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_1p16x2(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_1p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_1p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_1p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_1p16x2(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_1p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_1p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
 // packKernel selects the packed kernels of a weight type; direct calls in
 // a switch (not func values) keep the arguments from escaping.
 type packKernel DType
@@ -44,7 +80,7 @@ type packKernel DType
 // has reports whether type k has packed kernels.
 func (k packKernel) has() bool {
 	switch DType(k) {
-	case Q8_0, Q4_0:
+	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
 		return true
 	}
 	return false
@@ -74,6 +110,39 @@ func (k packKernel) call(rows int, w unsafe.Pointer, quant uintptr, xa unsafe.Po
 			q4_0p16x4(w, quant, xa, xs, nb, out, ostride, mask)
 		case 3:
 			q4_0p16x8(w, quant, xa, xs, nb, out, ostride, mask)
+		}
+	case Q5_0:
+		switch rows {
+		case 0:
+			q5_0p16x1(w, quant, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q5_0p16x2(w, quant, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q5_0p16x4(w, quant, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q5_0p16x8(w, quant, xa, xs, nb, out, ostride, mask)
+		}
+	case Q4_1:
+		switch rows {
+		case 0:
+			q4_1p16x1(w, quant, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q4_1p16x2(w, quant, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q4_1p16x4(w, quant, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q4_1p16x8(w, quant, xa, xs, nb, out, ostride, mask)
+		}
+	case Q5_1:
+		switch rows {
+		case 0:
+			q5_1p16x1(w, quant, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q5_1p16x2(w, quant, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q5_1p16x4(w, quant, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q5_1p16x8(w, quant, xa, xs, nb, out, ostride, mask)
 		}
 	}
 }

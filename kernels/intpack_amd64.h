@@ -1,24 +1,24 @@
 // Macros shared by the AVX-512 VNNI kernels over packed weights
-// (intpack_amd64.s: Q8_0; intpack_nib_amd64.s: Q4_0; the layouts are
-// pack.go's). Every kernel is one group of sixteen weight rows, one per
-// 32-bit lane, against 1, 2, 4 or 8 rows of quantized activations
-// (q8Act blocks, 40 bytes; rows xs bytes apart). Per block, a type's
-// COLS macro leaves the block's weights unsigned in Z16-Z23, register c
-// holding values 4c..4c+3 of each row, and its scales in Z24; then per
-// activation row eight VPDPBUSD with a broadcast of four activation
-// bytes each sum the sixteen rows' exact block products in the lanes
-// (DOT8), and the type's ROW macro converts the sum once and scales it
-// into the row's float accumulator: per lane the same operations
-// whichever activation rows share the call, so a row's result does not
-// depend on them. The sums go to out + j*ostride for activation row j,
-// the lanes of mask only.
+// (intpack_amd64.s: Q8_0; intpack_nib_amd64.s: Q4_0, Q5_0, Q4_1, Q5_1;
+// the layouts are pack.go's). Every kernel is one group of sixteen
+// weight rows, one per 32-bit lane, against 1, 2, 4 or 8 rows of
+// quantized activations (q8Act blocks, 40 bytes; rows xs bytes apart).
+// Per block, a type's COLS macro leaves the block's weights unsigned in
+// Z16-Z23, register c holding values 4c..4c+3 of each row, and its
+// scales in Z24 (and Z26); then per activation row eight VPDPBUSD with
+// a broadcast of four activation bytes each sum the sixteen rows' exact
+// block products in the lanes (DOT8), and the type's ROW macro converts
+// the sum once and scales it into the row's float accumulator: per lane
+// the same operations whichever activation rows share the call, so a
+// row's result does not depend on them. The sums go to out + j*ostride
+// for activation row j, the lanes of mask only.
 //
 // Registers: R8 the group's scales, R9 its quants, SI the first
 // activation row, BX/R10/R11/R12 one/three/five/seven row strides, CX
 // the block count, DI out, DX ostride, AX scratch. Z0-Z7 the rows'
 // float sums, Z8-Z15 their integer block sums, Z16-Z23 a block's
-// weights, Z24 its scales d, Z25 scratch, Z30 the nibble mask, Z31
-// zero.
+// weights, Z24 its scales d, Z25 scratch, Z26 the mins m (the _1
+// types), Z28-Z30 the nibble types' constants and fifth bits, Z31 zero.
 
 #define LOADARGSP \
 	MOVQ w+0(FP), R8; \
@@ -55,7 +55,7 @@
 	VFMADD231PS Z25, ZI, ZF
 
 // ROWOFF is the row of a type whose unsigned quants are the weights plus
-// 1<<SH (Q8_0's 128, Q4_0's 8): the sum starts at -(1<<SH)
+// 1<<SH (Q8_0's 128, Q4_0's 8, Q5_0's 16): the sum starts at -(1<<SH)
 // times the activation's quant sum (at 36 A).
 #define ROWOFF(SH, ZI, ZF, A) \
 	VPBROADCASTD 36 A, Z25; \
@@ -63,6 +63,18 @@
 	VPSUBD Z25, Z31, ZI; \
 	DOT8(ZI, A); \
 	SCALE(ZI, ZF, A)
+
+// ROWMIN is the row of the _1 types, whose quants are unsigned as stored:
+// after the scaled sum, the min term m_w * (sum_x * d_x), with the mins in
+// Z26, as a second FMA.
+#define ROWMIN(ZI, ZF, A) \
+	VPXORD ZI, ZI, ZI; \
+	DOT8(ZI, A); \
+	SCALE(ZI, ZF, A); \
+	VPBROADCASTD 36 A, Z25; \
+	VCVTDQ2PS Z25, Z25; \
+	VMULPS.BCST 32 A, Z25, Z25; \
+	VFMADD231PS Z26, Z25, ZF
 
 // ROWSn runs ROW for the first n activation rows into Z0.., through Z8...
 #define ROWS1(ROW) \

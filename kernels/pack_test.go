@@ -117,9 +117,10 @@ func TestPackedKernels(t *testing.T) {
 }
 
 // TestPrepareLeavesOtherTypes: Prepare packs only the types the avx512
-// kernels read packed (Q8_0 and Q4_0), and packs a matrix once.
+// kernels read packed (Q8_0 and the legacy 4- and 5-bit types), and packs
+// a matrix once.
 func TestPrepareLeavesOtherTypes(t *testing.T) {
-	packed := map[DType]bool{Q8_0: true, Q4_0: true}
+	packed := map[DType]bool{Q8_0: true, Q4_0: true, Q5_0: true, Q4_1: true, Q5_1: true}
 	rng := rand.New(rand.NewPCG(33, 34))
 	for _, typ := range Types() {
 		if packable(typ) != packed[typ] {
