@@ -8,12 +8,13 @@
 // product over all cores.
 //
 // Kernel paths: the CPU's vector features are detected once at start-up
-// (golang.org/x/sys/cpu) and select the fastest path, Path(): "avx2" on
-// amd64 CPUs with AVX2, FMA and F16C, "generic" (pure Go) everywhere else
-// and with the purego build tag. Paths lists what this CPU runs;
-// NewPoolOpts forces a lower one (tests run every path against the pure-Go
-// reference). CPUFeatures reports the features seen, AVX-512 and AVX-VNNI
-// included, though no path uses those yet.
+// (golang.org/x/sys/cpu) and select the fastest path, Path(): "avx512" on
+// amd64 CPUs that also have AVX-512 F, BW, VL and VNNI, "avxvnni" on
+// those with AVX-VNNI and no AVX-512 (packed Q8_0 products, the VEX form
+// of VPDPBUSD), "avx2" on those with AVX2, FMA and F16C, "generic" (pure
+// Go) everywhere else and with the purego build tag. Paths lists what
+// this CPU runs; NewPoolOpts forces a lower one (tests run every path
+// against the pure-Go reference). CPUFeatures reports the features seen.
 //
 // Quantized weights multiply by integer dot products, as ggml does: a
 // Pool quantizes a product's activation rows once, into scratch it owns
@@ -26,8 +27,17 @@
 // meet two activation rows at a time (one where a type has no two-row
 // tile, and for a batch's odd row), so a weight is read from memory once
 // per product and unpacked once per two rows; a row's result is
-// bit-identical whichever rows share its call. This moves results by the
-// activation rounding, as it moves llama.cpp's (logits by a few
+// bit-identical whichever rows share its call. On the avx512 path,
+// Prepare (pack.go) gives each Q8_0, Q4_0, Q5_0, Q4_1 and Q5_1 matrix a
+// packed copy, sixteen rows to a group, one per 32-bit lane, which the
+// integer products read instead: one VPDPBUSD of four broadcast
+// activation bytes sums sixteen rows' products in place, sixteen weight
+// rows against up to eight activation rows a call (intpack_amd64.h,
+// intpack_amd64.s, intpack_nib_amd64.s); the avxvnni path reads the Q8_0
+// ones eight rows at a time (intpack_vnni_amd64.s), and the K-quants'
+// activations quantize in AVX-512 assembly (actquant_k_amd64.s). The
+// integer products move
+// results by the activation rounding, as llama.cpp's do (logits by a few
 // hundredths); Options.FloatActivations keeps the exact products with
 // float32 activations, the reference. F16, BF16 and F32 always read
 // float32 activations.

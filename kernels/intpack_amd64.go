@@ -2,13 +2,16 @@
 
 package kernels
 
-import "unsafe"
+import (
+	"math/bits"
+	"unsafe"
+)
 
-// Implemented in intpack_amd64.s: the products of one packed group of
-// sixteen weight rows (w, its quants quant bytes on) with n = 1, 2, 4 or
-// 8 activation rows of nb q8Act blocks from xa, xs bytes apart; activation
-// row j's sixteen sums go to out + j*ostride bytes, the lanes set in mask
-// only.
+// Implemented in intpack_amd64.s (Q8_0) and intpack_nib_amd64.s (Q4_0,
+// Q5_0, Q4_1, Q5_1): the products of one packed group of sixteen weight
+// rows (w, its quants quant bytes on) with n = 1, 2, 4 or 8 activation
+// rows of nb q8Act blocks from xa, xs bytes apart; activation row j's
+// sixteen sums go to out + j*ostride bytes, the lanes set in mask only.
 //
 //go:noescape
 func q8_0p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
@@ -22,6 +25,128 @@ func q8_0p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, n
 //go:noescape
 func q8_0p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 
+//go:noescape
+func q4_0p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_0p16x2(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_0p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_0p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_0p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_0p16x2(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_0p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_0p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_1p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_1p16x2(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_1p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_1p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_1p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_1p16x2(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_1p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_1p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+// packKernel selects the packed kernels of a weight type; direct calls in
+// a switch (not func values) keep the arguments from escaping.
+type packKernel DType
+
+// has reports whether type k has packed kernels.
+func (k packKernel) has() bool {
+	switch DType(k) {
+	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
+		return true
+	}
+	return false
+}
+
+// call runs the kernel for 1<<rows activation rows (rows 0..3).
+func (k packKernel) call(rows int, w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int) {
+	switch DType(k) {
+	case Q8_0:
+		switch rows {
+		case 0:
+			q8_0p16x1(w, quant, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q8_0p16x2(w, quant, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q8_0p16x4(w, quant, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q8_0p16x8(w, quant, xa, xs, nb, out, ostride, mask)
+		}
+	case Q4_0:
+		switch rows {
+		case 0:
+			q4_0p16x1(w, quant, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q4_0p16x2(w, quant, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q4_0p16x4(w, quant, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q4_0p16x8(w, quant, xa, xs, nb, out, ostride, mask)
+		}
+	case Q5_0:
+		switch rows {
+		case 0:
+			q5_0p16x1(w, quant, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q5_0p16x2(w, quant, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q5_0p16x4(w, quant, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q5_0p16x8(w, quant, xa, xs, nb, out, ostride, mask)
+		}
+	case Q4_1:
+		switch rows {
+		case 0:
+			q4_1p16x1(w, quant, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q4_1p16x2(w, quant, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q4_1p16x4(w, quant, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q4_1p16x8(w, quant, xa, xs, nb, out, ostride, mask)
+		}
+	case Q5_1:
+		switch rows {
+		case 0:
+			q5_1p16x1(w, quant, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q5_1p16x2(w, quant, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q5_1p16x4(w, quant, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q5_1p16x8(w, quant, xa, xs, nb, out, ostride, mask)
+		}
+	}
+}
+
 // intRowsPacked runs rows [lo,hi) of an integer product over w's packed
 // copy with the avx512 kernels: a group of sixteen rows at a time against
 // eight activation rows at a time (then four, two, one for the rest),
@@ -30,7 +155,11 @@ func q8_0p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, n
 // packed copy and the caller must use another kernel.
 func intRowsPacked(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool {
 	p := packedOf(w)
-	if p == nil || !haveAVX512 || w.Type != Q8_0 {
+	if p == nil || !haveAVX512 {
+		return false
+	}
+	kern := packKernel(w.Type)
+	if !kern.has() {
 		return false
 	}
 	if lo >= hi || batch <= 0 {
@@ -49,21 +178,10 @@ func intRowsPacked(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) b
 		mask &^= 1<<(max(lo, r0)-r0) - 1
 		grp := p.groupAt(g)
 		for b := 0; b < batch; {
-			x, o := unsafe.Pointer(&xa[b*nb]), &out[b*rows+r0]
-			switch n := batch - b; {
-			case n >= 8:
-				q8_0p16x8(grp, quant, x, xs, nb, o, ostride, mask)
-				b += 8
-			case n >= 4:
-				q8_0p16x4(grp, quant, x, xs, nb, o, ostride, mask)
-				b += 4
-			case n >= 2:
-				q8_0p16x2(grp, quant, x, xs, nb, o, ostride, mask)
-				b += 2
-			default:
-				q8_0p16x1(grp, quant, x, xs, nb, o, ostride, mask)
-				b++
-			}
+			// The widest kernel that fits: 8, 4, 2 or 1 rows.
+			k := min(3, bits.Len(uint(batch-b))-1)
+			kern.call(k, grp, quant, unsafe.Pointer(&xa[b*nb]), xs, nb, &out[b*rows+r0], ostride, mask)
+			b += 1 << k
 		}
 	}
 	return true

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -24,8 +25,31 @@ import (
 //	        at 64q holds, for each lane i at 4i, quants 4q..4q+3 of row i
 //	        plus 128 (so that they are unsigned, as VPDPBUSD wants them)
 //
-// Each group starts on a 64-byte boundary, so every quant load is one
-// cache line.
+// The legacy 4- and 5-bit types keep their nibble bytes as they are (a
+// row's byte j holds value j in its low nibble and value j+16 in its high
+// one), four bytes of each row to a lane, so that one VPANDD with 0x0F
+// bytes gives a register of values 4q..4q+3 and one VPSRLW by 4 and a
+// VPANDD the register of values 16+4q..16+4q+3. Their unsigned quants
+// (0..15, 0..31) are what VPDPBUSD multiplies; Q4_0's offset of 8 and
+// Q5_0's of 16 are taken off as -8 or -16 times the activation's sum, and
+// the _1 types add their min term m*d_x*sum in float. Per group:
+//
+//	scales: Q4_0, Q5_0: nb x 16 halves d as Q8_0's, padded to 64 bytes
+//	        Q4_1, Q5_1: nb x 64 bytes: block k's d of lane i at 64k+2i,
+//	        its m at 64k+32+2i
+//	quants: Q4_0, Q4_1: nb x 256 bytes: block k at 256k; column q (0..3)
+//	        at 64q holds, for each lane i at 4i, nibble bytes 4q..4q+3 of
+//	        row i (values 4q..4q+3 low, 16+4q..16+4q+3 high)
+//	        Q5_0, Q5_1: nb x 320 bytes: block k at 320k, its nibble columns
+//	        as Q4's and at 256 the fifth bits, four bytes per lane i at
+//	        256+4i: bit q of byte j is the fifth bit of value 4q+j, bit 4+q
+//	        that of value 16+4q+j
+//
+// The fifth bits are thus those of the eight unpacked registers' byte j
+// (the low-nibble registers q = 0..3, then the high ones): shifting the
+// lane left by 4-q, or right by q, brings register q's to bit 4 of every
+// byte, where a mask of 0x10 bytes picks it. Each group starts on a
+// 64-byte boundary, so every quant load is one cache line.
 
 // packRows is the number of rows a group of packed weights interleaves:
 // one per 32-bit lane of a 512-bit register.
@@ -54,12 +78,13 @@ func (p *packed) groupAt(g int) unsafe.Pointer {
 }
 
 // Prepare lays out each matrix's weights for this CPU's fastest kernels,
-// once, after loading: on the avx512 and avxvnni paths a Q8_0 matrix gets
-// a packed copy (as many bytes again as its weights) that products on
-// those paths read instead of the row-major blocks. Elsewhere, and for the other types, it
-// does nothing. It must run before the matrices are shared by concurrent
-// products, and their data must not change afterwards. The work is spread
-// over GOMAXPROCS goroutines.
+// once, after loading: on the avx512 path a Q8_0, Q4_0, Q5_0, Q4_1 or
+// Q5_1 matrix gets a packed copy (as many bytes again as its weights, but
+// for padding) that products on that path read instead of the row-major
+// blocks; on the avxvnni path a Q8_0 one. Elsewhere, and for the other
+// types, it does nothing. It must run before the matrices are shared by
+// concurrent products, and their data must not change afterwards. The
+// work is spread over GOMAXPROCS goroutines.
 func Prepare(ms ...*Matrix) {
 	if best < pathAVXVNNI {
 		return
@@ -93,7 +118,13 @@ func prepare(ms []*Matrix, p kpath) {
 
 // packable reports whether Prepare packs matrices of type t on the avx512
 // path.
-func packable(t DType) bool { return t == Q8_0 }
+func packable(t DType) bool {
+	switch t {
+	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
+		return true
+	}
+	return false
+}
 
 // packsFor reports whether path p reads matrices of type t packed: the
 // avxvnni path has packed kernels for Q8_0 only (packing the others would
@@ -122,6 +153,8 @@ func pack(m *Matrix) *packed {
 	switch m.Type {
 	case Q8_0:
 		return packQ8_0(m)
+	case Q4_0, Q5_0, Q4_1, Q5_1:
+		return packNibbles(m)
 	}
 	return nil
 }
@@ -161,10 +194,84 @@ func packQ8_0(m *Matrix) *packed {
 	return p
 }
 
+// nibbleLayout is where a legacy 4- or 5-bit type keeps its fields, in
+// its row-major blocks and in the packed groups.
+type nibbleLayout struct {
+	min    bool  // a half m at 2 of the block (the _1 types), packed at 32 of a block's scales
+	qh     int   // offset of the 32 fifth bits in the block, or -1 (the 4-bit types)
+	qs     int   // offset of the 16 nibble bytes in the block
+	scales int   // packed scale bytes per block
+	quants int   // packed quant bytes per block
+	offset int32 // what the unsigned quant exceeds the weight by
+}
+
+func nibbleLayoutOf(t DType) nibbleLayout {
+	switch t {
+	case Q4_0:
+		return nibbleLayout{qh: -1, qs: 2, scales: 32, quants: 256, offset: 8}
+	case Q5_0:
+		return nibbleLayout{qh: 2, qs: 6, scales: 32, quants: 320, offset: 16}
+	case Q4_1:
+		return nibbleLayout{min: true, qh: -1, qs: 4, scales: 64, quants: 256}
+	case Q5_1:
+		return nibbleLayout{min: true, qh: 4, qs: 8, scales: 64, quants: 320}
+	}
+	panic("kernels: no nibble layout for " + t.String())
+}
+
+func packNibbles(m *Matrix) *packed {
+	l := nibbleLayoutOf(m.Type)
+	_, size, _ := m.Type.Block()
+	nb := m.Cols / Q8Block
+	quant := (nb*l.scales + 63) &^ 63
+	p := newPacked(m, quant+nb*l.quants, quant)
+	rb := m.rowBytes()
+	for g := range len(p.data) / p.group {
+		dst := p.data[g*p.group : (g+1)*p.group]
+		for i := range packRows {
+			row := m.Raw[packRow(m, g, i)*rb:][:rb]
+			for k := range nb {
+				blk := row[k*size : (k+1)*size]
+				sc := dst[k*l.scales:]
+				copy(sc[2*i:], blk[:2])
+				if l.min {
+					copy(sc[32+2*i:], blk[2:4])
+				}
+				qs := dst[quant+k*l.quants:]
+				for q := range 4 {
+					copy(qs[64*q+4*i:][:4], blk[l.qs+4*q:])
+				}
+				if l.qh < 0 {
+					continue
+				}
+				fifth := fifthBytes(binary.LittleEndian.Uint32(blk[l.qh:]))
+				copy(qs[256+4*i:], fifth[:])
+			}
+		}
+	}
+	return p
+}
+
+// fifthBytes lays out a Q5 block's fifth bits qh (bit v that of value v)
+// as the packed groups hold them: bit q of byte j is value 4q+j's, bit
+// 4+q value 16+4q+j's. Of x = qh>>j, bits 0, 4, 8 and 12 are those of
+// values j, 4+j, 8+j and 12+j; times 0x1248 (shifted by 12, 9, 6 and 3)
+// they land on bits 12-15 in order, the other fifteen products on other
+// bits, all distinct, so no carry disturbs them. The high half likewise.
+func fifthBytes(qh uint32) (b [4]byte) {
+	for j := range 4 {
+		x := qh >> j & 0x11111111
+		b[j] = byte((x&0xffff)*0x1248>>12&0x0f | (x>>16)*0x1248>>8&0xf0)
+	}
+	return b
+}
+
 // packedRowsGo is the product of rows [lo,hi) over packed weights in plain
 // Go, lane by lane as the assembly computes it: the reference the packing
 // is tested against on every machine (the avx512 kernels are tested
-// against the row-major products on the machines that have them).
+// against the row-major products on the machines that have them). Its
+// integer sums are the row-major products' (exact, whatever the order)
+// and its float operations are dot_int.go's, in the same order.
 func packedRowsGo(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) {
 	p := packedOf(w)
 	nb := w.Cols / Q8Block
@@ -176,16 +283,49 @@ func packedRowsGo(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) {
 			var s float32
 			for k := range nb {
 				a := &xa[k]
-				qs := grp[p.quant+k*Q8Block*packRows:]
-				is := -128 * a.sum
-				for q := range Q8Block / 4 {
-					for j := range 4 {
-						is += int32(qs[64*q+4*i+j]) * int32(a.qs[4*q+j])
+				if w.Type == Q8_0 {
+					qs := grp[p.quant+k*Q8Block*packRows:]
+					is := -128 * a.sum
+					for q := range Q8Block / 4 {
+						for j := range 4 {
+							is += int32(qs[64*q+4*i+j]) * int32(a.qs[4*q+j])
+						}
 					}
+					s += float32(is) * (half(grp[k*2*packRows+2*i:]) * a.d)
+					continue
 				}
-				s += float32(is) * (half(grp[k*2*packRows+2*i:]) * a.d)
+				l := nibbleLayoutOf(w.Type)
+				qs := grp[p.quant+k*l.quants:]
+				is := -l.offset * a.sum
+				for v := range Q8Block {
+					is += int32(packedNibble(qs, l.qh >= 0, i, v)) * int32(a.qs[v])
+				}
+				sc := grp[k*l.scales:]
+				if l.min {
+					s += float32(is)*(half(sc[2*i:])*a.d) + half(sc[32+2*i:])*(float32(a.sum)*a.d)
+				} else {
+					s += float32(is) * (half(sc[2*i:]) * a.d)
+				}
 			}
 			out[b*w.Rows+r] = s
 		}
 	}
+}
+
+// packedNibble is the unsigned quant of value v (0..31) of lane i in a
+// packed nibble block qs, its fifth bit added when five.
+func packedNibble(qs []byte, five bool, i, v int) byte {
+	q, j := v%16/4, v%4
+	b := qs[64*q+4*i+j]
+	bit := q
+	if v < 16 {
+		b &= 15
+	} else {
+		b >>= 4
+		bit += 4
+	}
+	if five {
+		b |= qs[256+4*i+j] >> bit & 1 << 4
+	}
+	return b
 }

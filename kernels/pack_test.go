@@ -51,17 +51,87 @@ func TestPackedMatchesRowMajor(t *testing.T) {
 	}
 }
 
+// TestPackedKernels runs the avx512 kernels (where this CPU has them)
+// directly over the packed groups of every packable type, 37 rows (a
+// short last group) against 11 activation rows (the 8-, 2- and 1-row
+// kernels): the products are those of the pure-Go integer product to
+// float32 rounding; each activation row's results are bit-identical to
+// the same row multiplied alone; and a row range that cuts groups stores
+// exactly its rows, with the values of the whole product.
+func TestPackedKernels(t *testing.T) {
+	if !haveAVX512 {
+		t.Skip("no AVX-512 F/BW/VL/VNNI on this CPU (or a purego build)")
+	}
+	rng := rand.New(rand.NewPCG(35, 36))
+	for _, typ := range intTypes {
+		if !packable(typ) {
+			continue
+		}
+		t.Run(typ.String(), func(t *testing.T) {
+			const rows, cols, batch = 37, 288, 11
+			w := randMatrix(t, rng, typ, rows, cols)
+			w.pk = nil
+			prepare([]*Matrix{w}, pathAVX512)
+			x := randVec(rng, batch*cols)
+			var act quantAct
+			act.fill(pathGeneric, intFormat(typ), x, batch, cols)
+			all := make([]float32, batch*rows)
+			if !intRowsPacked(all, w, &act, batch, 0, rows) {
+				t.Fatal("intRowsPacked did not run")
+			}
+			ref := make([]float32, batch*rows)
+			intRowsGeneric(ref, w, &act, batch, 0, rows)
+			scale := absDots(w, x, batch)
+			for i := range all {
+				if d := math.Abs(float64(all[i] - ref[i])); d > 1e-5*scale[i]+1e-30 {
+					t.Fatalf("out[%d] = %v, pure-Go integer product %v (diff %g)", i, all[i], ref[i], d)
+				}
+			}
+			nb := cols / Q8Block
+			for b := range batch {
+				one := quantAct{q8: act.q8[b*nb : (b+1)*nb]}
+				got := make([]float32, rows)
+				intRowsPacked(got, w, &one, 1, 0, rows)
+				if d := cmp.Diff(f32bits(all[b*rows:(b+1)*rows]), f32bits(got)); d != "" {
+					t.Errorf("activation row %d alone differs from it among %d (-batched +alone bits):\n%s", b, batch, d)
+				}
+			}
+			for _, cut := range [][2]int{{0, 5}, {5, 21}, {21, rows}, {3, 4}, {16, 32}} {
+				got := make([]float32, batch*rows)
+				for i := range got {
+					got[i] = float32(math.NaN())
+				}
+				intRowsPacked(got, w, &act, batch, cut[0], cut[1])
+				for i, v := range got {
+					if r := i % rows; r >= cut[0] && r < cut[1] {
+						if math.Float32bits(v) != math.Float32bits(all[i]) {
+							t.Fatalf("rows %v: out[%d] = %v, the whole product's %v", cut, i, v, all[i])
+						}
+					} else if !math.IsNaN(float64(v)) {
+						t.Fatalf("rows %v: out[%d] (row %d) written", cut, i, r)
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestPrepareLeavesOtherTypes: Prepare packs only the types the avx512
-// kernels read packed, and packs a matrix once.
+// kernels read packed (Q8_0 and the legacy 4- and 5-bit types), and packs
+// a matrix once.
 func TestPrepareLeavesOtherTypes(t *testing.T) {
+	packed := map[DType]bool{Q8_0: true, Q4_0: true, Q5_0: true, Q4_1: true, Q5_1: true}
 	rng := rand.New(rand.NewPCG(33, 34))
 	for _, typ := range Types() {
+		if packable(typ) != packed[typ] {
+			t.Errorf("%v: packable %v, want %v", typ, packable(typ), packed[typ])
+		}
 		elems, _, _ := typ.Block()
 		w := randMatrix(t, rng, typ, 5, max(elems, 32))
 		w.pk = nil
 		prepare([]*Matrix{w, w, nil}, pathAVX512)
-		if got := w.pk != nil; got != packable(typ) {
-			t.Errorf("%v: packed %v, want %v", typ, got, packable(typ))
+		if got := w.pk != nil; got != packed[typ] {
+			t.Errorf("%v: packed %v, want %v", typ, got, packed[typ])
 		}
 	}
 }

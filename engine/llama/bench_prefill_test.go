@@ -16,7 +16,7 @@ import (
 func BenchmarkPrefillQuant(b *testing.B) {
 	const chunk = 64
 	for _, sh := range benchShapes[1:] {
-		for _, typ := range []kernels.DType{kernels.F32, kernels.Q8_0, kernels.Q4_K, kernels.Q6_K} {
+		for _, typ := range []kernels.DType{kernels.F32, kernels.Q8_0, kernels.Q4_0, kernels.Q4_K, kernels.Q6_K} {
 			if c := sh.config(); c.Dim%kernels.QK_K != 0 && typ >= kernels.Q2_K {
 				continue // the K-quants need rows of whole 256-value blocks
 			}
