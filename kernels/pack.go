@@ -175,18 +175,23 @@ func packQ8_0(m *Matrix) *packed {
 	quant := (nb*2*packRows + 63) &^ 63
 	p := newPacked(m, quant+nb*Q8Block*packRows, quant)
 	rb := m.rowBytes()
+	var rows [packRows][]byte
 	for g := range len(p.data) / p.group {
 		dst := p.data[g*p.group : (g+1)*p.group]
-		for i := range packRows {
-			row := m.Raw[packRow(m, g, i)*rb:][:rb]
-			for k := range nb {
-				blk := row[k*Q8BlockBytes : (k+1)*Q8BlockBytes]
-				copy(dst[k*2*packRows+2*i:], blk[:2])
-				qs := dst[quant+k*Q8Block*packRows:]
+		for i := range rows {
+			rows[i] = m.Raw[packRow(m, g, i)*rb:][:rb]
+		}
+		// Block by block, so that the writes fill one packed block at a
+		// time rather than sweep a whole group (tens of KiB for a wide
+		// matrix) once per row.
+		for k := range nb {
+			for i, row := range rows {
+				blk := (*[Q8BlockBytes]byte)(row[k*Q8BlockBytes:])
+				dst[k*2*packRows+2*i], dst[k*2*packRows+2*i+1] = blk[0], blk[1]
+				qs := (*[Q8Block * packRows]byte)(dst[quant+k*Q8Block*packRows:])
 				for q := range Q8Block / 4 {
-					for j := range 4 {
-						qs[64*q+4*i+j] = blk[2+4*q+j] ^ 0x80
-					}
+					v := binary.LittleEndian.Uint32(blk[2+4*q:]) ^ 0x80808080
+					binary.LittleEndian.PutUint32(qs[64*q+4*i:], v)
 				}
 			}
 		}
@@ -226,26 +231,31 @@ func packNibbles(m *Matrix) *packed {
 	quant := (nb*l.scales + 63) &^ 63
 	p := newPacked(m, quant+nb*l.quants, quant)
 	rb := m.rowBytes()
+	var rows [packRows][]byte
 	for g := range len(p.data) / p.group {
 		dst := p.data[g*p.group : (g+1)*p.group]
-		for i := range packRows {
-			row := m.Raw[packRow(m, g, i)*rb:][:rb]
-			for k := range nb {
+		for i := range rows {
+			rows[i] = m.Raw[packRow(m, g, i)*rb:][:rb]
+		}
+		for k := range nb { // block by block, as packQ8_0
+			for i, row := range rows {
 				blk := row[k*size : (k+1)*size]
 				sc := dst[k*l.scales:]
-				copy(sc[2*i:], blk[:2])
+				sc[2*i], sc[2*i+1] = blk[0], blk[1]
 				if l.min {
-					copy(sc[32+2*i:], blk[2:4])
+					sc[32+2*i], sc[32+2*i+1] = blk[2], blk[3]
 				}
+				// Four-byte words, not copy: a memmove call per word was
+				// most of the packing time.
 				qs := dst[quant+k*l.quants:]
 				for q := range 4 {
-					copy(qs[64*q+4*i:][:4], blk[l.qs+4*q:])
+					binary.LittleEndian.PutUint32(qs[64*q+4*i:], binary.LittleEndian.Uint32(blk[l.qs+4*q:]))
 				}
 				if l.qh < 0 {
 					continue
 				}
 				fifth := fifthBytes(binary.LittleEndian.Uint32(blk[l.qh:]))
-				copy(qs[256+4*i:], fifth[:])
+				binary.LittleEndian.PutUint32(qs[256+4*i:], binary.LittleEndian.Uint32(fifth[:]))
 			}
 		}
 	}
