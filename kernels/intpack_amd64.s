@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "intpack_amd64.h"
 
 // AVX-512 VNNI kernels over packed weights (pack.go): sixteen weight rows,
 // one per 32-bit lane, against 1, 2, 4 or 8 rows of quantized activations
@@ -16,8 +17,8 @@
 // mask only.
 //
 // Registers: R8 the group's scales, R9 its quants, SI the first activation
-// row, BX/R10/R11/R12 one/three/five/seven row strides, CX the block
-// count, DI out, DX ostride. Z0-Z7 the rows' float sums, Z8-Z15 their
+// row, BX/R10/R11/R12 one/three/five/seven row strides (PSTRIDES,
+// intpack_amd64.h), CX the block count, DI out, DX ostride. Z0-Z7 the rows' float sums, Z8-Z15 their
 // integer block sums, Z16-Z23 a block's eight quant columns, Z24 its
 // scales, Z25 scratch, Z31 zero.
 
@@ -27,9 +28,7 @@
 	ADDQ R8, R9; \
 	MOVQ xa+16(FP), SI; \
 	MOVQ xs+24(FP), BX; \
-	LEAQ (BX)(BX*2), R10; \
-	LEAQ (BX)(BX*4), R11; \
-	LEAQ (R10)(BX*4), R12; \
+	PSTRIDES; \
 	MOVQ nb+32(FP), CX; \
 	MOVQ out+40(FP), DI; \
 	MOVQ ostride+48(FP), DX; \
@@ -80,7 +79,7 @@ q8_0p16x1loop:
 	DECQ CX
 	JNZ  q8_0p16x1loop
 
-	VMOVUPS Z0, K1, (DI)
+	PSTORE1
 	VZEROUPPER
 	RET
 
@@ -98,8 +97,7 @@ q8_0p16x2loop:
 	DECQ CX
 	JNZ  q8_0p16x2loop
 
-	VMOVUPS Z0, K1, (DI)
-	VMOVUPS Z1, K1, (DI)(DX*1)
+	PSTORE2
 	VZEROUPPER
 	RET
 
@@ -121,11 +119,7 @@ q8_0p16x4loop:
 	DECQ CX
 	JNZ  q8_0p16x4loop
 
-	VMOVUPS Z0, K1, (DI)
-	VMOVUPS Z1, K1, (DI)(DX*1)
-	VMOVUPS Z2, K1, (DI)(DX*2)
-	LEAQ (DX)(DX*2), AX
-	VMOVUPS Z3, K1, (DI)(AX*1)
+	PSTORE4
 	VZEROUPPER
 	RET
 
@@ -155,17 +149,6 @@ q8_0p16x8loop:
 	DECQ CX
 	JNZ  q8_0p16x8loop
 
-	VMOVUPS Z0, K1, (DI)
-	VMOVUPS Z1, K1, (DI)(DX*1)
-	VMOVUPS Z2, K1, (DI)(DX*2)
-	LEAQ (DX)(DX*2), AX
-	VMOVUPS Z3, K1, (DI)(AX*1)
-	VMOVUPS Z4, K1, (DI)(DX*4)
-	LEAQ (DX)(DX*4), AX
-	VMOVUPS Z5, K1, (DI)(AX*1)
-	LEAQ (DX)(DX*2), AX
-	VMOVUPS Z6, K1, (DI)(AX*2)
-	LEAQ (DX)(AX*2), AX
-	VMOVUPS Z7, K1, (DI)(AX*1)
+	PSTORE8
 	VZEROUPPER
 	RET
