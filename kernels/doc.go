@@ -8,12 +8,20 @@
 // product over all cores.
 //
 // Kernel paths: the CPU's vector features are detected once at start-up
-// (golang.org/x/sys/cpu) and select the fastest path, Path(): "avx2" on
-// amd64 CPUs with AVX2, FMA and F16C, "generic" (pure Go) everywhere else
-// and with the purego build tag. Paths lists what this CPU runs;
-// NewPoolOpts forces a lower one (tests run every path against the pure-Go
-// reference). CPUFeatures reports the features seen, AVX-512 and AVX-VNNI
-// included, though no path uses those yet.
+// (golang.org/x/sys/cpu) and select the fastest path, Path(): "avx512" on
+// amd64 CPUs with AVX-512 F, BW, VL and VNNI, "avx2" on those with AVX2,
+// FMA and F16C, "generic" (pure Go) everywhere else and with the purego
+// build tag. Paths lists what this CPU runs; NewPoolOpts forces a lower
+// one (tests run every path against the pure-Go reference). CPUFeatures
+// reports the features seen (AVX-VNNI alone has no path of its own).
+//
+// The avx512 path runs the avx2 kernels but for the Q8_0, Q4_K and Q6_K
+// integer products, which read a copy of the weights that Prepare (called
+// by the model loaders) packs sixteen rows to a group, one row per 32-bit
+// lane (pack.go): one VPDPBUSD of four broadcast activation bytes against
+// four bytes of sixteen rows sums their products in output order, with no
+// horizontal reduction (intpack_amd64.s, intpack_k_amd64.s), one group
+// against eight activation rows at a time.
 //
 // Quantized weights multiply by integer dot products, as ggml does: a
 // Pool quantizes a product's activation rows once, into scratch it owns

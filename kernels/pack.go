@@ -24,8 +24,34 @@ import (
 //	        at 64q holds, for each lane i at 4i, quants 4q..4q+3 of row i
 //	        plus 128 (so that they are unsigned, as VPDPBUSD wants them)
 //
-// Each group starts on a 64-byte boundary, so every quant load is one
-// cache line.
+// The K-quants keep their bits as stored, lane by lane: a group is nb
+// super-blocks, each of the sixteen rows' blocks side by side (lane i of
+// each field at i, 2i or 4i). Q4_K, 2368 bytes a super-block (16x144 =
+// 2304 in the rows; +2.8%, the 6-bit scales and mins kept as bytes):
+//
+//	0     d, 16 halves        32    dmin, 16 halves
+//	64    scales: sub-block s (0..7) at 64+16s, a byte a lane
+//	192   mins: sub-block s at 192+16s, a byte a lane
+//	320   nibbles: chunk j (0..3), column c (0..7) at 320+64(8j+c): for
+//	      lane i at 4i, the row's nibble bytes 32j+4c..32j+4c+3, whose
+//	      low nibbles are weights 4c..4c+3 of sub-block 2j and high
+//	      nibbles the same of sub-block 2j+1 (as in the row)
+//
+// Q6_K, 3392 bytes a super-block (16x210 = 3360; +1%, padding to a cache
+// line): the sixteen 6-bit values of a sub-block, four four-weight words
+// w0..w3 a lane, stored in three: bytes 0-5 of word j (0..2) are w_j,
+// bits 6-7 hold two bits of w3 (bits 2j..2j+1), so that w0..w2 are one
+// mask each and w3 a few shifts and selects:
+//
+//	0     scales: sub-block s (0..15) at 16s, an int8 a lane
+//	256   d, 16 halves (then 32 bytes of padding)
+//	320   quants: sub-block s at 320+192s, word j (0..2) at +64j: for
+//	      lane i at 4i, weights 16s+4j..16s+4j+3 of row i in bits 0-5
+//	      of its four bytes, and bits 2j..2j+1 of weights 16s+12..16s+15
+//	      in bits 6-7
+//
+// Each group, and each super-block of a K-quant group, starts on a
+// 64-byte boundary, so every quant load is one cache line.
 
 // packRows is the number of rows a group of packed weights interleaves:
 // one per 32-bit lane of a 512-bit register.
@@ -36,8 +62,14 @@ type packed struct {
 	src   *byte  // the row-major data it was made from (Matrix.Raw)
 	data  []byte // groups, each starting on a 64-byte boundary
 	group int    // bytes per group
-	quant int    // bytes from a group's start to its quants
+	quant int    // bytes from a group's start to its quants (Q8_0)
 }
+
+// Bytes of one super-block of a packed K-quant group (pack.go's layouts).
+const (
+	q4KPackBlock = 2368
+	q6KPackBlock = 3392
+)
 
 // packedOf is m's packed copy, or nil when it has none or when m is a copy
 // of a prepared Matrix given other data since.
@@ -54,9 +86,9 @@ func (p *packed) groupAt(g int) unsafe.Pointer {
 }
 
 // Prepare lays out each matrix's weights for this CPU's fastest kernels,
-// once, after loading: on the avx512 path a Q8_0 matrix gets a packed copy
-// (as many bytes again as its weights) that products on that path read
-// instead of the row-major blocks. Elsewhere, and for the other types, it
+// once, after loading: on the avx512 path a Q8_0, Q4_K or Q6_K matrix
+// gets a packed copy (about as many bytes again as its weights) that
+// products on that path read instead of the row-major blocks. Elsewhere, and for the other types, it
 // does nothing. It must run before the matrices are shared by concurrent
 // products, and their data must not change afterwards. The work is spread
 // over GOMAXPROCS goroutines.
@@ -91,7 +123,13 @@ func prepare(ms []*Matrix) {
 }
 
 // packable reports whether Prepare packs matrices of type t.
-func packable(t DType) bool { return t == Q8_0 }
+func packable(t DType) bool {
+	switch t {
+	case Q8_0, Q4_K, Q6_K:
+		return true
+	}
+	return false
+}
 
 // PackedBytes is the size of the packed copy Prepare made of m's weights,
 // 0 when it made none.
@@ -107,6 +145,10 @@ func pack(m *Matrix) *packed {
 	switch m.Type {
 	case Q8_0:
 		return packQ8_0(m)
+	case Q4_K:
+		return packQ4_K(m)
+	case Q6_K:
+		return packQ6_K(m)
 	}
 	return nil
 }
@@ -146,31 +188,175 @@ func packQ8_0(m *Matrix) *packed {
 	return p
 }
 
+func packQ4_K(m *Matrix) *packed {
+	nb := m.Cols / QK_K
+	p := newPacked(m, nb*q4KPackBlock, 0)
+	rb := m.rowBytes()
+	for g := range len(p.data) / p.group {
+		grp := p.data[g*p.group : (g+1)*p.group]
+		for i := range packRows {
+			row := m.Raw[packRow(m, g, i)*rb:][:rb]
+			for k := range nb {
+				blk := row[k*144 : (k+1)*144]
+				dst := grp[k*q4KPackBlock : (k+1)*q4KPackBlock]
+				copy(dst[2*i:], blk[0:2])
+				copy(dst[32+2*i:], blk[2:4])
+				for s := range 8 {
+					sc, mn := kScaleMin((*[12]byte)(blk[4:16]), s)
+					dst[64+16*s+i], dst[192+16*s+i] = sc, mn
+				}
+				for j := range 4 {
+					for c := range 8 {
+						copy(dst[320+64*(8*j+c)+4*i:][:4], blk[16+32*j+4*c:])
+					}
+				}
+			}
+		}
+	}
+	return p
+}
+
+// q6KQuants unpacks a Q6_K block's 256 unsigned 6-bit quants (0..63), in
+// weight order (dequantQ6_K's bit positions).
+func q6KQuants(blk []byte) (q [QK_K]byte) {
+	ql, qh := blk[0:128], blk[128:192]
+	for e := range q {
+		h, k, l := e/128, e%128/32, e%32
+		lo := ql[h*64+k%2*32+l] >> (4 * uint(k/2)) & 15
+		q[e] = lo | (qh[h*32+l]>>(2*uint(k))&3)<<4
+	}
+	return q
+}
+
+func packQ6_K(m *Matrix) *packed {
+	nb := m.Cols / QK_K
+	p := newPacked(m, nb*q6KPackBlock, 0)
+	rb := m.rowBytes()
+	for g := range len(p.data) / p.group {
+		grp := p.data[g*p.group : (g+1)*p.group]
+		for i := range packRows {
+			row := m.Raw[packRow(m, g, i)*rb:][:rb]
+			for k := range nb {
+				blk := row[k*210 : (k+1)*210]
+				dst := grp[k*q6KPackBlock : (k+1)*q6KPackBlock]
+				q := q6KQuants(blk)
+				for s := range 16 {
+					dst[16*s+i] = blk[192+s]
+					for j := range 3 {
+						for t := range 4 {
+							dst[320+192*s+64*j+4*i+t] = q[16*s+4*j+t] | (q[16*s+12+t]>>(2*uint(j))&3)<<6
+						}
+					}
+				}
+				copy(dst[256+2*i:], blk[208:210])
+			}
+		}
+	}
+	return p
+}
+
 // packedRowsGo is the product of rows [lo,hi) over packed weights in plain
 // Go, lane by lane as the assembly computes it: the reference the packing
 // is tested against on every machine (the avx512 kernels are tested
-// against the row-major products on the machines that have them).
+// against the row-major products on the machines that have them). Each
+// type's integer sums are exact, and its float operations those of the
+// row-major product (dot_int.go), in the same order.
 func packedRowsGo(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) {
 	p := packedOf(w)
-	nb := w.Cols / Q8Block
 	for r := lo; r < hi; r++ {
 		g, i := r/packRows, r%packRows
 		grp := p.data[g*p.group : (g+1)*p.group]
 		for b := range batch {
-			xa := act.q8[b*nb : (b+1)*nb]
 			var s float32
-			for k := range nb {
-				a := &xa[k]
-				qs := grp[p.quant+k*Q8Block*packRows:]
-				is := -128 * a.sum
-				for q := range Q8Block / 4 {
-					for j := range 4 {
-						is += int32(qs[64*q+4*i+j]) * int32(a.qs[4*q+j])
-					}
-				}
-				s += float32(is) * (half(grp[k*2*packRows+2*i:]) * a.d)
+			switch w.Type {
+			case Q8_0:
+				nb := w.Cols / Q8Block
+				s = packedQ8_0Lane(grp, p.quant, i, act.q8[b*nb:(b+1)*nb])
+			case Q4_K:
+				nb := w.Cols / QK_K
+				s = packedQ4_KLane(grp, i, act.q8k[b*nb:(b+1)*nb])
+			case Q6_K:
+				nb := w.Cols / QK_K
+				s = packedQ6_KLane(grp, i, act.q8k[b*nb:(b+1)*nb])
 			}
 			out[b*w.Rows+r] = s
 		}
 	}
+}
+
+// packedQ8_0Lane is lane i of a packed Q8_0 group against one activation
+// row: per block, the unsigned quants' sum less 128 times the
+// activation's quant sum.
+func packedQ8_0Lane(grp []byte, quant, i int, xa []q8Act) float32 {
+	var s float32
+	for k := range xa {
+		a := &xa[k]
+		qs := grp[quant+k*Q8Block*packRows:]
+		is := -128 * a.sum
+		for q := range Q8Block / 4 {
+			for j := range 4 {
+				is += int32(qs[64*q+4*i+j]) * int32(a.qs[4*q+j])
+			}
+		}
+		s += float32(is) * (half(grp[k*2*packRows+2*i:]) * a.d)
+	}
+	return s
+}
+
+// packedQ4_KLane is lane i of a packed Q4_K group against one activation
+// row: per half sub-block (16 weights, four columns), the nibbles' sum
+// (it fits an int16: 16*15*127) times the sub-block's scale, as the
+// kernels' VPDPWSSD takes it; the mins against the activation's sums of
+// 16 as ordered pairs, one VPDPWSSD a sub-block.
+func packedQ4_KLane(grp []byte, i int, xa []q8KAct) float32 {
+	var s float32
+	for k := range xa {
+		a := &xa[k]
+		blk := grp[k*q4KPackBlock : (k+1)*q4KPackBlock]
+		var isum, imin int32
+		for j := range 4 {
+			sc0, sc1 := int32(blk[64+16*(2*j)+i]), int32(blk[64+16*(2*j+1)+i])
+			for h := range 2 {
+				var lo, hi int32
+				for c := 4 * h; c < 4*h+4; c++ {
+					for t := range 4 {
+						q := blk[320+64*(8*j+c)+4*i+t]
+						lo += int32(q&15) * int32(a.qs[64*j+4*c+t])
+						hi += int32(q>>4) * int32(a.qs[64*j+32+4*c+t])
+					}
+				}
+				isum += sc0*lo + sc1*hi
+			}
+		}
+		for s := range 8 {
+			imin += int32(blk[192+16*s+i]) * (int32(a.bsums[2*s]) + int32(a.bsums[2*s+1]))
+		}
+		s += half(blk[2*i:])*a.d*float32(isum) - half(blk[32+2*i:])*a.d*float32(imin)
+	}
+	return s
+}
+
+// packedQ6_KLane is lane i of a packed Q6_K group against one activation
+// row: per sub-block of 16, the sum of q*x starting from -32 times the
+// activation's sum (so that it is the sum of (q-32)*x), times the scale.
+func packedQ6_KLane(grp []byte, i int, xa []q8KAct) float32 {
+	var s float32
+	for k := range xa {
+		a := &xa[k]
+		blk := grp[k*q6KPackBlock : (k+1)*q6KPackBlock]
+		var isum int32
+		for sb := range 16 {
+			qs := blk[320+192*sb:]
+			is := -32 * int32(a.bsums[sb])
+			for t := range 4 {
+				b0, b1, b2 := qs[4*i+t], qs[64+4*i+t], qs[128+4*i+t]
+				w3 := b0>>6 | b1>>6<<2 | b2>>6<<4
+				x := a.qs[16*sb+t:]
+				is += int32(b0&63)*int32(x[0]) + int32(b1&63)*int32(x[4]) + int32(b2&63)*int32(x[8]) + int32(w3)*int32(x[12])
+			}
+			isum += int32(int8(blk[16*sb+i])) * is
+		}
+		s += half(blk[256+2*i:]) * a.d * float32(isum)
+	}
+	return s
 }

@@ -14,15 +14,16 @@ import (
 // it lane by lane: every output is bit-identical to the row-major
 // pure-Go integer product (the same integer sums and the same float
 // operations in the same order), for row counts that leave a short last
-// group and for row ranges that cut groups.
+// group, for row ranges that cut groups, and rows of 2, 3 and 9 blocks.
 func TestPackedMatchesRowMajor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, typ := range intTypes {
 		if !packable(typ) {
 			continue
 		}
-		for _, shape := range [][2]int{{9, 64}, {16, 96}, {37, 288}} {
-			rows, cols := shape[0], shape[1]
+		elems, _, _ := typ.Block()
+		for _, shape := range [][2]int{{9, 2}, {16, 3}, {37, 9}} {
+			rows, cols := shape[0], shape[1]*elems
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, rows, cols), func(t *testing.T) {
 				w := randMatrix(t, rng, typ, rows, cols)
 				w.pk = nil
@@ -52,16 +53,21 @@ func TestPackedMatchesRowMajor(t *testing.T) {
 }
 
 // TestPrepareLeavesOtherTypes: Prepare packs only the types the avx512
-// kernels read packed, and packs a matrix once.
+// kernels read packed (Q8_0, Q4_K, Q6_K), packs a matrix once, and keeps a
+// full group's packed bytes within 5% of its rows' (decode streams them).
 func TestPrepareLeavesOtherTypes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
+	packs := map[DType]bool{Q8_0: true, Q4_K: true, Q6_K: true}
 	for _, typ := range Types() {
 		elems, _, _ := typ.Block()
-		w := randMatrix(t, rng, typ, 5, max(elems, 32))
+		w := randMatrix(t, rng, typ, packRows, max(elems, 32)*4)
 		w.pk = nil
 		prepare([]*Matrix{w, w, nil})
-		if got := w.pk != nil; got != packable(typ) {
-			t.Errorf("%v: packed %v, want %v", typ, got, packable(typ))
+		if got := w.pk != nil; got != packs[typ] || packable(typ) != packs[typ] {
+			t.Errorf("%v: packed %v (packable %v), want %v", typ, got, packable(typ), packs[typ])
+		}
+		if n := w.PackedBytes(); n > 0 && float64(n) > 1.05*float64(w.Bytes()) {
+			t.Errorf("%v: %d packed bytes for %d in the rows", typ, n, w.Bytes())
 		}
 	}
 }
