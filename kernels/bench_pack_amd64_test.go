@@ -21,7 +21,7 @@ func BenchmarkPacked(b *testing.B) {
 	if !haveAVX512 {
 		b.Skip("no AVX-512 VNNI on this CPU")
 	}
-	for _, typ := range []DType{Q8_0, Q4_K, Q6_K} {
+	for _, typ := range []DType{Q8_0, Q4_K, Q5_K, Q6_K} {
 		for _, batch := range []int{1, 64} {
 			rows := 4096
 			if batch > 1 {

@@ -15,13 +15,13 @@
 // one (tests run every path against the pure-Go reference). CPUFeatures
 // reports the features seen (AVX-VNNI alone has no path of its own).
 //
-// The avx512 path runs the avx2 kernels but for the Q8_0, Q4_K and Q6_K
-// integer products, which read a copy of the weights that Prepare (called
-// by the model loaders) packs sixteen rows to a group, one row per 32-bit
-// lane (pack.go): one VPDPBUSD of four broadcast activation bytes against
-// four bytes of sixteen rows sums their products in output order, with no
-// horizontal reduction (intpack_amd64.s, intpack_k_amd64.s), one group
-// against eight activation rows at a time.
+// The avx512 path runs the avx2 kernels but for the Q8_0, Q4_K, Q5_K and
+// Q6_K integer products, which read a copy of the weights that Prepare
+// (called by the model loaders) packs sixteen rows to a group, one row per
+// 32-bit lane (pack.go): one VPDPBUSD of four broadcast activation bytes
+// against four bytes of sixteen rows sums their products in output order,
+// with no horizontal reduction (intpack_amd64.s, intpack_k_amd64.s), one
+// group against eight activation rows at a time.
 //
 // Quantized weights multiply by integer dot products, as ggml does: a
 // Pool quantizes a product's activation rows once, into scratch it owns

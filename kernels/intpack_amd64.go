@@ -22,8 +22,8 @@ func q8_0p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, n
 //go:noescape
 func q8_0p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 
-// Implemented in intpack_k_amd64.s: the same for a packed Q4_K or Q6_K
-// group of nb super-blocks against q8KAct activation rows.
+// Implemented in intpack_k_amd64.s: the same for a packed Q4_K, Q5_K or
+// Q6_K group of nb super-blocks against q8KAct activation rows.
 //
 //go:noescape
 func q4_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
@@ -36,6 +36,18 @@ func q4_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride u
 
 //go:noescape
 func q4_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 
 //go:noescape
 func q6_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
@@ -77,6 +89,17 @@ func (k packedKernel) call(n int, grp unsafe.Pointer, quant uintptr, x unsafe.Po
 			q4_Kp16x2(grp, x, xs, nb, o, ostride, mask)
 		default:
 			q4_Kp16x1(grp, x, xs, nb, o, ostride, mask)
+		}
+	case Q5_K:
+		switch n {
+		case 8:
+			q5_Kp16x8(grp, x, xs, nb, o, ostride, mask)
+		case 4:
+			q5_Kp16x4(grp, x, xs, nb, o, ostride, mask)
+		case 2:
+			q5_Kp16x2(grp, x, xs, nb, o, ostride, mask)
+		default:
+			q5_Kp16x1(grp, x, xs, nb, o, ostride, mask)
 		}
 	case Q6_K:
 		switch n {

@@ -4,7 +4,7 @@
 #include "intpack_amd64.h"
 
 // AVX-512 VNNI kernels of the K-quants over packed weights (pack.go's
-// Q4_K and Q6_K layouts): a group of sixteen weight rows, one per 32-bit
+// Q4_K, Q5_K and Q6_K layouts): a group of sixteen weight rows, one per 32-bit
 // lane, against 1, 2, 4 or 8 rows of q8KAct activations (304 bytes a
 // block: quants at 0, sums of 16 at 256, d at 288; rows xs bytes apart).
 // A VPDPBUSD.BCST meets four activation bytes with four weights of each
@@ -55,7 +55,7 @@
 // 16 by VPDPWSSD.BCST and are scaled by dmin*dx (Z30): per lane, acc +=
 // (d*dx)*isum, then acc -= (dmin*dx)*imin. Z28 holds 0x0F bytes.
 
-// kminshuf<> makes dword i of each 128-bit lane L the pair (m, m) of
+// kminshuf<> (Q4_K, Q5_K) makes dword i of each 128-bit lane L the pair (m, m) of
 // byte 4L+i, from a 16-byte row broadcast to every lane.
 DATA kminshuf<>+0(SB)/8, $0x8001800180008000
 DATA kminshuf<>+8(SB)/8, $0x8003800380028002
@@ -112,7 +112,7 @@ GLOBL kminshuf<>(SB), RODATA|NOPTR, $64
 	VPDPBUSD.BCST X+44 A, Z23, Z27; \
 	VPDPWSSD      Z25, Z27, ZI
 
-// KDMINS(ZD, ZDM) loads a Q4_K super-block's sixteen d into ZD
+// KDMINS(ZD, ZDM) loads a Q4_K or Q5_K super-block's sixteen d into ZD
 // and dmin into ZDM, and widens its eight sub-blocks' mins into (m, m)
 // pairs in Z16-Z23 (the quants are done with). Z31 holds kminshuf<>.
 #define KDMINS(ZD, ZDM) \
@@ -135,7 +135,7 @@ GLOBL kminshuf<>(SB), RODATA|NOPTR, $64
 	VPSHUFB         Z31, Z22, Z22; \
 	VPSHUFB         Z31, Z23, Z23
 
-// KFIN(ZF, ZI, A, ZD, ZDM) ends a Q4_K super-block for the row at
+// KFIN(ZF, ZI, A, ZD, ZDM) ends a Q4_K or Q5_K super-block for the row at
 // A: ZF += (d*dx)*isum, then ZF -= (dmin*dx)*imin, the mins' sum gathered
 // in Z26 (Z27 scratch).
 #define KFIN(ZF, ZI, A, ZD, ZDM) \
@@ -298,6 +298,100 @@ q4kp8loop:
 	PSTORE8
 	VZEROUPPER
 	RET
+
+// ---- Q5_K ----
+//
+// Q4_K's scheme with a fifth bit a weight, but a sub-block's sum of q*x
+// (32 weights of at most 31 times 127) needs 17 bits, so it is gathered
+// whole in Z27 and multiplied by the scale in int32 (VPMULLD; Z24 the
+// scales of sub-block 2j, Z25 of 2j+1). Per chunk j, the eight columns'
+// low nibbles with their fifth bits (qh column >> j, bit 4) meet every row
+// (Z16-Z23), then the high nibbles with theirs (qh column << 4-j, bit 4);
+// a select by 0x0F bytes (Z28) merges nibble and bit, the bit masked by
+// 0x10 bytes (Z29). The super-block ends as Q4_K's (KDMINS, KFIN; d and
+// dmin in Z24, Z25).
+
+#define Q5KCONST \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z28; \
+	MOVL         $0x10101010, AX; \
+	VPBROADCASTD AX, Z29; \
+	VMOVDQU32    kminshuf<>(SB), Z31
+
+// Q5KLO(J, C, ZW) builds column C of chunk J's low weights in ZW.
+#define Q5KLO(J, C, ZW) \
+	VPSRLD     $J, 320+64*C(R8), Z26; \
+	VPANDD     Z29, Z26, Z26; \
+	VMOVDQU32  832+64*(8*J+C)(R8), ZW; \
+	VPTERNLOGD $0xe4, Z28, Z26, ZW
+
+// Q5KHI(J, C, ZW) builds column C of chunk J's high weights in ZW.
+#define Q5KHI(J, C, ZW) \
+	VPSLLD     $(4-J), 320+64*C(R8), Z26; \
+	VPANDD     Z29, Z26, Z26; \
+	VPSRLD     $4, 832+64*(8*J+C)(R8), ZW; \
+	VPTERNLOGD $0xe4, Z28, Z26, ZW
+
+#define Q5KCOLS(J, COL) \
+	COL(J, 0, Z16); \
+	COL(J, 1, Z17); \
+	COL(J, 2, Z18); \
+	COL(J, 3, Z19); \
+	COL(J, 4, Z20); \
+	COL(J, 5, Z21); \
+	COL(J, 6, Z22); \
+	COL(J, 7, Z23)
+
+// Q5KROW(ZI, A, X, ZS) adds the sub-block of the current columns,
+// activations X..X+31 of the row at A, times its scales ZS into ZI.
+#define Q5KROW(ZI, A, X, ZS) \
+	VPXORD        Z27, Z27, Z27; \
+	VPDPBUSD.BCST X+0 A, Z16, Z27; \
+	VPDPBUSD.BCST X+4 A, Z17, Z27; \
+	VPDPBUSD.BCST X+8 A, Z18, Z27; \
+	VPDPBUSD.BCST X+12 A, Z19, Z27; \
+	VPDPBUSD.BCST X+16 A, Z20, Z27; \
+	VPDPBUSD.BCST X+20 A, Z21, Z27; \
+	VPDPBUSD.BCST X+24 A, Z22, Z27; \
+	VPDPBUSD.BCST X+28 A, Z23, Z27; \
+	VPMULLD       ZS, Z27, Z27; \
+	VPADDD        Z27, ZI, ZI
+
+#define Q5KROWS1(X, ZS) \
+	Q5KROW(Z8, XR0, X, ZS)
+
+#define Q5KROWS2(X, ZS) \
+	Q5KROWS1(X, ZS); \
+	Q5KROW(Z9, XR1, X, ZS)
+
+#define Q5KROWS4(X, ZS) \
+	Q5KROWS2(X, ZS); \
+	Q5KROW(Z10, XR2, X, ZS); \
+	Q5KROW(Z11, XR3, X, ZS)
+
+#define Q5KROWS8(X, ZS) \
+	Q5KROWS4(X, ZS); \
+	Q5KROW(Z12, XR4, X, ZS); \
+	Q5KROW(Z13, XR5, X, ZS); \
+	Q5KROW(Z14, XR6, X, ZS); \
+	Q5KROW(Z15, XR7, X, ZS)
+
+// Q5KCHUNK(J, ROWS): chunk J's two sub-blocks against the rows of ROWS.
+#define Q5KCHUNK(J, ROWS) \
+	VPMOVZXBD 64+32*J(R8), Z24; \
+	VPMOVZXBD 80+32*J(R8), Z25; \
+	Q5KCOLS(J, Q5KLO); \
+	ROWS(64*J, Z24); \
+	Q5KCOLS(J, Q5KHI); \
+	ROWS(64*J+32, Z25)
+
+#define Q5KBLOCK(ROWS) \
+	Q5KCHUNK(0, ROWS); \
+	Q5KCHUNK(1, ROWS); \
+	Q5KCHUNK(2, ROWS); \
+	Q5KCHUNK(3, ROWS); \
+	KDMINS(Z24, Z25)
+
 
 // ---- Q6_K ----
 //
@@ -533,3 +627,86 @@ q6kp8loop:
 	VZEROUPPER
 	RET
 
+// func q5_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q5_Kp16x1(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q5KCONST
+	VPXORD Z0, Z0, Z0
+
+q5kp1loop:
+	VPXORD Z8, Z8, Z8
+	Q5KBLOCK(Q5KROWS1)
+	KFIN1(Z24, Z25)
+	ADDQ $2880, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q5kp1loop
+
+	PSTORE1
+	VZEROUPPER
+	RET
+
+// func q5_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q5_Kp16x2(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q5KCONST
+	ZERO1(Z0, Z1)
+
+q5kp2loop:
+	ZERO1(Z8, Z9)
+	Q5KBLOCK(Q5KROWS2)
+	KFIN2(Z24, Z25)
+	ADDQ $2880, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q5kp2loop
+
+	PSTORE2
+	VZEROUPPER
+	RET
+
+// func q5_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q5_Kp16x4(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q5KCONST
+	ZERO1(Z0, Z1)
+	ZERO1(Z2, Z3)
+
+q5kp4loop:
+	ZERO1(Z8, Z9)
+	ZERO1(Z10, Z11)
+	Q5KBLOCK(Q5KROWS4)
+	KFIN4(Z24, Z25)
+	ADDQ $2880, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q5kp4loop
+
+	PSTORE4
+	VZEROUPPER
+	RET
+
+// func q5_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q5_Kp16x8(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q5KCONST
+	ZERO1(Z0, Z1)
+	ZERO1(Z2, Z3)
+	ZERO1(Z4, Z5)
+	ZERO1(Z6, Z7)
+
+q5kp8loop:
+	ZERO1(Z8, Z9)
+	ZERO1(Z10, Z11)
+	ZERO1(Z12, Z13)
+	ZERO1(Z14, Z15)
+	Q5KBLOCK(Q5KROWS8)
+	KFIN8(Z24, Z25)
+	ADDQ $2880, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q5kp8loop
+
+	PSTORE8
+	VZEROUPPER
+	RET

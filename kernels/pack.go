@@ -37,6 +37,15 @@ import (
 //	      low nibbles are weights 4c..4c+3 of sub-block 2j and high
 //	      nibbles the same of sub-block 2j+1 (as in the row)
 //
+// Q5_K, 2880 bytes a super-block (16x176 = 2816; +2.3%): Q4_K's fields
+// and nibble columns (at 832), and the fifth bits as eight qh columns:
+//
+//	320   qh: column c (0..7) at 320+64c: for lane i, at 4i+b (b = 0..3),
+//	      bit 4+j holds the fifth bit of weight 4c+b of sub-block 2j and
+//	      bit j that of sub-block 2j+1 (so that a dword shift by j and a
+//	      mask put either at bit 4 of each byte for chunk j)
+//	832   nibbles: chunk j, column c at 832+64(8j+c), as Q4_K's
+//
 // Q6_K, 3392 bytes a super-block (16x210 = 3360; +1%, padding to a cache
 // line): the sixteen 6-bit values of a sub-block, four four-weight words
 // w0..w3 a lane, stored in three: bytes 0-5 of word j (0..2) are w_j,
@@ -68,6 +77,7 @@ type packed struct {
 // Bytes of one super-block of a packed K-quant group (pack.go's layouts).
 const (
 	q4KPackBlock = 2368
+	q5KPackBlock = 2880
 	q6KPackBlock = 3392
 )
 
@@ -86,7 +96,7 @@ func (p *packed) groupAt(g int) unsafe.Pointer {
 }
 
 // Prepare lays out each matrix's weights for this CPU's fastest kernels,
-// once, after loading: on the avx512 path a Q8_0, Q4_K or Q6_K matrix
+// once, after loading: on the avx512 path a Q8_0, Q4_K, Q5_K or Q6_K matrix
 // gets a packed copy (about as many bytes again as its weights) that
 // products on that path read instead of the row-major blocks. Elsewhere, and for the other types, it
 // does nothing. It must run before the matrices are shared by concurrent
@@ -125,7 +135,7 @@ func prepare(ms []*Matrix) {
 // packable reports whether Prepare packs matrices of type t.
 func packable(t DType) bool {
 	switch t {
-	case Q8_0, Q4_K, Q6_K:
+	case Q8_0, Q4_K, Q5_K, Q6_K:
 		return true
 	}
 	return false
@@ -147,6 +157,8 @@ func pack(m *Matrix) *packed {
 		return packQ8_0(m)
 	case Q4_K:
 		return packQ4_K(m)
+	case Q5_K:
+		return packQ5_K(m)
 	case Q6_K:
 		return packQ6_K(m)
 	}
@@ -216,6 +228,42 @@ func packQ4_K(m *Matrix) *packed {
 	return p
 }
 
+func packQ5_K(m *Matrix) *packed {
+	nb := m.Cols / QK_K
+	p := newPacked(m, nb*q5KPackBlock, 0)
+	rb := m.rowBytes()
+	for g := range len(p.data) / p.group {
+		grp := p.data[g*p.group : (g+1)*p.group]
+		for i := range packRows {
+			row := m.Raw[packRow(m, g, i)*rb:][:rb]
+			for k := range nb {
+				blk := row[k*176 : (k+1)*176]
+				dst := grp[k*q5KPackBlock : (k+1)*q5KPackBlock]
+				copy(dst[2*i:], blk[0:2])
+				copy(dst[32+2*i:], blk[2:4])
+				for s := range 8 {
+					sc, mn := kScaleMin((*[12]byte)(blk[4:16]), s)
+					dst[64+16*s+i], dst[192+16*s+i] = sc, mn
+				}
+				qh := blk[16:48]
+				for l, h := range qh {
+					var b byte
+					for j := range 4 {
+						b |= (h>>(2*j)&1)<<(4+j) | (h>>(2*j+1)&1)<<j
+					}
+					dst[320+64*(l/4)+4*i+l%4] = b
+				}
+				for j := range 4 {
+					for c := range 8 {
+						copy(dst[832+64*(8*j+c)+4*i:][:4], blk[48+32*j+4*c:])
+					}
+				}
+			}
+		}
+	}
+	return p
+}
+
 // q6KQuants unpacks a Q6_K block's 256 unsigned 6-bit quants (0..63), in
 // weight order (dequantQ6_K's bit positions).
 func q6KQuants(blk []byte) (q [QK_K]byte) {
@@ -275,6 +323,9 @@ func packedRowsGo(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) {
 			case Q4_K:
 				nb := w.Cols / QK_K
 				s = packedQ4_KLane(grp, i, act.q8k[b*nb:(b+1)*nb])
+			case Q5_K:
+				nb := w.Cols / QK_K
+				s = packedQ5_KLane(grp, i, act.q8k[b*nb:(b+1)*nb])
 			case Q6_K:
 				nb := w.Cols / QK_K
 				s = packedQ6_KLane(grp, i, act.q8k[b*nb:(b+1)*nb])
@@ -327,6 +378,35 @@ func packedQ4_KLane(grp []byte, i int, xa []q8KAct) float32 {
 				}
 				isum += sc0*lo + sc1*hi
 			}
+		}
+		for s := range 8 {
+			imin += int32(blk[192+16*s+i]) * (int32(a.bsums[2*s]) + int32(a.bsums[2*s+1]))
+		}
+		s += half(blk[2*i:])*a.d*float32(isum) - half(blk[32+2*i:])*a.d*float32(imin)
+	}
+	return s
+}
+
+// packedQ5_KLane is lane i of a packed Q5_K group against one activation
+// row: per sub-block (32 weights of 0..31: its sum needs 17 bits), the sum
+// of q*x times the scale in int32, as the kernels' VPMULLD; the mins as
+// Q4_K's.
+func packedQ5_KLane(grp []byte, i int, xa []q8KAct) float32 {
+	var s float32
+	for k := range xa {
+		a := &xa[k]
+		blk := grp[k*q5KPackBlock : (k+1)*q5KPackBlock]
+		var isum, imin int32
+		for j := range 4 {
+			var lo, hi int32
+			for c := range 8 {
+				for t := range 4 {
+					q, h := blk[832+64*(8*j+c)+4*i+t], blk[320+64*c+4*i+t]
+					lo += int32(q&15|h>>j&16) * int32(a.qs[64*j+4*c+t])
+					hi += int32(q>>4|h<<(4-j)&16) * int32(a.qs[64*j+32+4*c+t])
+				}
+			}
+			isum += int32(blk[64+16*(2*j)+i])*lo + int32(blk[64+16*(2*j+1)+i])*hi
 		}
 		for s := range 8 {
 			imin += int32(blk[192+16*s+i]) * (int32(a.bsums[2*s]) + int32(a.bsums[2*s+1]))

@@ -53,11 +53,11 @@ func TestPackedMatchesRowMajor(t *testing.T) {
 }
 
 // TestPrepareLeavesOtherTypes: Prepare packs only the types the avx512
-// kernels read packed (Q8_0, Q4_K, Q6_K), packs a matrix once, and keeps a
+// kernels read packed (Q8_0, Q4_K, Q5_K, Q6_K), packs a matrix once, and keeps a
 // full group's packed bytes within 5% of its rows' (decode streams them).
 func TestPrepareLeavesOtherTypes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
-	packs := map[DType]bool{Q8_0: true, Q4_K: true, Q6_K: true}
+	packs := map[DType]bool{Q8_0: true, Q4_K: true, Q5_K: true, Q6_K: true}
 	for _, typ := range Types() {
 		elems, _, _ := typ.Block()
 		w := randMatrix(t, rng, typ, packRows, max(elems, 32)*4)
