@@ -228,6 +228,17 @@ func packQ4_K(m *Matrix) *packed {
 	return p
 }
 
+// q5KBits maps a Q5_K qh byte (bit s the fifth bit of sub-block s) to its
+// packed form: bit 4+j that of sub-block 2j, bit j that of 2j+1.
+var q5KBits = func() (t [256]byte) {
+	for h := range t {
+		for j := range 4 {
+			t[h] |= byte(h>>(2*j)&1)<<(4+j) | byte(h>>(2*j+1)&1)<<j
+		}
+	}
+	return t
+}()
+
 func packQ5_K(m *Matrix) *packed {
 	nb := m.Cols / QK_K
 	p := newPacked(m, nb*q5KPackBlock, 0)
@@ -245,13 +256,8 @@ func packQ5_K(m *Matrix) *packed {
 					sc, mn := kScaleMin((*[12]byte)(blk[4:16]), s)
 					dst[64+16*s+i], dst[192+16*s+i] = sc, mn
 				}
-				qh := blk[16:48]
-				for l, h := range qh {
-					var b byte
-					for j := range 4 {
-						b |= (h>>(2*j)&1)<<(4+j) | (h>>(2*j+1)&1)<<j
-					}
-					dst[320+64*(l/4)+4*i+l%4] = b
+				for l, h := range (*[32]byte)(blk[16:48]) {
+					dst[320+64*(l/4)+4*i+l%4] = q5KBits[h]
 				}
 				for j := range 4 {
 					for c := range 8 {
@@ -267,11 +273,15 @@ func packQ5_K(m *Matrix) *packed {
 // q6KQuants unpacks a Q6_K block's 256 unsigned 6-bit quants (0..63), in
 // weight order (dequantQ6_K's bit positions).
 func q6KQuants(blk []byte) (q [QK_K]byte) {
-	ql, qh := blk[0:128], blk[128:192]
-	for e := range q {
-		h, k, l := e/128, e%128/32, e%32
-		lo := ql[h*64+k%2*32+l] >> (4 * uint(k/2)) & 15
-		q[e] = lo | (qh[h*32+l]>>(2*uint(k))&3)<<4
+	for h := range 2 {
+		ql, qh := (*[64]byte)(blk[h*64:]), (*[32]byte)(blk[128+h*32:])
+		y := (*[128]byte)(q[h*128:])
+		for l, hb := range qh {
+			y[l] = ql[l]&15 | hb&3<<4
+			y[32+l] = ql[32+l]&15 | hb>>2&3<<4
+			y[64+l] = ql[l]>>4 | hb>>4&3<<4
+			y[96+l] = ql[32+l]>>4 | hb>>6<<4
+		}
 	}
 	return q
 }
@@ -286,13 +296,15 @@ func packQ6_K(m *Matrix) *packed {
 			row := m.Raw[packRow(m, g, i)*rb:][:rb]
 			for k := range nb {
 				blk := row[k*210 : (k+1)*210]
-				dst := grp[k*q6KPackBlock : (k+1)*q6KPackBlock]
+				dst := (*[q6KPackBlock]byte)(grp[k*q6KPackBlock:])
 				q := q6KQuants(blk)
 				for s := range 16 {
 					dst[16*s+i] = blk[192+s]
+					w, hi := (*[16]byte)(q[16*s:]), (*[4]byte)(q[16*s+12:])
 					for j := range 3 {
-						for t := range 4 {
-							dst[320+192*s+64*j+4*i+t] = q[16*s+4*j+t] | (q[16*s+12+t]>>(2*uint(j))&3)<<6
+						d := (*[4]byte)(dst[320+192*s+64*j+4*i:])
+						for t, h := range hi {
+							d[t] = w[4*j+t] | h>>(2*uint(j))&3<<6
 						}
 					}
 				}
