@@ -28,19 +28,20 @@
 // tile, and for a batch's odd row), so a weight is read from memory once
 // per product and unpacked once per two rows; a row's result is
 // bit-identical whichever rows share its call. On the avx512 path,
-// Prepare (pack.go) gives each Q8_0, Q4_0, Q5_0, Q4_1 and Q5_1 matrix a
-// packed copy, sixteen rows to a group, one per 32-bit lane, which the
-// integer products read instead: one VPDPBUSD of four broadcast
-// activation bytes sums sixteen rows' products in place, sixteen weight
-// rows against up to eight activation rows a call (intpack_amd64.h,
-// intpack_amd64.s, intpack_nib_amd64.s); the avxvnni path reads the Q8_0
-// ones eight rows at a time (intpack_vnni_amd64.s), and the K-quants'
+// Prepare (pack.go; the model loaders call it) gives each Q8_0, Q4_0,
+// Q5_0, Q4_1, Q5_1, Q4_K, Q5_K and Q6_K matrix a packed copy, sixteen
+// rows to a group, one per 32-bit lane, which the integer products read
+// instead: one VPDPBUSD of four broadcast activation bytes sums sixteen
+// rows' products in place, sixteen weight rows against up to eight
+// activation rows a call (intpack_amd64.h, intpack_amd64.s,
+// intpack_nib_amd64.s, intpack_k_amd64.s: the K-quants' sub-block scales
+// applied exactly in integers); the avxvnni path reads the Q8_0 ones
+// eight rows at a time (intpack_vnni_amd64.s), and the K-quants'
 // activations quantize in AVX-512 assembly (actquant_k_amd64.s). The
-// integer products move
-// results by the activation rounding, as llama.cpp's do (logits by a few
-// hundredths); Options.FloatActivations keeps the exact products with
-// float32 activations, the reference. F16, BF16 and F32 always read
-// float32 activations.
+// integer products move results by the activation rounding, as
+// llama.cpp's do (logits by a few hundredths); Options.FloatActivations
+// keeps the exact products with float32 activations, the reference. F16,
+// BF16 and F32 always read float32 activations.
 //
 // The float products: on the avx2 path the F32, F16 and float-activation
 // Q8_0 products, Dot and Axpy run hand-written Plan 9 assembly

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -100,6 +101,57 @@ func TestIntProducts(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%v/%dx%d", path, typ, rows, cols), func(t *testing.T) {
 					for batch := 1; batch <= 9; batch++ {
 						checkIntProduct(t, pool, w, randVec(rng, batch*cols), batch)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestIntProductsExtreme runs the integer products of every type on every
+// path with every quant bit clear or set and activations all of the
+// largest magnitude, either sign (and the Q6_K scales at -128): the sums
+// the kernels gather in narrow lanes (the avx512 Q4_K kernel's half
+// sub-blocks in int16 words, up to 16*15*127) at their bounds.
+func TestIntProductsExtreme(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, path := range Paths() {
+		pool, err := NewPoolOpts(1, Options{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		for _, typ := range intTypes {
+			elems, size, _ := typ.Block()
+			cols := max(elems, 2*QK_K)
+			halves := halfFields[typ]
+			if typ == Q8_0 {
+				halves = []int{0}
+			}
+			for _, fill := range []byte{0x00, 0xff} {
+				w := randMatrix(t, rng, typ, 19, cols)
+				w.pk = nil
+				for b := 0; b < len(w.Raw); b += size {
+					blk := w.Raw[b : b+size]
+					for i := range blk {
+						if !slices.Contains(halves, i) && !slices.Contains(halves, i-1) {
+							blk[i] = fill
+						}
+					}
+					if typ == Q6_K {
+						for i := 192; i < 208; i++ {
+							blk[i] = 0x80
+						}
+					}
+				}
+				Prepare(w)
+				t.Run(fmt.Sprintf("%s/%v/%#02x", path, typ, fill), func(t *testing.T) {
+					for _, sign := range []float32{1, -1} {
+						x := make([]float32, 3*cols)
+						for i := range x {
+							x[i] = sign
+						}
+						checkIntProduct(t, pool, w, x, 3)
 					}
 				})
 			}

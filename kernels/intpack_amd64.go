@@ -73,6 +73,45 @@ func q5_1p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, n
 //go:noescape
 func q5_1p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 
+// Implemented in intpack_k_amd64.s: the same for a packed Q4_K, Q5_K or
+// Q6_K group of nb super-blocks against q8KAct activation rows.
+//
+//go:noescape
+func q4_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q4_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q5_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q6_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q6_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q6_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q6_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
 // packKernel selects the packed kernels of a weight type; direct calls in
 // a switch (not func values) keep the arguments from escaping.
 type packKernel DType
@@ -80,7 +119,7 @@ type packKernel DType
 // has reports whether type k has packed kernels.
 func (k packKernel) has() bool {
 	switch DType(k) {
-	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
+	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q4_K, Q5_K, Q6_K:
 		return true
 	}
 	return false
@@ -144,6 +183,39 @@ func (k packKernel) call(rows int, w unsafe.Pointer, quant uintptr, xa unsafe.Po
 		case 3:
 			q5_1p16x8(w, quant, xa, xs, nb, out, ostride, mask)
 		}
+	case Q4_K:
+		switch rows {
+		case 0:
+			q4_Kp16x1(w, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q4_Kp16x2(w, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q4_Kp16x4(w, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q4_Kp16x8(w, xa, xs, nb, out, ostride, mask)
+		}
+	case Q5_K:
+		switch rows {
+		case 0:
+			q5_Kp16x1(w, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q5_Kp16x2(w, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q5_Kp16x4(w, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q5_Kp16x8(w, xa, xs, nb, out, ostride, mask)
+		}
+	case Q6_K:
+		switch rows {
+		case 0:
+			q6_Kp16x1(w, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q6_Kp16x2(w, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q6_Kp16x4(w, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q6_Kp16x8(w, xa, xs, nb, out, ostride, mask)
+		}
 	}
 }
 
@@ -165,10 +237,17 @@ func intRowsPacked(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) b
 	if lo >= hi || batch <= 0 {
 		return true
 	}
-	nb := w.Cols / Q8Block
+	var nb int
+	var xa0 unsafe.Pointer
+	var xs uintptr // bytes from one activation row to the next
+	if intFormat(w.Type) == actQ8K {
+		nb = w.Cols / QK_K
+		xa0, xs = unsafe.Pointer(&act.q8k[:batch*nb][0]), uintptr(nb)*unsafe.Sizeof(q8KAct{})
+	} else {
+		nb = w.Cols / Q8Block
+		xa0, xs = unsafe.Pointer(&act.q8[:batch*nb][0]), uintptr(nb)*unsafe.Sizeof(q8Act{})
+	}
 	rows := w.Rows
-	xs := uintptr(nb) * unsafe.Sizeof(q8Act{})
-	xa := act.q8[:batch*nb]
 	_ = out[(batch-1)*rows+hi-1]
 	ostride := uintptr(rows) * 4
 	quant := uintptr(p.quant)
@@ -180,7 +259,7 @@ func intRowsPacked(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) b
 		for b := 0; b < batch; {
 			// The widest kernel that fits: 8, 4, 2 or 1 rows.
 			k := min(3, bits.Len(uint(batch-b))-1)
-			kern.call(k, grp, quant, unsafe.Pointer(&xa[b*nb]), xs, nb, &out[b*rows+r0], ostride, mask)
+			kern.call(k, grp, quant, unsafe.Add(xa0, uintptr(b)*xs), xs, nb, &out[b*rows+r0], ostride, mask)
 			b += 1 << k
 		}
 	}

@@ -1,6 +1,7 @@
 // Macros shared by the AVX-512 VNNI kernels over packed weights
 // (intpack_amd64.s: Q8_0; intpack_nib_amd64.s: Q4_0, Q5_0, Q4_1, Q5_1;
-// the layouts are pack.go's). Every kernel is one group of sixteen
+// intpack_k_amd64.s: Q4_K, Q5_K, Q6_K, which take PSTRIDES and STOREn
+// only; the layouts are pack.go's). Every kernel is one group of sixteen
 // weight rows, one per 32-bit lane, against 1, 2, 4 or 8 rows of
 // quantized activations (q8Act blocks, 40 bytes; rows xs bytes apart).
 // Per block, a type's COLS macro leaves the block's weights unsigned in
@@ -20,15 +21,22 @@
 // weights, Z24 its scales d, Z25 scratch, Z26 the mins m (the _1
 // types), Z28-Z30 the nibble types' constants and fifth bits, Z31 zero.
 
+// PSTRIDES sets, from one activation row stride in BX, R10, R11 and R12
+// to three, five and seven strides, so that rows 0..7 are (SI),
+// (SI)(BX*1), (SI)(BX*2), (SI)(R10*1), (SI)(BX*4), (SI)(R11*1),
+// (SI)(R10*2) and (SI)(R12*1).
+#define PSTRIDES \
+	LEAQ (BX)(BX*2), R10; \
+	LEAQ (BX)(BX*4), R11; \
+	LEAQ (R10)(BX*4), R12
+
 #define LOADARGSP \
 	MOVQ w+0(FP), R8; \
 	MOVQ quant+8(FP), R9; \
 	ADDQ R8, R9; \
 	MOVQ xa+16(FP), SI; \
 	MOVQ xs+24(FP), BX; \
-	LEAQ (BX)(BX*2), R10; \
-	LEAQ (BX)(BX*4), R11; \
-	LEAQ (R10)(BX*4), R12; \
+	PSTRIDES; \
 	MOVQ nb+32(FP), CX; \
 	MOVQ out+40(FP), DI; \
 	MOVQ ostride+48(FP), DX; \

@@ -48,7 +48,44 @@ import (
 // The fifth bits are thus those of the eight unpacked registers' byte j
 // (the low-nibble registers q = 0..3, then the high ones): shifting the
 // lane left by 4-q, or right by q, brings register q's to bit 4 of every
-// byte, where a mask of 0x10 bytes picks it. Each group starts on a
+// byte, where a mask of 0x10 bytes picks it.
+//
+// The K-quants keep their bits as stored, lane by lane: a group is nb
+// super-blocks, each of the sixteen rows' blocks side by side (lane i of
+// each field at i, 2i or 4i). Q4_K, 2368 bytes a super-block (16x144 =
+// 2304 in the rows; +2.8%, the 6-bit scales and mins kept as bytes):
+//
+//	0     d, 16 halves        32    dmin, 16 halves
+//	64    scales: sub-block s (0..7) at 64+16s, a byte a lane
+//	192   mins: sub-block s at 192+16s, a byte a lane
+//	320   nibbles: chunk j (0..3), column c (0..7) at 320+64(8j+c): for
+//	      lane i at 4i, the row's nibble bytes 32j+4c..32j+4c+3, whose
+//	      low nibbles are weights 4c..4c+3 of sub-block 2j and high
+//	      nibbles the same of sub-block 2j+1 (as in the row)
+//
+// Q5_K, 2880 bytes a super-block (16x176 = 2816; +2.3%): Q4_K's fields
+// and nibble columns (at 832), and the fifth bits as eight qh columns:
+//
+//	320   qh: column c (0..7) at 320+64c: for lane i, at 4i+b (b = 0..3),
+//	      bit 4+j holds the fifth bit of weight 4c+b of sub-block 2j and
+//	      bit j that of sub-block 2j+1 (so that a dword shift by j and a
+//	      mask put either at bit 4 of each byte for chunk j)
+//	832   nibbles: chunk j, column c at 832+64(8j+c), as Q4_K's
+//
+// Q6_K, 3392 bytes a super-block (16x210 = 3360; +1%, padding to a cache
+// line): the sixteen 6-bit values of a sub-block, four four-weight words
+// w0..w3 a lane, stored in three: bytes 0-5 of word j (0..2) are w_j,
+// bits 6-7 hold two bits of w3 (bits 2j..2j+1), so that w0..w2 are one
+// mask each and w3 a few shifts and selects:
+//
+//	0     scales: sub-block s (0..15) at 16s, an int8 a lane
+//	256   d, 16 halves (then 32 bytes of padding)
+//	320   quants: sub-block s at 320+192s, word j (0..2) at +64j: for
+//	      lane i at 4i, weights 16s+4j..16s+4j+3 of row i in bits 0-5
+//	      of its four bytes, and bits 2j..2j+1 of weights 16s+12..16s+15
+//	      in bits 6-7
+//
+// Each group, and each super-block of a K-quant group, starts on a
 // 64-byte boundary, so every quant load is one cache line.
 
 // packRows is the number of rows a group of packed weights interleaves:
@@ -60,8 +97,15 @@ type packed struct {
 	src   *byte  // the row-major data it was made from (Matrix.Raw)
 	data  []byte // groups, each starting on a 64-byte boundary
 	group int    // bytes per group
-	quant int    // bytes from a group's start to its quants
+	quant int    // bytes from a group's start to its quants (the 32-value types)
 }
+
+// Bytes of one super-block of a packed K-quant group (pack.go's layouts).
+const (
+	q4KPackBlock = 2368
+	q5KPackBlock = 2880
+	q6KPackBlock = 3392
+)
 
 // packedOf is m's packed copy, or nil when it has none or when m is a copy
 // of a prepared Matrix given other data since.
@@ -78,13 +122,14 @@ func (p *packed) groupAt(g int) unsafe.Pointer {
 }
 
 // Prepare lays out each matrix's weights for this CPU's fastest kernels,
-// once, after loading: on the avx512 path a Q8_0, Q4_0, Q5_0, Q4_1 or
-// Q5_1 matrix gets a packed copy (as many bytes again as its weights, but
-// for padding) that products on that path read instead of the row-major
-// blocks; on the avxvnni path a Q8_0 one. Elsewhere, and for the other
-// types, it does nothing. It must run before the matrices are shared by
-// concurrent products, and their data must not change afterwards. The
-// work is spread over GOMAXPROCS goroutines.
+// once, after loading: on the avx512 path a Q8_0, Q4_0, Q5_0, Q4_1, Q5_1,
+// Q4_K, Q5_K or Q6_K matrix gets a packed copy (as many bytes again as
+// its weights, but for padding: at most 3% more) that products on that
+// path read instead of the row-major blocks; on the avxvnni path a Q8_0
+// one. Elsewhere, and for the other types, it does nothing. It must run
+// before the matrices are shared by concurrent products, and their data
+// must not change afterwards. The work is spread over GOMAXPROCS
+// goroutines.
 func Prepare(ms ...*Matrix) {
 	if best < pathAVXVNNI {
 		return
@@ -107,8 +152,13 @@ func prepare(ms []*Matrix, p kpath) {
 	}
 	seen := make(map[*Matrix]bool, len(ms))
 	for _, m := range ms {
-		if m != nil && m.pk == nil && packsFor(p, m.Type) && !seen[m] {
-			seen[m] = true
+		// seen first: a worker may be writing the pk of a matrix listed
+		// twice (a tied classifier).
+		if m == nil || seen[m] {
+			continue
+		}
+		seen[m] = true
+		if m.pk == nil && packsFor(p, m.Type) {
 			work <- m
 		}
 	}
@@ -120,7 +170,7 @@ func prepare(ms []*Matrix, p kpath) {
 // path.
 func packable(t DType) bool {
 	switch t {
-	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
+	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q4_K, Q5_K, Q6_K:
 		return true
 	}
 	return false
@@ -155,6 +205,12 @@ func pack(m *Matrix) *packed {
 		return packQ8_0(m)
 	case Q4_0, Q5_0, Q4_1, Q5_1:
 		return packNibbles(m)
+	case Q4_K:
+		return packQ4_K(m)
+	case Q5_K:
+		return packQ5_K(m)
+	case Q6_K:
+		return packQ6_K(m)
 	}
 	return nil
 }
@@ -193,6 +249,121 @@ func packQ8_0(m *Matrix) *packed {
 					v := binary.LittleEndian.Uint32(blk[2+4*q:]) ^ 0x80808080
 					binary.LittleEndian.PutUint32(qs[64*q+4*i:], v)
 				}
+			}
+		}
+	}
+	return p
+}
+
+func packQ4_K(m *Matrix) *packed {
+	nb := m.Cols / QK_K
+	p := newPacked(m, nb*q4KPackBlock, 0)
+	rb := m.rowBytes()
+	for g := range len(p.data) / p.group {
+		grp := p.data[g*p.group : (g+1)*p.group]
+		for i := range packRows {
+			row := m.Raw[packRow(m, g, i)*rb:][:rb]
+			for k := range nb {
+				blk := row[k*144 : (k+1)*144]
+				dst := grp[k*q4KPackBlock : (k+1)*q4KPackBlock]
+				copy(dst[2*i:], blk[0:2])
+				copy(dst[32+2*i:], blk[2:4])
+				for s := range 8 {
+					sc, mn := kScaleMin((*[12]byte)(blk[4:16]), s)
+					dst[64+16*s+i], dst[192+16*s+i] = sc, mn
+				}
+				for j := range 4 {
+					for c := range 8 {
+						copy(dst[320+64*(8*j+c)+4*i:][:4], blk[16+32*j+4*c:])
+					}
+				}
+			}
+		}
+	}
+	return p
+}
+
+// q5KBits maps a Q5_K qh byte (bit s the fifth bit of sub-block s) to its
+// packed form: bit 4+j that of sub-block 2j, bit j that of 2j+1.
+var q5KBits = func() (t [256]byte) {
+	for h := range t {
+		for j := range 4 {
+			t[h] |= byte(h>>(2*j)&1)<<(4+j) | byte(h>>(2*j+1)&1)<<j
+		}
+	}
+	return t
+}()
+
+func packQ5_K(m *Matrix) *packed {
+	nb := m.Cols / QK_K
+	p := newPacked(m, nb*q5KPackBlock, 0)
+	rb := m.rowBytes()
+	for g := range len(p.data) / p.group {
+		grp := p.data[g*p.group : (g+1)*p.group]
+		for i := range packRows {
+			row := m.Raw[packRow(m, g, i)*rb:][:rb]
+			for k := range nb {
+				blk := row[k*176 : (k+1)*176]
+				dst := grp[k*q5KPackBlock : (k+1)*q5KPackBlock]
+				copy(dst[2*i:], blk[0:2])
+				copy(dst[32+2*i:], blk[2:4])
+				for s := range 8 {
+					sc, mn := kScaleMin((*[12]byte)(blk[4:16]), s)
+					dst[64+16*s+i], dst[192+16*s+i] = sc, mn
+				}
+				for l, h := range (*[32]byte)(blk[16:48]) {
+					dst[320+64*(l/4)+4*i+l%4] = q5KBits[h]
+				}
+				for j := range 4 {
+					for c := range 8 {
+						copy(dst[832+64*(8*j+c)+4*i:][:4], blk[48+32*j+4*c:])
+					}
+				}
+			}
+		}
+	}
+	return p
+}
+
+// q6KQuants unpacks a Q6_K block's 256 unsigned 6-bit quants (0..63), in
+// weight order (dequantQ6_K's bit positions).
+func q6KQuants(blk []byte) (q [QK_K]byte) {
+	for h := range 2 {
+		ql, qh := (*[64]byte)(blk[h*64:]), (*[32]byte)(blk[128+h*32:])
+		y := (*[128]byte)(q[h*128:])
+		for l, hb := range qh {
+			y[l] = ql[l]&15 | hb&3<<4
+			y[32+l] = ql[32+l]&15 | hb>>2&3<<4
+			y[64+l] = ql[l]>>4 | hb>>4&3<<4
+			y[96+l] = ql[32+l]>>4 | hb>>6<<4
+		}
+	}
+	return q
+}
+
+func packQ6_K(m *Matrix) *packed {
+	nb := m.Cols / QK_K
+	p := newPacked(m, nb*q6KPackBlock, 0)
+	rb := m.rowBytes()
+	for g := range len(p.data) / p.group {
+		grp := p.data[g*p.group : (g+1)*p.group]
+		for i := range packRows {
+			row := m.Raw[packRow(m, g, i)*rb:][:rb]
+			for k := range nb {
+				blk := row[k*210 : (k+1)*210]
+				dst := (*[q6KPackBlock]byte)(grp[k*q6KPackBlock:])
+				q := q6KQuants(blk)
+				for s := range 16 {
+					dst[16*s+i] = blk[192+s]
+					w, hi := (*[16]byte)(q[16*s:]), (*[4]byte)(q[16*s+12:])
+					for j := range 3 {
+						d := (*[4]byte)(dst[320+192*s+64*j+4*i:])
+						for t, h := range hi {
+							d[t] = w[4*j+t] | h>>(2*uint(j))&3<<6
+						}
+					}
+				}
+				copy(dst[256+2*i:], blk[208:210])
 			}
 		}
 	}
@@ -289,6 +460,19 @@ func packedRowsGo(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) {
 		g, i := r/packRows, r%packRows
 		grp := p.data[g*p.group : (g+1)*p.group]
 		for b := range batch {
+			if intFormat(w.Type) == actQ8K {
+				nk := w.Cols / QK_K
+				xk := act.q8k[b*nk : (b+1)*nk]
+				switch w.Type {
+				case Q4_K:
+					out[b*w.Rows+r] = packedQ4_KLane(grp, i, xk)
+				case Q5_K:
+					out[b*w.Rows+r] = packedQ5_KLane(grp, i, xk)
+				case Q6_K:
+					out[b*w.Rows+r] = packedQ6_KLane(grp, i, xk)
+				}
+				continue
+			}
 			xa := act.q8[b*nb : (b+1)*nb]
 			var s float32
 			for k := range nb {
@@ -338,4 +522,91 @@ func packedNibble(qs []byte, five bool, i, v int) byte {
 		b |= qs[256+4*i+j] >> bit & 1 << 4
 	}
 	return b
+}
+
+// packedQ4_KLane is lane i of a packed Q4_K group against one activation
+// row: per half sub-block (16 weights, four columns), the nibbles' sum
+// (it fits an int16: 16*15*127) times the sub-block's scale, as the
+// kernels' VPDPWSSD takes it; the mins against the activation's sums of
+// 16 as ordered pairs, one VPDPWSSD a sub-block.
+func packedQ4_KLane(grp []byte, i int, xa []q8KAct) float32 {
+	var s float32
+	for k := range xa {
+		a := &xa[k]
+		blk := grp[k*q4KPackBlock : (k+1)*q4KPackBlock]
+		var isum, imin int32
+		for j := range 4 {
+			sc0, sc1 := int32(blk[64+16*(2*j)+i]), int32(blk[64+16*(2*j+1)+i])
+			for h := range 2 {
+				var lo, hi int32
+				for c := 4 * h; c < 4*h+4; c++ {
+					for t := range 4 {
+						q := blk[320+64*(8*j+c)+4*i+t]
+						lo += int32(q&15) * int32(a.qs[64*j+4*c+t])
+						hi += int32(q>>4) * int32(a.qs[64*j+32+4*c+t])
+					}
+				}
+				isum += sc0*lo + sc1*hi
+			}
+		}
+		for s := range 8 {
+			imin += int32(blk[192+16*s+i]) * (int32(a.bsums[2*s]) + int32(a.bsums[2*s+1]))
+		}
+		s += half(blk[2*i:])*a.d*float32(isum) - half(blk[32+2*i:])*a.d*float32(imin)
+	}
+	return s
+}
+
+// packedQ5_KLane is lane i of a packed Q5_K group against one activation
+// row: per sub-block (32 weights of 0..31: its sum needs 17 bits), the sum
+// of q*x times the scale in int32, as the kernels' VPMULLD; the mins as
+// Q4_K's.
+func packedQ5_KLane(grp []byte, i int, xa []q8KAct) float32 {
+	var s float32
+	for k := range xa {
+		a := &xa[k]
+		blk := grp[k*q5KPackBlock : (k+1)*q5KPackBlock]
+		var isum, imin int32
+		for j := range 4 {
+			var lo, hi int32
+			for c := range 8 {
+				for t := range 4 {
+					q, h := blk[832+64*(8*j+c)+4*i+t], blk[320+64*c+4*i+t]
+					lo += int32(q&15|h>>j&16) * int32(a.qs[64*j+4*c+t])
+					hi += int32(q>>4|h<<(4-j)&16) * int32(a.qs[64*j+32+4*c+t])
+				}
+			}
+			isum += int32(blk[64+16*(2*j)+i])*lo + int32(blk[64+16*(2*j+1)+i])*hi
+		}
+		for s := range 8 {
+			imin += int32(blk[192+16*s+i]) * (int32(a.bsums[2*s]) + int32(a.bsums[2*s+1]))
+		}
+		s += half(blk[2*i:])*a.d*float32(isum) - half(blk[32+2*i:])*a.d*float32(imin)
+	}
+	return s
+}
+
+// packedQ6_KLane is lane i of a packed Q6_K group against one activation
+// row: per sub-block of 16, the sum of q*x starting from -32 times the
+// activation's sum (so that it is the sum of (q-32)*x), times the scale.
+func packedQ6_KLane(grp []byte, i int, xa []q8KAct) float32 {
+	var s float32
+	for k := range xa {
+		a := &xa[k]
+		blk := grp[k*q6KPackBlock : (k+1)*q6KPackBlock]
+		var isum int32
+		for sb := range 16 {
+			qs := blk[320+192*sb:]
+			is := -32 * int32(a.bsums[sb])
+			for t := range 4 {
+				b0, b1, b2 := qs[4*i+t], qs[64+4*i+t], qs[128+4*i+t]
+				w3 := b0>>6 | b1>>6<<2 | b2>>6<<4
+				x := a.qs[16*sb+t:]
+				is += int32(b0&63)*int32(x[0]) + int32(b1&63)*int32(x[4]) + int32(b2&63)*int32(x[8]) + int32(w3)*int32(x[12])
+			}
+			isum += int32(int8(blk[16*sb+i])) * is
+		}
+		s += half(blk[256+2*i:]) * a.d * float32(isum)
+	}
+	return s
 }

@@ -14,15 +14,16 @@ import (
 // it lane by lane: every output is bit-identical to the row-major
 // pure-Go integer product (the same integer sums and the same float
 // operations in the same order), for row counts that leave a short last
-// group and for row ranges that cut groups.
+// group, for row ranges that cut groups, and rows of 2, 3 and 9 blocks.
 func TestPackedMatchesRowMajor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, typ := range intTypes {
 		if !packable(typ) {
 			continue
 		}
-		for _, shape := range [][2]int{{9, 64}, {16, 96}, {37, 288}} {
-			rows, cols := shape[0], shape[1]
+		elems, _, _ := typ.Block()
+		for _, shape := range [][2]int{{9, 2}, {16, 3}, {37, 9}} {
+			rows, cols := shape[0], shape[1]*elems
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, rows, cols), func(t *testing.T) {
 				w := randMatrix(t, rng, typ, rows, cols)
 				w.pk = nil
@@ -53,8 +54,8 @@ func TestPackedMatchesRowMajor(t *testing.T) {
 
 // TestPackedKernels runs the avx512 kernels (where this CPU has them)
 // directly over the packed groups of every packable type, 37 rows (a
-// short last group) against 11 activation rows (the 8-, 2- and 1-row
-// kernels): the products are those of the pure-Go integer product to
+// short last group) of 512 columns against 11 activation rows (the 8-,
+// 2- and 1-row kernels): the products are those of the pure-Go integer product to
 // float32 rounding; each activation row's results are bit-identical to
 // the same row multiplied alone; and a row range that cuts groups stores
 // exactly its rows, with the values of the whole product.
@@ -68,7 +69,7 @@ func TestPackedKernels(t *testing.T) {
 			continue
 		}
 		t.Run(typ.String(), func(t *testing.T) {
-			const rows, cols, batch = 37, 288, 11
+			const rows, cols, batch = 37, 2 * QK_K, 11
 			w := randMatrix(t, rng, typ, rows, cols)
 			w.pk = nil
 			prepare([]*Matrix{w}, pathAVX512)
@@ -87,9 +88,14 @@ func TestPackedKernels(t *testing.T) {
 					t.Fatalf("out[%d] = %v, pure-Go integer product %v (diff %g)", i, all[i], ref[i], d)
 				}
 			}
-			nb := cols / Q8Block
+			nb, nk := cols/Q8Block, cols/QK_K
 			for b := range batch {
-				one := quantAct{q8: act.q8[b*nb : (b+1)*nb]}
+				var one quantAct
+				if intFormat(typ) == actQ8K {
+					one.q8k = act.q8k[b*nk : (b+1)*nk]
+				} else {
+					one.q8 = act.q8[b*nb : (b+1)*nb]
+				}
 				got := make([]float32, rows)
 				intRowsPacked(got, w, &one, 1, 0, rows)
 				if d := cmp.Diff(f32bits(all[b*rows:(b+1)*rows]), f32bits(got)); d != "" {
@@ -117,21 +123,25 @@ func TestPackedKernels(t *testing.T) {
 }
 
 // TestPrepareLeavesOtherTypes: Prepare packs only the types the avx512
-// kernels read packed (Q8_0 and the legacy 4- and 5-bit types), and packs
-// a matrix once.
+// kernels read packed (Q8_0, the legacy 4- and 5-bit types, Q4_K, Q5_K,
+// Q6_K), packs a matrix once, and keeps a full group's packed bytes within
+// 5% of its rows' (decode streams them).
 func TestPrepareLeavesOtherTypes(t *testing.T) {
-	packed := map[DType]bool{Q8_0: true, Q4_0: true, Q5_0: true, Q4_1: true, Q5_1: true}
+	packed := map[DType]bool{Q8_0: true, Q4_0: true, Q5_0: true, Q4_1: true, Q5_1: true, Q4_K: true, Q5_K: true, Q6_K: true}
 	rng := rand.New(rand.NewPCG(33, 34))
 	for _, typ := range Types() {
 		if packable(typ) != packed[typ] {
 			t.Errorf("%v: packable %v, want %v", typ, packable(typ), packed[typ])
 		}
 		elems, _, _ := typ.Block()
-		w := randMatrix(t, rng, typ, 5, max(elems, 32))
+		w := randMatrix(t, rng, typ, packRows, max(elems, 32)*4)
 		w.pk = nil
 		prepare([]*Matrix{w, w, nil}, pathAVX512)
 		if got := w.pk != nil; got != packed[typ] {
 			t.Errorf("%v: packed %v, want %v", typ, got, packed[typ])
+		}
+		if n := w.PackedBytes(); n > 0 && float64(n) > 1.05*float64(w.Bytes()) {
+			t.Errorf("%v: %d packed bytes for %d in the rows", typ, n, w.Bytes())
 		}
 	}
 }

@@ -1,0 +1,713 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "intpack_amd64.h"
+
+// AVX-512 VNNI kernels of the K-quants over packed weights (pack.go's
+// Q4_K, Q5_K and Q6_K layouts): a group of sixteen weight rows, one per 32-bit
+// lane, against 1, 2, 4 or 8 rows of q8KAct activations (304 bytes a
+// block: quants at 0, sums of 16 at 256, d at 288; rows xs bytes apart).
+// A VPDPBUSD.BCST meets four activation bytes with four weights of each
+// of the sixteen rows; the sub-block scales are applied exactly in
+// integers, so a lane's super-block sums are the pure-Go product's
+// (dot_int.go), and its float operations are the same for every
+// activation row whichever rows share the call: a row's result does not
+// depend on them (TestIntBatchInvisible). The sums go to out + j*ostride
+// for activation row j, the lanes of mask only.
+//
+// Registers, all kernels: R8 the group's current super-block, SI the first
+// activation row's block (strides PSTRIDES, intpack_amd64.h), CX the block
+// count, DI out, DX ostride, K1 the mask; Z0-Z7 the activation rows' float
+// sums, Z8-Z15 their integer super-block sums.
+
+#define LOADARGSK \
+	MOVQ  w+0(FP), R8; \
+	MOVQ  xa+8(FP), SI; \
+	MOVQ  xs+16(FP), BX; \
+	PSTRIDES; \
+	MOVQ  nb+24(FP), CX; \
+	MOVQ  out+32(FP), DI; \
+	MOVQ  ostride+40(FP), DX; \
+	KMOVW mask+48(FP), K1
+
+// Rows 0..7 of the activations, for the per-row macros.
+#define XR0 (SI)
+#define XR1 (SI)(BX*1)
+#define XR2 (SI)(BX*2)
+#define XR3 (SI)(R10*1)
+#define XR4 (SI)(BX*4)
+#define XR5 (SI)(R11*1)
+#define XR6 (SI)(R10*2)
+#define XR7 (SI)(R12*1)
+
+// ---- Q4_K ----
+//
+// Per chunk j (0..3) of a super-block, half h (0..1): four nibble columns
+// (Z16-Z19 their low nibbles, sub-block 2j; Z20-Z23 their high nibbles,
+// sub-block 2j+1) meet sixteen activations of each sub-block. A half
+// sub-block's sum of q*x (16 weights of at most 15 times 127: it fits an
+// int16) is gathered in Z26/Z27 from zero, then VPDPWSSD multiplies its
+// low word by the sub-block scale, whose dword is the scale byte
+// zero-extended (Z24 for 2j, Z25 for 2j+1), into the row's int sum. At
+// the end of a super-block (KDMINS, KFIN) the int sums are scaled by d*dx
+// (Z29 the sixteen d), and the mins, as (m, m) word pairs (VPSHUFB of the
+// min bytes by kminshuf<> in Z31), meet pairs of the activation's sums of
+// 16 by VPDPWSSD.BCST and are scaled by dmin*dx (Z30): per lane, acc +=
+// (d*dx)*isum, then acc -= (dmin*dx)*imin. Z28 holds 0x0F bytes.
+
+// kminshuf<> (Q4_K, Q5_K) makes dword i of each 128-bit lane L the pair (m, m) of
+// byte 4L+i, from a 16-byte row broadcast to every lane.
+DATA kminshuf<>+0(SB)/8, $0x8001800180008000
+DATA kminshuf<>+8(SB)/8, $0x8003800380028002
+DATA kminshuf<>+16(SB)/8, $0x8005800580048004
+DATA kminshuf<>+24(SB)/8, $0x8007800780068006
+DATA kminshuf<>+32(SB)/8, $0x8009800980088008
+DATA kminshuf<>+40(SB)/8, $0x800b800b800a800a
+DATA kminshuf<>+48(SB)/8, $0x800d800d800c800c
+DATA kminshuf<>+56(SB)/8, $0x800f800f800e800e
+GLOBL kminshuf<>(SB), RODATA|NOPTR, $64
+
+#define Q4KCONST \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z28; \
+	VMOVDQU32    kminshuf<>(SB), Z31
+
+// Q4KSC(J) widens the scales of sub-blocks 2J and 2J+1 into Z24, Z25.
+#define Q4KSC(J) \
+	VPMOVZXBD 64+32*J(R8), Z24; \
+	VPMOVZXBD 80+32*J(R8), Z25
+
+// Q4KCOLS(OFF) loads the four nibble columns at OFF(R8) and splits them.
+#define Q4KCOLS(OFF) \
+	VMOVDQU32 OFF(R8), Z16; \
+	VMOVDQU32 OFF+64(R8), Z17; \
+	VMOVDQU32 OFF+128(R8), Z18; \
+	VMOVDQU32 OFF+192(R8), Z19; \
+	VPSRLD    $4, Z16, Z20; \
+	VPSRLD    $4, Z17, Z21; \
+	VPSRLD    $4, Z18, Z22; \
+	VPSRLD    $4, Z19, Z23; \
+	VPANDD    Z28, Z16, Z16; \
+	VPANDD    Z28, Z17, Z17; \
+	VPANDD    Z28, Z18, Z18; \
+	VPANDD    Z28, Z19, Z19; \
+	VPANDD    Z28, Z20, Z20; \
+	VPANDD    Z28, Z21, Z21; \
+	VPANDD    Z28, Z22, Z22; \
+	VPANDD    Z28, Z23, Z23
+
+// Q4KROW(ZI, A, X) adds the two half sub-blocks of the current columns,
+// activations X and X+32 of the row at A, times their scales, into ZI.
+#define Q4KROW(ZI, A, X) \
+	VPXORD        Z26, Z26, Z26; \
+	VPDPBUSD.BCST X+0 A, Z16, Z26; \
+	VPDPBUSD.BCST X+4 A, Z17, Z26; \
+	VPDPBUSD.BCST X+8 A, Z18, Z26; \
+	VPDPBUSD.BCST X+12 A, Z19, Z26; \
+	VPDPWSSD      Z24, Z26, ZI; \
+	VPXORD        Z27, Z27, Z27; \
+	VPDPBUSD.BCST X+32 A, Z20, Z27; \
+	VPDPBUSD.BCST X+36 A, Z21, Z27; \
+	VPDPBUSD.BCST X+40 A, Z22, Z27; \
+	VPDPBUSD.BCST X+44 A, Z23, Z27; \
+	VPDPWSSD      Z25, Z27, ZI
+
+// KDMINS(ZD, ZDM) loads a Q4_K or Q5_K super-block's sixteen d into ZD
+// and dmin into ZDM, and widens its eight sub-blocks' mins into (m, m)
+// pairs in Z16-Z23 (the quants are done with). Z31 holds kminshuf<>.
+#define KDMINS(ZD, ZDM) \
+	VCVTPH2PS       (R8), ZD; \
+	VCVTPH2PS       32(R8), ZDM; \
+	VBROADCASTI32X4 192(R8), Z16; \
+	VBROADCASTI32X4 208(R8), Z17; \
+	VBROADCASTI32X4 224(R8), Z18; \
+	VBROADCASTI32X4 240(R8), Z19; \
+	VBROADCASTI32X4 256(R8), Z20; \
+	VBROADCASTI32X4 272(R8), Z21; \
+	VBROADCASTI32X4 288(R8), Z22; \
+	VBROADCASTI32X4 304(R8), Z23; \
+	VPSHUFB         Z31, Z16, Z16; \
+	VPSHUFB         Z31, Z17, Z17; \
+	VPSHUFB         Z31, Z18, Z18; \
+	VPSHUFB         Z31, Z19, Z19; \
+	VPSHUFB         Z31, Z20, Z20; \
+	VPSHUFB         Z31, Z21, Z21; \
+	VPSHUFB         Z31, Z22, Z22; \
+	VPSHUFB         Z31, Z23, Z23
+
+// KFIN(ZF, ZI, A, ZD, ZDM) ends a Q4_K or Q5_K super-block for the row at
+// A: ZF += (d*dx)*isum, then ZF -= (dmin*dx)*imin, the mins' sum gathered
+// in Z26 (Z27 scratch).
+#define KFIN(ZF, ZI, A, ZD, ZDM) \
+	VCVTDQ2PS     ZI, ZI; \
+	VMULPS.BCST   288 A, ZD, Z27; \
+	VFMADD231PS   Z27, ZI, ZF; \
+	VPXORD        Z26, Z26, Z26; \
+	VPDPWSSD.BCST 256 A, Z16, Z26; \
+	VPDPWSSD.BCST 260 A, Z17, Z26; \
+	VPDPWSSD.BCST 264 A, Z18, Z26; \
+	VPDPWSSD.BCST 268 A, Z19, Z26; \
+	VPDPWSSD.BCST 272 A, Z20, Z26; \
+	VPDPWSSD.BCST 276 A, Z21, Z26; \
+	VPDPWSSD.BCST 280 A, Z22, Z26; \
+	VPDPWSSD.BCST 284 A, Z23, Z26; \
+	VCVTDQ2PS     Z26, Z26; \
+	VMULPS.BCST   288 A, ZDM, Z27; \
+	VFNMADD231PS  Z27, Z26, ZF
+
+#define KFIN1(ZD, ZDM) \
+	KFIN(Z0, Z8, XR0, ZD, ZDM)
+
+#define KFIN2(ZD, ZDM) \
+	KFIN1(ZD, ZDM); \
+	KFIN(Z1, Z9, XR1, ZD, ZDM)
+
+#define KFIN4(ZD, ZDM) \
+	KFIN2(ZD, ZDM); \
+	KFIN(Z2, Z10, XR2, ZD, ZDM); \
+	KFIN(Z3, Z11, XR3, ZD, ZDM)
+
+#define KFIN8(ZD, ZDM) \
+	KFIN4(ZD, ZDM); \
+	KFIN(Z4, Z12, XR4, ZD, ZDM); \
+	KFIN(Z5, Z13, XR5, ZD, ZDM); \
+	KFIN(Z6, Z14, XR6, ZD, ZDM); \
+	KFIN(Z7, Z15, XR7, ZD, ZDM)
+
+// Q4KHALFn(J, H): columns 4H..4H+3 of chunk J against n rows.
+#define Q4KHALF1(J, H) \
+	Q4KCOLS(320+64*(8*J+4*H)); \
+	Q4KROW(Z8, XR0, 64*J+16*H)
+
+#define Q4KHALF2(J, H) \
+	Q4KHALF1(J, H); \
+	Q4KROW(Z9, XR1, 64*J+16*H)
+
+#define Q4KHALF4(J, H) \
+	Q4KHALF2(J, H); \
+	Q4KROW(Z10, XR2, 64*J+16*H); \
+	Q4KROW(Z11, XR3, 64*J+16*H)
+
+#define Q4KHALF8(J, H) \
+	Q4KHALF4(J, H); \
+	Q4KROW(Z12, XR4, 64*J+16*H); \
+	Q4KROW(Z13, XR5, 64*J+16*H); \
+	Q4KROW(Z14, XR6, 64*J+16*H); \
+	Q4KROW(Z15, XR7, 64*J+16*H)
+
+// Q4KBLOCK(HALF) runs a super-block's eight half chunks with HALF.
+#define Q4KBLOCK(HALF) \
+	Q4KSC(0); \
+	HALF(0, 0); \
+	HALF(0, 1); \
+	Q4KSC(1); \
+	HALF(1, 0); \
+	HALF(1, 1); \
+	Q4KSC(2); \
+	HALF(2, 0); \
+	HALF(2, 1); \
+	Q4KSC(3); \
+	HALF(3, 0); \
+	HALF(3, 1); \
+	KDMINS(Z29, Z30)
+
+// ZEROPAIR clears two registers.
+#define ZEROPAIR(A, B) \
+	VPXORD A, A, A; \
+	VPXORD B, B, B
+
+// func q4_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q4_Kp16x1(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q4KCONST
+	VPXORD Z0, Z0, Z0
+
+q4kp1loop:
+	VPXORD Z8, Z8, Z8
+	Q4KBLOCK(Q4KHALF1)
+	KFIN1(Z29, Z30)
+	ADDQ $2368, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q4kp1loop
+
+	STORE1
+	VZEROUPPER
+	RET
+
+// func q4_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q4_Kp16x2(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q4KCONST
+	ZEROPAIR(Z0, Z1)
+
+q4kp2loop:
+	ZEROPAIR(Z8, Z9)
+	Q4KBLOCK(Q4KHALF2)
+	KFIN2(Z29, Z30)
+	ADDQ $2368, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q4kp2loop
+
+	STORE2
+	VZEROUPPER
+	RET
+
+// func q4_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q4_Kp16x4(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q4KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+
+q4kp4loop:
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	Q4KBLOCK(Q4KHALF4)
+	KFIN4(Z29, Z30)
+	ADDQ $2368, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q4kp4loop
+
+	STORE4
+	VZEROUPPER
+	RET
+
+// func q4_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q4_Kp16x8(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q4KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+	ZEROPAIR(Z4, Z5)
+	ZEROPAIR(Z6, Z7)
+
+q4kp8loop:
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	ZEROPAIR(Z12, Z13)
+	ZEROPAIR(Z14, Z15)
+	Q4KBLOCK(Q4KHALF8)
+	KFIN8(Z29, Z30)
+	ADDQ $2368, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q4kp8loop
+
+	STORE8
+	VZEROUPPER
+	RET
+
+// ---- Q5_K ----
+//
+// Q4_K's scheme with a fifth bit a weight, but a sub-block's sum of q*x
+// (32 weights of at most 31 times 127) needs 17 bits, so it is gathered
+// whole in Z27 and multiplied by the scale in int32 (VPMULLD; Z24 the
+// scales of sub-block 2j, Z25 of 2j+1). Per chunk j, the eight columns'
+// low nibbles with their fifth bits (qh column >> j, bit 4) meet every row
+// (Z16-Z23), then the high nibbles with theirs (qh column << 4-j, bit 4);
+// a select by 0x0F bytes (Z28) merges nibble and bit, the bit masked by
+// 0x10 bytes (Z29). The super-block ends as Q4_K's (KDMINS, KFIN; d and
+// dmin in Z24, Z25).
+
+#define Q5KCONST \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z28; \
+	MOVL         $0x10101010, AX; \
+	VPBROADCASTD AX, Z29; \
+	VMOVDQU32    kminshuf<>(SB), Z31
+
+// Q5KLO(J, C, ZW) builds column C of chunk J's low weights in ZW.
+#define Q5KLO(J, C, ZW) \
+	VPSRLD     $J, 320+64*C(R8), Z26; \
+	VPANDD     Z29, Z26, Z26; \
+	VMOVDQU32  832+64*(8*J+C)(R8), ZW; \
+	VPTERNLOGD $0xe4, Z28, Z26, ZW
+
+// Q5KHI(J, C, ZW) builds column C of chunk J's high weights in ZW.
+#define Q5KHI(J, C, ZW) \
+	VPSLLD     $(4-J), 320+64*C(R8), Z26; \
+	VPANDD     Z29, Z26, Z26; \
+	VPSRLD     $4, 832+64*(8*J+C)(R8), ZW; \
+	VPTERNLOGD $0xe4, Z28, Z26, ZW
+
+#define Q5KCOLS(J, COL) \
+	COL(J, 0, Z16); \
+	COL(J, 1, Z17); \
+	COL(J, 2, Z18); \
+	COL(J, 3, Z19); \
+	COL(J, 4, Z20); \
+	COL(J, 5, Z21); \
+	COL(J, 6, Z22); \
+	COL(J, 7, Z23)
+
+// Q5KROW(ZI, A, X, ZS) adds the sub-block of the current columns,
+// activations X..X+31 of the row at A, times its scales ZS into ZI.
+#define Q5KROW(ZI, A, X, ZS) \
+	VPXORD        Z27, Z27, Z27; \
+	VPDPBUSD.BCST X+0 A, Z16, Z27; \
+	VPDPBUSD.BCST X+4 A, Z17, Z27; \
+	VPDPBUSD.BCST X+8 A, Z18, Z27; \
+	VPDPBUSD.BCST X+12 A, Z19, Z27; \
+	VPDPBUSD.BCST X+16 A, Z20, Z27; \
+	VPDPBUSD.BCST X+20 A, Z21, Z27; \
+	VPDPBUSD.BCST X+24 A, Z22, Z27; \
+	VPDPBUSD.BCST X+28 A, Z23, Z27; \
+	VPMULLD       ZS, Z27, Z27; \
+	VPADDD        Z27, ZI, ZI
+
+#define Q5KROWS1(X, ZS) \
+	Q5KROW(Z8, XR0, X, ZS)
+
+#define Q5KROWS2(X, ZS) \
+	Q5KROWS1(X, ZS); \
+	Q5KROW(Z9, XR1, X, ZS)
+
+#define Q5KROWS4(X, ZS) \
+	Q5KROWS2(X, ZS); \
+	Q5KROW(Z10, XR2, X, ZS); \
+	Q5KROW(Z11, XR3, X, ZS)
+
+#define Q5KROWS8(X, ZS) \
+	Q5KROWS4(X, ZS); \
+	Q5KROW(Z12, XR4, X, ZS); \
+	Q5KROW(Z13, XR5, X, ZS); \
+	Q5KROW(Z14, XR6, X, ZS); \
+	Q5KROW(Z15, XR7, X, ZS)
+
+// Q5KCHUNK(J, ROWS): chunk J's two sub-blocks against the rows of ROWS.
+#define Q5KCHUNK(J, ROWS) \
+	VPMOVZXBD 64+32*J(R8), Z24; \
+	VPMOVZXBD 80+32*J(R8), Z25; \
+	Q5KCOLS(J, Q5KLO); \
+	ROWS(64*J, Z24); \
+	Q5KCOLS(J, Q5KHI); \
+	ROWS(64*J+32, Z25)
+
+#define Q5KBLOCK(ROWS) \
+	Q5KCHUNK(0, ROWS); \
+	Q5KCHUNK(1, ROWS); \
+	Q5KCHUNK(2, ROWS); \
+	Q5KCHUNK(3, ROWS); \
+	KDMINS(Z24, Z25)
+
+
+// ---- Q6_K ----
+//
+// Per sub-block s (0..15) of a super-block: the three quant words at
+// 320+192s hold four words of weights (pack.go): w0..w2 are their bits 0-5
+// (Z16-Z18, one mask each), w3 gathers their bits 6-7 (Z19: S1>>2 gives
+// its bits 2-3 at 4-5 of each byte, S2 its bits 4-5 at 6-7, S0>>4 its bits
+// 0-1 at 2-3; two selects and a shift put them at 0-5 of each byte).
+// Sixteen activations meet them in Z22/Z23, which start at -32 times the
+// activation's sum of the sixteen (so that the sum is of (q-32)*x, at most
+// 65024 in magnitude) and are multiplied by the sub-block's scale (Z21,
+// the int8 sign-extended; VPMULLD) into the row's int sum. The -32*sums
+// of row r's block are computed once a block into 64*r(SP). At the end
+// of a super-block a lane's int sum is scaled by d*dx (Z29 the sixteen d)
+// into its float sum. Z24 holds 0xC0 bytes, Z25 0xF0, Z28 0x3F, Z31 zero.
+
+#define Q6KCONST \
+	MOVL         $0xc0c0c0c0, AX; \
+	VPBROADCASTD AX, Z24; \
+	MOVL         $0xf0f0f0f0, AX; \
+	VPBROADCASTD AX, Z25; \
+	MOVL         $0x3f3f3f3f, AX; \
+	VPBROADCASTD AX, Z28; \
+	VPXORD       Z31, Z31, Z31
+
+// Q6KOFF(A, OFF) stores -32 times the sixteen sums of 16 of the row at A
+// as dwords at OFF(SP).
+#define Q6KOFF(A, OFF) \
+	VPMOVSXWD 256 A, Z20; \
+	VPSLLD    $5, Z20, Z20; \
+	VPSUBD    Z20, Z31, Z20; \
+	VMOVDQU32 Z20, OFF(SP)
+
+// Q6KSUB(S) loads and unpacks sub-block S's weights into Z16-Z19 and its
+// scales into Z21.
+#define Q6KSUB(S) \
+	VMOVDQU32  320+192*S(R8), Z16; \
+	VMOVDQU32  384+192*S(R8), Z17; \
+	VMOVDQU32  448+192*S(R8), Z18; \
+	VPMOVSXBD  16*S(R8), Z21; \
+	VPSRLD     $2, Z17, Z19; \
+	VPTERNLOGD $0xd8, Z24, Z18, Z19; \
+	VPSRLD     $4, Z16, Z20; \
+	VPTERNLOGD $0xd8, Z25, Z19, Z20; \
+	VPSRLD     $2, Z20, Z19; \
+	VPANDD     Z28, Z19, Z19; \
+	VPANDD     Z28, Z16, Z16; \
+	VPANDD     Z28, Z17, Z17; \
+	VPANDD     Z28, Z18, Z18
+
+// Q6KROW(ZI, A, OFF, X, T) adds sub-block X/16 of the row at A, from its
+// offset at OFF(SP), times its scale into ZI, through T.
+#define Q6KROW(ZI, A, OFF, X, T) \
+	VPBROADCASTD  OFF(SP), T; \
+	VPDPBUSD.BCST X+0 A, Z16, T; \
+	VPDPBUSD.BCST X+4 A, Z17, T; \
+	VPDPBUSD.BCST X+8 A, Z18, T; \
+	VPDPBUSD.BCST X+12 A, Z19, T; \
+	VPMULLD       Z21, T, T; \
+	VPADDD        T, ZI, ZI
+
+// Q6KFIN(ZF, ZI, A) ends a super-block for the row at A: ZF += (d*dx)*isum.
+#define Q6KFIN(ZF, ZI, A) \
+	VCVTDQ2PS   ZI, ZI; \
+	VMULPS.BCST 288 A, Z29, Z22; \
+	VFMADD231PS Z22, ZI, ZF
+
+// Q6KSUBn(S): sub-block S against n rows.
+#define Q6KSUB1(S) \
+	Q6KSUB(S); \
+	Q6KROW(Z8, XR0, 4*S, 16*S, Z22)
+
+#define Q6KSUB2(S) \
+	Q6KSUB1(S); \
+	Q6KROW(Z9, XR1, 64+4*S, 16*S, Z23)
+
+#define Q6KSUB4(S) \
+	Q6KSUB2(S); \
+	Q6KROW(Z10, XR2, 128+4*S, 16*S, Z22); \
+	Q6KROW(Z11, XR3, 192+4*S, 16*S, Z23)
+
+#define Q6KSUB8(S) \
+	Q6KSUB4(S); \
+	Q6KROW(Z12, XR4, 256+4*S, 16*S, Z22); \
+	Q6KROW(Z13, XR5, 320+4*S, 16*S, Z23); \
+	Q6KROW(Z14, XR6, 384+4*S, 16*S, Z22); \
+	Q6KROW(Z15, XR7, 448+4*S, 16*S, Z23)
+
+// Q6KBLOCK(SUB) runs a super-block's sixteen sub-blocks with SUB and
+// loads its d.
+#define Q6KBLOCK(SUB) \
+	SUB(0); \
+	SUB(1); \
+	SUB(2); \
+	SUB(3); \
+	SUB(4); \
+	SUB(5); \
+	SUB(6); \
+	SUB(7); \
+	SUB(8); \
+	SUB(9); \
+	SUB(10); \
+	SUB(11); \
+	SUB(12); \
+	SUB(13); \
+	SUB(14); \
+	SUB(15); \
+	VCVTPH2PS 256(R8), Z29
+
+#define Q6KOFF1 \
+	Q6KOFF(XR0, 0)
+
+#define Q6KOFF2 \
+	Q6KOFF1; \
+	Q6KOFF(XR1, 64)
+
+#define Q6KOFF4 \
+	Q6KOFF2; \
+	Q6KOFF(XR2, 128); \
+	Q6KOFF(XR3, 192)
+
+#define Q6KOFF8 \
+	Q6KOFF4; \
+	Q6KOFF(XR4, 256); \
+	Q6KOFF(XR5, 320); \
+	Q6KOFF(XR6, 384); \
+	Q6KOFF(XR7, 448)
+
+#define Q6KFIN1 \
+	Q6KFIN(Z0, Z8, XR0)
+
+#define Q6KFIN2 \
+	Q6KFIN1; \
+	Q6KFIN(Z1, Z9, XR1)
+
+#define Q6KFIN4 \
+	Q6KFIN2; \
+	Q6KFIN(Z2, Z10, XR2); \
+	Q6KFIN(Z3, Z11, XR3)
+
+#define Q6KFIN8 \
+	Q6KFIN4; \
+	Q6KFIN(Z4, Z12, XR4); \
+	Q6KFIN(Z5, Z13, XR5); \
+	Q6KFIN(Z6, Z14, XR6); \
+	Q6KFIN(Z7, Z15, XR7)
+
+// func q6_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q6_Kp16x1(SB), NOSPLIT, $64-56
+	LOADARGSK
+	Q6KCONST
+	VPXORD Z0, Z0, Z0
+
+q6kp1loop:
+	Q6KOFF1
+	VPXORD Z8, Z8, Z8
+	Q6KBLOCK(Q6KSUB1)
+	Q6KFIN1
+	ADDQ $3392, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q6kp1loop
+
+	STORE1
+	VZEROUPPER
+	RET
+
+// func q6_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q6_Kp16x2(SB), NOSPLIT, $128-56
+	LOADARGSK
+	Q6KCONST
+	ZEROPAIR(Z0, Z1)
+
+q6kp2loop:
+	Q6KOFF2
+	ZEROPAIR(Z8, Z9)
+	Q6KBLOCK(Q6KSUB2)
+	Q6KFIN2
+	ADDQ $3392, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q6kp2loop
+
+	STORE2
+	VZEROUPPER
+	RET
+
+// func q6_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q6_Kp16x4(SB), NOSPLIT, $256-56
+	LOADARGSK
+	Q6KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+
+q6kp4loop:
+	Q6KOFF4
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	Q6KBLOCK(Q6KSUB4)
+	Q6KFIN4
+	ADDQ $3392, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q6kp4loop
+
+	STORE4
+	VZEROUPPER
+	RET
+
+// func q6_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q6_Kp16x8(SB), NOSPLIT, $512-56
+	LOADARGSK
+	Q6KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+	ZEROPAIR(Z4, Z5)
+	ZEROPAIR(Z6, Z7)
+
+q6kp8loop:
+	Q6KOFF8
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	ZEROPAIR(Z12, Z13)
+	ZEROPAIR(Z14, Z15)
+	Q6KBLOCK(Q6KSUB8)
+	Q6KFIN8
+	ADDQ $3392, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q6kp8loop
+
+	STORE8
+	VZEROUPPER
+	RET
+
+// func q5_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q5_Kp16x1(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q5KCONST
+	VPXORD Z0, Z0, Z0
+
+q5kp1loop:
+	VPXORD Z8, Z8, Z8
+	Q5KBLOCK(Q5KROWS1)
+	KFIN1(Z24, Z25)
+	ADDQ $2880, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q5kp1loop
+
+	STORE1
+	VZEROUPPER
+	RET
+
+// func q5_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q5_Kp16x2(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q5KCONST
+	ZEROPAIR(Z0, Z1)
+
+q5kp2loop:
+	ZEROPAIR(Z8, Z9)
+	Q5KBLOCK(Q5KROWS2)
+	KFIN2(Z24, Z25)
+	ADDQ $2880, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q5kp2loop
+
+	STORE2
+	VZEROUPPER
+	RET
+
+// func q5_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q5_Kp16x4(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q5KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+
+q5kp4loop:
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	Q5KBLOCK(Q5KROWS4)
+	KFIN4(Z24, Z25)
+	ADDQ $2880, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q5kp4loop
+
+	STORE4
+	VZEROUPPER
+	RET
+
+// func q5_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q5_Kp16x8(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q5KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+	ZEROPAIR(Z4, Z5)
+	ZEROPAIR(Z6, Z7)
+
+q5kp8loop:
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	ZEROPAIR(Z12, Z13)
+	ZEROPAIR(Z14, Z15)
+	Q5KBLOCK(Q5KROWS8)
+	KFIN8(Z24, Z25)
+	ADDQ $2880, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q5kp8loop
+
+	STORE8
+	VZEROUPPER
+	RET
