@@ -130,23 +130,32 @@ func (p *packed) groupAt(g int) unsafe.Pointer {
 // before the matrices are shared by concurrent products, and their data
 // must not change afterwards. The work is spread over GOMAXPROCS
 // goroutines.
-func Prepare(ms ...*Matrix) {
+func Prepare(ms ...*Matrix) { PrepareThen(nil, ms...) }
+
+// PrepareThen is Prepare that calls then(m), on the goroutine that packed
+// m, as soon as m's packed copy exists (concurrently for different
+// matrices): a loader releases m's row-major pages there, so that the
+// whole model is never resident twice while it loads.
+func PrepareThen(then func(*Matrix), ms ...*Matrix) {
 	if best < pathAVXVNNI {
 		return
 	}
-	prepare(ms, best)
+	prepare(ms, best, then)
 }
 
 // prepare packs the matrices of ms whose type path p has packed kernels
 // for, whatever this CPU runs (the packing is plain Go; tests check it on
 // every machine against the row-major product).
-func prepare(ms []*Matrix, p kpath) {
+func prepare(ms []*Matrix, p kpath, then func(*Matrix)) {
 	work := make(chan *Matrix)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(ms)) {
 		wg.Go(func() {
 			for m := range work {
 				m.pk = pack(m)
+				if then != nil {
+					then(m)
+				}
 			}
 		})
 	}

@@ -27,7 +27,7 @@ func TestPackedMatchesRowMajor(t *testing.T) {
 			t.Run(fmt.Sprintf("%v/%dx%d", typ, rows, cols), func(t *testing.T) {
 				w := randMatrix(t, rng, typ, rows, cols)
 				w.pk = nil
-				prepare([]*Matrix{w}, pathAVX512)
+				prepare([]*Matrix{w}, pathAVX512, nil)
 				if w.pk == nil || w.PackedBytes() == 0 {
 					t.Fatal("prepare made no packed copy")
 				}
@@ -72,7 +72,7 @@ func TestPackedKernels(t *testing.T) {
 			const rows, cols, batch = 37, 2 * QK_K, 11
 			w := randMatrix(t, rng, typ, rows, cols)
 			w.pk = nil
-			prepare([]*Matrix{w}, pathAVX512)
+			prepare([]*Matrix{w}, pathAVX512, nil)
 			x := randVec(rng, batch*cols)
 			var act quantAct
 			act.fill(pathGeneric, intFormat(typ), x, batch, cols)
@@ -136,7 +136,7 @@ func TestPrepareLeavesOtherTypes(t *testing.T) {
 		elems, _, _ := typ.Block()
 		w := randMatrix(t, rng, typ, packRows, max(elems, 32)*4)
 		w.pk = nil
-		prepare([]*Matrix{w, w, nil}, pathAVX512)
+		prepare([]*Matrix{w, w, nil}, pathAVX512, nil)
 		if got := w.pk != nil; got != packed[typ] {
 			t.Errorf("%v: packed %v, want %v", typ, got, packed[typ])
 		}

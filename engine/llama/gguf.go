@@ -60,16 +60,11 @@ func FromGGUF(f *gguf.File, maxSeqLen int) (*Model, error) {
 			return nil, fmt.Errorf("%w: gguf tensor %s is not part of the %s architecture this engine runs", ErrFormat, t.Name, c.Arch)
 		}
 	}
-	if err := m.finish(); err != nil {
-		return nil, err
-	}
 	// A packed matrix's products read the packed copy: its row-major bytes
 	// need not stay resident beside it (the embedding lookup of a tied
 	// classifier reads a row's pages back from the page cache).
-	for _, w := range m.weights() {
-		if w.PackedBytes() > 0 {
-			f.Release(w.Raw)
-		}
+	if err := m.finish(f.Release); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

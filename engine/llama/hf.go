@@ -181,7 +181,7 @@ func (h *hfTensors) model(hc hfModelConfig) (*Model, error) {
 			return nil, fmt.Errorf("%w: safetensors tensor %s is not part of the %s architecture this engine runs", ErrFormat, name, c.Arch)
 		}
 	}
-	if err := m.finish(); err != nil {
+	if err := m.finish(nil); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -97,7 +97,7 @@ func ParseLlama2C(data []byte) (*Model, error) {
 	} else {
 		m.Output = &m.Embed
 	}
-	if err := m.finish(); err != nil {
+	if err := m.finish(nil); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -93,12 +93,23 @@ func (m *Model) weights() []*kernels.Matrix {
 
 // finish validates a newly built model and lays its weights out for this
 // CPU's fastest kernels (kernels.Prepare: a packed copy of the quantized
-// matrices on the avx512 path), which every constructor does last.
-func (m *Model) finish() error {
+// matrices on the avx512 and avxvnni paths), which every constructor does
+// last. release, when not nil, is given the row-major bytes of each
+// matrix once its packed copy exists: their products no longer read them
+// (a memory-mapped loader lets their pages go).
+func (m *Model) finish(release func([]byte)) error {
 	if err := m.validate(); err != nil {
 		return err
 	}
-	kernels.Prepare(m.weights()...)
+	var then func(*kernels.Matrix)
+	if release != nil {
+		then = func(w *kernels.Matrix) {
+			if w.PackedBytes() > 0 {
+				release(w.Raw)
+			}
+		}
+	}
+	kernels.PrepareThen(then, m.weights()...)
 	return nil
 }
 

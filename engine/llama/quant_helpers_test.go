@@ -50,7 +50,7 @@ func randomQuantModel(tb testing.TB, m *Model, typ kernels.DType, seed uint64) *
 		return q
 	}
 	out := mapMatrices(m, conv)
-	if err := out.finish(); err != nil {
+	if err := out.finish(nil); err != nil {
 		tb.Fatal(err)
 	}
 	return out

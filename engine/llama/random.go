@@ -92,7 +92,7 @@ func NewRandom(c Config, seed uint64, untied bool) (*Model, error) {
 			}
 		}
 	}
-	if err := m.finish(); err != nil {
+	if err := m.finish(nil); err != nil {
 		return nil, err
 	}
 	return m, nil
