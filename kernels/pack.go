@@ -81,8 +81,13 @@ func prepare(ms []*Matrix) {
 	}
 	seen := make(map[*Matrix]bool, len(ms))
 	for _, m := range ms {
-		if m != nil && m.pk == nil && packable(m.Type) && !seen[m] {
-			seen[m] = true
+		// seen first: a matrix listed twice (a tied classifier) may be
+		// in a worker's hands, its pk being written, by its second turn.
+		if m == nil || seen[m] {
+			continue
+		}
+		seen[m] = true
+		if m.pk == nil && packable(m.Type) {
 			work <- m
 		}
 	}
