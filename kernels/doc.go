@@ -8,12 +8,14 @@
 // product over all cores.
 //
 // Kernel paths: the CPU's vector features are detected once at start-up
-// (golang.org/x/sys/cpu) and select the fastest path, Path(): "avx2" on
-// amd64 CPUs with AVX2, FMA and F16C, "generic" (pure Go) everywhere else
-// and with the purego build tag. Paths lists what this CPU runs;
-// NewPoolOpts forces a lower one (tests run every path against the pure-Go
-// reference). CPUFeatures reports the features seen, AVX-512 and AVX-VNNI
-// included, though no path uses those yet.
+// (golang.org/x/sys/cpu) and select the fastest path, Path(): "avx512" on
+// amd64 CPUs with AVX-512 F, BW, VL and VNNI (its own Q8_0, F32 and F16
+// products, the avx2 kernels for the rest), "avx2" on amd64 CPUs with
+// AVX2, FMA and F16C, "generic" (pure Go) everywhere else and with the
+// purego build tag. Paths lists what this CPU runs; NewPoolOpts forces a
+// lower one (tests run every path against the pure-Go reference).
+// CPUFeatures reports the features seen, AVX-VNNI included, which no path
+// uses.
 //
 // Quantized weights multiply by integer dot products, as ggml does: a
 // Pool quantizes a product's activation rows once, into scratch it owns
@@ -38,7 +40,16 @@
 // against three (F32) or two activation rows at a time; Q8_0 blocks are
 // dequantized in registers; a one-row F32 product reads a row at a time
 // (dotAVX), the others four rows at a time, prefetching the next four
-// (prefetch_amd64.h). AttnScores4 and AttnValues4 (attn.go) are a prefill
+// (prefetch_amd64.h). Batching moves an avx2 F32 result by float32
+// rounding: a batch of one sums in another order than the tiles. On the
+// avx512 path F32 and F16 weights run ZMM kernels (floatz_amd64.s): a
+// 4x6 register tile (four weight rows against six activation rows, 24
+// accumulators of sixteen lanes) over column chunks of 1024, prefetching
+// the next block of weights, and a one-row kernel that reads a batch of
+// one a row at a time. Both give each (weight row, activation row) pair
+// one accumulator, the same lane order, the same final reduction and
+// the same chunking, so a row's result is bit-identical whether it is
+// multiplied alone or in any batch (TestFloatBatchInvisible). AttnScores4 and AttnValues4 (attn.go) are a prefill
 // chunk's attention, four query rows per pass over the cache;
 // AttnScores1 and AttnValues1 a decode row's, one call per head. The
 // integer products quantize their activations with quantizeQ8ActAVX

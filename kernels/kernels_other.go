@@ -17,6 +17,8 @@ const haveAVX2 = false
 // haveAVX512 is false for the same reason.
 const haveAVX512 = false
 
+func floatRowsZ(out []float32, w *Matrix, x []float32, batch, lo, hi int) bool { return false }
+
 func intRowsPacked(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool { return false }
 
 func expSubSumArch(x []float32, sub float32) (float32, bool) { return 0, false }

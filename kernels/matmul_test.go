@@ -15,7 +15,7 @@ import (
 // FloatActivations runs them, and MatMulRows on the default path) with the
 // pure-Go reference over awkward shapes: rows not a multiple of 4,
 // columns not a multiple of 8, 16 or 32 and, for F32 and F16, longer than
-// the column chunk (f32Chunk), every batch size from 1 to 17.
+// the column chunks (f32Chunk, zChunk), every batch size from 1 to 17.
 func TestMatMulRowsMatchesGeneric(t *testing.T) {
 	if !haveAVX2 {
 		t.Logf("no assembly kernels (GOARCH %s, no AVX2/FMA/F16C, or the purego tag): comparing the generic path with itself", runtime.GOARCH)
@@ -52,6 +52,68 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 								if d := math.Abs(float64(got[i] - want[i])); d > tol*scale[i]+1e-30 {
 									t.Fatalf("batch %d out[%d] = %v, want %v (diff %g, scale %g)", batch, i, got[i], want[i], d, scale[i])
 								}
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestFloatBatchInvisible: on the paths that guarantee it (generic, which
+// sums each pair alone, and avx512, whose one-row kernel and tiles sum a
+// pair in the same order, chunked by columns alone), every activation
+// row of a batched F32 or F16 product is bit-identical to the same row
+// multiplied alone, whatever the batch size, the row's place in it, the
+// split over workers or the shape (rows not a multiple of 4, so the
+// last group runs on the one-row kernel; columns past the tail mask and
+// the column chunks). The avx2 path does not guarantee it for F32: a
+// batch of one runs dotAVX (four accumulators over 32-value blocks), the
+// tiles one accumulator per eight lanes, and only batches of three or
+// more are chunked; there, batching moves results by float32 rounding
+// (TestMatMulRowsMatchesGeneric bounds it), and TestF32TileRows checks
+// what it does guarantee.
+func TestFloatBatchInvisible(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	bits := func(v []float32) []uint32 {
+		out := make([]uint32, len(v))
+		for i, f := range v {
+			out[i] = math.Float32bits(f)
+		}
+		return out
+	}
+	for _, path := range Paths() {
+		if path == "avx2" {
+			t.Logf("avx2: skipped, its F32 kernels do not guarantee it (batch one runs dotAVX)")
+			continue
+		}
+		for _, workers := range []int{1, 2} {
+			pool, err := NewPoolOpts(workers, Options{Path: path, FloatActivations: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			for _, typ := range []DType{F32, F16} {
+				for _, cols := range []int{5, 16, 300, 1024 + 16 + 3, 2*1024 + 40} {
+					const rows = 37
+					w := randMatrix(t, rng, typ, rows, cols)
+					t.Run(fmt.Sprintf("%s/w%d/%v/%dx%d", path, workers, typ, rows, cols), func(t *testing.T) {
+						const maxBatch = 9
+						x := randVec(rng, maxBatch*cols)
+						alone := make([]float32, maxBatch*rows)
+						for b := range maxBatch {
+							pool.MatMul(alone[b*rows:(b+1)*rows], w, x[b*cols:(b+1)*cols], 1)
+						}
+						for batch := 2; batch <= maxBatch; batch++ {
+							// Rows first..first+batch-1, so a row meets
+							// different neighbours in each batch.
+							first := (batch * 5) % (maxBatch - batch + 1)
+							got := make([]float32, batch*rows)
+							pool.MatMul(got, w, x[first*cols:(first+batch)*cols], batch)
+							want := alone[first*rows : (first+batch)*rows]
+							if d := cmp.Diff(bits(want), bits(got)); d != "" {
+								t.Fatalf("batch %d (rows %d..): batched rows differ from rows alone (-alone +batched bits):\n%s", batch, first, d)
 							}
 						}
 					})
