@@ -51,6 +51,10 @@ func f16z1(w unsafe.Pointer, ws uintptr, rows int, x *float32, n, chunk int, out
 // on which rows share its product.
 const zChunk = 1024
 
+// zOneBytes is about how many weight bytes one call of a one-row kernel
+// reads in a batch of one (tens of microseconds from memory).
+const zOneBytes = 256 << 10
+
 // zKernels selects the F32 or F16 kernels; direct calls, not func values.
 type zKernels struct{ f16 bool }
 
@@ -126,7 +130,13 @@ func floatRowsZ(out []float32, w *Matrix, x []float32, batch, lo, hi int) bool {
 	_, _ = x[batch*cols-1], out[(batch-1)*rows+hi-1]
 	ws, xs, ostride := uintptr(cols*elem), uintptr(cols)*4, uintptr(rows)*4
 	if batch == 1 {
-		k.one(unsafe.Add(base, uintptr(lo)*ws), ws, hi-lo, &x[0], cols, &out[lo])
+		// One call per zOneBytes of weights: an assembly call cannot be
+		// preempted, and a worker's half of a classifier (49 MB for a
+		// 32000x768 one) would hold off a stop-the-world for milliseconds.
+		step := max(1, zOneBytes/int(ws))
+		for r := lo; r < hi; r += step {
+			k.one(unsafe.Add(base, uintptr(r)*ws), ws, min(step, hi-r), &x[0], cols, &out[r])
+		}
 		return true
 	}
 	six := batch / 6 * 6
