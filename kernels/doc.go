@@ -44,12 +44,13 @@
 // rounding: a batch of one sums in another order than the tiles. On the
 // avx512 path F32 and F16 weights run ZMM kernels (floatz_amd64.s): a
 // 4x6 register tile (four weight rows against six activation rows, 24
-// accumulators of sixteen lanes) over column chunks of 1024, prefetching
-// the next block of weights, and a one-row kernel that reads a batch of
-// one a row at a time. Both give each (weight row, activation row) pair
-// one accumulator, the same lane order, the same final reduction and
-// the same chunking, so a row's result is bit-identical whether it is
-// multiplied alone or in any batch (TestFloatBatchInvisible). AttnScores4 and AttnValues4 (attn.go) are a prefill
+// accumulators of sixteen lanes; 4x4 to 4x1 for the rest of a batch, 4x1
+// for a batch of one) over column chunks of 1024, prefetching the next
+// block of weights, and a one-row kernel for a last group of fewer than
+// four rows. All give each (weight row, activation row) pair one
+// accumulator, the same lane order, the same final reduction and the same
+// chunking, so a row's result is bit-identical whether it is multiplied
+// alone or in any batch (TestFloatBatchInvisible). AttnScores4 and AttnValues4 (attn.go) are a prefill
 // chunk's attention, four query rows per pass over the cache;
 // AttnScores1 and AttnValues1 a decode row's, one call per head. The
 // integer products quantize their activations with quantizeQ8ActAVX

@@ -6,13 +6,20 @@ import "unsafe"
 
 // Implemented in floatz_amd64.s: the avx512 path's F32 and F16 products.
 // A 4xJ tile multiplies four weight rows (w, ws bytes apart) by J
-// activation rows (x, xs bytes apart) over n columns, and stores (add ==
-// 0) or adds activation row j's four sums at out + j*ostride bytes. The
-// one-row kernels multiply rows weight rows by one activation row of n
-// columns, summing chunk columns at a time, row r's sum to out[r]. Every
-// kernel gives a (weight row, activation row) pair the same sum, bit for
-// bit, given the same chunking (floatz_amd64.s says why).
+// activation rows (x, xs bytes apart) over n columns, prefetching a line
+// of each of the four rows at pf a step, and stores (add == 0) or adds
+// activation row j's four sums at out + j*ostride bytes. The one-row
+// kernels multiply rows weight rows by one activation row of n columns,
+// summing chunk columns at a time, row r's sum to out[r]. Every kernel
+// gives a (weight row, activation row) pair the same sum, bit for bit,
+// given the same chunking (floatz_amd64.s says why).
 //
+//go:noescape
+func f32z4x1(w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int)
+
+//go:noescape
+func f16z4x1(w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int)
+
 //go:noescape
 func f32z4x2(w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int)
 
@@ -51,10 +58,6 @@ func f16z1(w unsafe.Pointer, ws uintptr, rows int, x *float32, n, chunk int, out
 // on which rows share its product.
 const zChunk = 1024
 
-// zOneBytes is about how many weight bytes one call of a one-row kernel
-// reads in a batch of one (tens of microseconds from memory).
-const zOneBytes = 256 << 10
-
 // zKernels selects the F32 or F16 kernels; direct calls, not func values.
 type zKernels struct{ f16 bool }
 
@@ -66,7 +69,7 @@ func (k zKernels) one(w unsafe.Pointer, ws uintptr, rows int, x *float32, n int,
 	}
 }
 
-// tile runs the 4xj tile, j one of 2, 3, 4, 6.
+// tile runs the 4xj tile, j one of 1, 2, 3, 4, 6.
 func (k zKernels) tile(j int, w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int) {
 	switch {
 	case j == 6 && k.f16:
@@ -81,19 +84,22 @@ func (k zKernels) tile(j int, w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x
 		f16z4x3(w, ws, pf, x, xs, n, out, ostride, add)
 	case j == 3:
 		f32z4x3(w, ws, pf, x, xs, n, out, ostride, add)
-	case k.f16:
+	case j == 2 && k.f16:
 		f16z4x2(w, ws, pf, x, xs, n, out, ostride, add)
-	default:
+	case j == 2:
 		f32z4x2(w, ws, pf, x, xs, n, out, ostride, add)
+	case k.f16:
+		f16z4x1(w, ws, pf, x, xs, n, out, ostride, add)
+	default:
+		f32z4x1(w, ws, pf, x, xs, n, out, ostride, add)
 	}
 }
 
-// zSplit is how a batch's rest after its tiles of six is covered: at most
-// two tiles (the second may be 0) and whether one row is left for the
-// one-row kernel.
-var zSplit = [6]struct{ a, b, one int }{
+// zSplit is how a batch's rest after its tiles of six is covered: one or
+// two more tiles (b may be 0).
+var zSplit = [6]struct{ a, b int }{
 	0: {},
-	1: {one: 1},
+	1: {a: 1},
 	2: {a: 2},
 	3: {a: 3},
 	4: {a: 4},
@@ -101,13 +107,13 @@ var zSplit = [6]struct{ a, b, one int }{
 }
 
 // floatRowsZ runs rows [lo,hi) of an F32 or F16 product with the avx512
-// kernels: a batch of one a row at a time (one sequential weight stream),
-// a larger batch four weight rows at a time, one column chunk at a time,
-// against six activation rows per tile call (then 4, 3 or 2, and the
-// one-row kernel for a last single row), so a chunk of four rows stays
-// in L1 while the whole batch meets it. Rows of a last group of fewer than
-// four run on the one-row kernel. false means w is another type (or the
-// CPU has no AVX-512) and the caller must use another kernel.
+// kernels: four weight rows at a time, one column chunk at a time,
+// against six activation rows per tile call (then 4, 3, 2 or 1), so a
+// chunk of four rows stays in L1 while the whole batch meets it, and each
+// call prefetches the next block of weights; a batch of one is the 4x1
+// tile over every group. Rows of a last group of fewer than four run on
+// the one-row kernel. false means w is another type (or the CPU has no
+// AVX-512) and the caller must use another kernel.
 func floatRowsZ(out []float32, w *Matrix, x []float32, batch, lo, hi int) bool {
 	if !haveAVX512 {
 		return false
@@ -129,16 +135,6 @@ func floatRowsZ(out []float32, w *Matrix, x []float32, batch, lo, hi int) bool {
 	}
 	_, _ = x[batch*cols-1], out[(batch-1)*rows+hi-1]
 	ws, xs, ostride := uintptr(cols*elem), uintptr(cols)*4, uintptr(rows)*4
-	if batch == 1 {
-		// One call per zOneBytes of weights: an assembly call cannot be
-		// preempted, and a worker's half of a classifier (49 MB for a
-		// 32000x768 one) would hold off a stop-the-world for milliseconds.
-		step := max(1, zOneBytes/int(ws))
-		for r := lo; r < hi; r += step {
-			k.one(unsafe.Add(base, uintptr(r)*ws), ws, min(step, hi-r), &x[0], cols, &out[r])
-		}
-		return true
-	}
 	six := batch / 6 * 6
 	rest := zSplit[batch-six]
 	r := lo
@@ -166,10 +162,6 @@ func floatRowsZ(out []float32, w *Matrix, x []float32, batch, lo, hi int) bool {
 			if rest.b != 0 {
 				k.tile(rest.b, pw, ws, pf, &x[b*cols+c0], xs, n, &out[b*rows+r], ostride, add)
 			}
-		}
-		if rest.one != 0 {
-			b := batch - 1
-			k.one(wr, ws, 4, &x[b*cols], cols, &out[b*rows+r])
 		}
 	}
 	if r < hi {
