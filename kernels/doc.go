@@ -49,9 +49,20 @@
 // against three (F32) or two activation rows at a time; Q8_0 blocks are
 // dequantized in registers; a one-row F32 product reads a row at a time
 // (dotAVX), the others four rows at a time, prefetching the next four
-// (prefetch_amd64.h). AttnScores4 and AttnValues4 (attn.go) are a prefill
-// chunk's attention, four query rows per pass over the cache;
-// AttnScores1 and AttnValues1 a decode row's, one call per head. The
+// (prefetch_amd64.h). Batching moves an avx2 F32 result by float32
+// rounding: a batch of one sums in another order than the tiles. On the
+// avx512 path F32 and F16 weights run ZMM kernels (floatz_amd64.s): a
+// 4x6 register tile (four weight rows against six activation rows, 24
+// accumulators of sixteen lanes; 4x4 to 4x1 for the rest of a batch, 4x1
+// for a batch of one) over column chunks of 1024, prefetching the next
+// block of weights, and a one-row kernel for a last group of fewer than
+// four rows. All give each (weight row, activation row) pair one
+// accumulator, the same lane order, the same final reduction and the same
+// chunking, so a row's result is bit-identical whether it is multiplied
+// alone or in any batch (TestFloatBatchInvisible). AttnScores4 and
+// AttnValues4 (attn.go) are a prefill chunk's attention, four query rows
+// per pass over the cache; AttnScores1 and AttnValues1 a decode row's,
+// one call per head. The
 // integer products quantize their activations with quantizeQ8ActAVX
 // (actquant_amd64.s), bit-identical to the Go form.
 // Elsewhere the pure-Go products run (kernels_other.go, dot_legacy.go,

@@ -18,10 +18,7 @@ func MatMulRows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
 	if lo < 0 || hi > w.Rows {
 		panic(fmt.Sprintf("kernels: rows [%d,%d) outside %d", lo, hi, w.Rows))
 	}
-	if matMulRowsArch(out, w, x, batch, lo, hi) {
-		return
-	}
-	matMulRowsGeneric(out, w, x, batch, lo, hi)
+	matMulRowsOn(best, out, w, x, nil, batch, lo, hi)
 }
 
 // checkMatMul panics when a product would read or write outside its slices;

@@ -10,40 +10,115 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestMatMulRowsMatchesGeneric compares the dispatching MatMulRows (the AVX2
-// kernels on a CPU that has them) with the pure-Go reference over awkward
-// shapes: rows not a multiple of 4, columns not a multiple of 8 or 32, every
-// batch size from 1 to 17.
+// TestMatMulRowsMatchesGeneric compares the float-activation products of
+// every kernel path this CPU has (matMulRowsOn, as a Pool with
+// FloatActivations runs them, and MatMulRows on the default path) with the
+// pure-Go reference over awkward shapes: rows not a multiple of 4,
+// columns not a multiple of 8, 16 or 32 and, for F32 and F16, longer than
+// the column chunks (f32Chunk, zChunk), every batch size from 1 to 17.
 func TestMatMulRowsMatchesGeneric(t *testing.T) {
 	if !haveAVX2 {
 		t.Logf("no assembly kernels (GOARCH %s, no AVX2/FMA/F16C, or the purego tag): comparing the generic path with itself", runtime.GOARCH)
 	}
 	const tol = 2e-5 // relative to sum |w_i*x_i|
 	rng := rand.New(rand.NewPCG(1, 2))
-	shapes := map[DType][]int{
-		F32:  {1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 257},
-		F16:  {1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 257},
-		Q8_0: {32, 64, 96, 320},
-	}
-	for _, typ := range []DType{F32, F16, Q8_0} {
-		for _, cols := range shapes[typ] {
-			for _, rows := range []int{1, 2, 3, 4, 5, 7, 9, 33} {
-				w := randMatrix(t, rng, typ, rows, cols)
-				t.Run(fmt.Sprintf("%v/%dx%d", typ, rows, cols), func(t *testing.T) {
-					for batch := 1; batch <= 17; batch++ {
-						x := randVec(rng, batch*cols)
-						want := make([]float32, batch*rows)
-						got := make([]float32, batch*rows)
-						matMulRowsGeneric(want, w, x, batch, 0, rows)
-						MatMulRows(got, w, x, batch, 0, rows)
-						scale := absDots(w, x, batch)
-						for i := range want {
-							if d := math.Abs(float64(got[i] - want[i])); d > tol*scale[i]+1e-30 {
-								t.Fatalf("batch %d out[%d] = %v, want %v (diff %g, scale %g)", batch, i, got[i], want[i], d, scale[i])
+	floatCols := []int{1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 257, 1024 + 16 + 5, 2*1024 + 48}
+	shapes := map[DType][]int{F32: floatCols, F16: floatCols, Q8_0: {32, 64, 96, 320}}
+	for _, path := range Paths() {
+		kp, err := parsePath(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, typ := range []DType{F32, F16, Q8_0} {
+			for _, cols := range shapes[typ] {
+				for _, rows := range []int{1, 2, 3, 4, 5, 7, 9, 33} {
+					if cols > 1024 && rows > 9 {
+						continue // the long rows' chunking needs no more rows; keeps the reference quick
+					}
+					w := randMatrix(t, rng, typ, rows, cols)
+					t.Run(fmt.Sprintf("%s/%v/%dx%d", path, typ, rows, cols), func(t *testing.T) {
+						for batch := 1; batch <= 17; batch++ {
+							x := randVec(rng, batch*cols)
+							want := make([]float32, batch*rows)
+							got := make([]float32, batch*rows)
+							matMulRowsGeneric(want, w, x, batch, 0, rows)
+							if kp == best {
+								MatMulRows(got, w, x, batch, 0, rows)
+							} else {
+								matMulRowsOn(kp, got, w, x, nil, batch, 0, rows)
+							}
+							scale := absDots(w, x, batch)
+							for i := range want {
+								if d := math.Abs(float64(got[i] - want[i])); d > tol*scale[i]+1e-30 {
+									t.Fatalf("batch %d out[%d] = %v, want %v (diff %g, scale %g)", batch, i, got[i], want[i], d, scale[i])
+								}
 							}
 						}
-					}
-				})
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestFloatBatchInvisible: on the paths that guarantee it (generic, which
+// sums each pair alone, and avx512, whose one-row kernel and tiles sum a
+// pair in the same order, chunked by columns alone), every activation
+// row of a batched F32 or F16 product is bit-identical to the same row
+// multiplied alone, whatever the batch size, the row's place in it, the
+// split over workers or the shape (rows not a multiple of 4, so the
+// last group runs on the one-row kernel; columns past the tail mask and
+// the column chunks). The avx2 path (and avxvnni, which runs avx2's
+// float kernels) does not guarantee it for F32: a
+// batch of one runs dotAVX (four accumulators over 32-value blocks), the
+// tiles one accumulator per eight lanes, and only batches of three or
+// more are chunked; there, batching moves results by float32 rounding
+// (TestMatMulRowsMatchesGeneric bounds it), and TestF32TileRows checks
+// what it does guarantee.
+func TestFloatBatchInvisible(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	bits := func(v []float32) []uint32 {
+		out := make([]uint32, len(v))
+		for i, f := range v {
+			out[i] = math.Float32bits(f)
+		}
+		return out
+	}
+	for _, path := range Paths() {
+		if path == "avx2" || path == "avxvnni" {
+			t.Logf("%s: skipped, its F32 kernels (avx2's) do not guarantee it (batch one runs dotAVX)", path)
+			continue
+		}
+		for _, workers := range []int{1, 2} {
+			pool, err := NewPoolOpts(workers, Options{Path: path, FloatActivations: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			for _, typ := range []DType{F32, F16} {
+				for _, cols := range []int{5, 16, 300, 1024 + 16 + 3, 2*1024 + 40} {
+					const rows = 37
+					w := randMatrix(t, rng, typ, rows, cols)
+					t.Run(fmt.Sprintf("%s/w%d/%v/%dx%d", path, workers, typ, rows, cols), func(t *testing.T) {
+						const maxBatch = 9
+						x := randVec(rng, maxBatch*cols)
+						alone := make([]float32, maxBatch*rows)
+						for b := range maxBatch {
+							pool.MatMul(alone[b*rows:(b+1)*rows], w, x[b*cols:(b+1)*cols], 1)
+						}
+						for batch := 2; batch <= maxBatch; batch++ {
+							// Rows first..first+batch-1, so a row meets
+							// different neighbours in each batch.
+							first := (batch * 5) % (maxBatch - batch + 1)
+							got := make([]float32, batch*rows)
+							pool.MatMul(got, w, x[first*cols:(first+batch)*cols], batch)
+							want := alone[first*rows : (first+batch)*rows]
+							if d := cmp.Diff(bits(want), bits(got)); d != "" {
+								t.Fatalf("batch %d (rows %d..): batched rows differ from rows alone (-alone +batched bits):\n%s", batch, first, d)
+							}
+						}
+					})
+				}
 			}
 		}
 	}
@@ -113,16 +188,27 @@ func TestPoolMatMul(t *testing.T) {
 	}
 }
 
+// TestPoolMatMulNoAlloc: a steady-state product allocates nothing, on
+// every path, with integer and float activations.
 func TestPoolMatMulNoAlloc(t *testing.T) {
-	p := NewPool(2)
-	defer p.Close()
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, typ := range []DType{F32, F16, Q8_0, Q4_0, Q4_K, Q6_K} {
-		w := randMatrix(t, rng, typ, 256, 256)
-		x := randVec(rng, 3*256)
-		out := make([]float32, 3*256)
-		if n := testing.AllocsPerRun(50, func() { p.MatMul(out, w, x, 3) }); n != 0 {
-			t.Errorf("%v: MatMul allocates %v times per call, want 0", typ, n)
+	for _, path := range Paths() {
+		for _, floatAct := range []bool{false, true} {
+			p, err := NewPoolOpts(2, Options{Path: path, FloatActivations: floatAct})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, typ := range []DType{F32, F16, Q8_0, Q4_0, Q4_K, Q6_K} {
+				w := randMatrix(t, rng, typ, 256, 256)
+				for _, batch := range []int{1, 3, 7} {
+					x := randVec(rng, batch*256)
+					out := make([]float32, batch*256)
+					if n := testing.AllocsPerRun(50, func() { p.MatMul(out, w, x, batch) }); n != 0 {
+						t.Errorf("%s/%v/batch %d (float activations %v): MatMul allocates %v times per call, want 0", path, typ, batch, floatAct, n)
+					}
+				}
+			}
+			p.Close()
 		}
 	}
 }

@@ -2,8 +2,10 @@ package llama
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -84,6 +86,85 @@ func BenchmarkDecode(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkPathsAlternated runs decode steps (batch 1 and 16) and a
+// 64-row prompt chunk of the F32 stories shapes on a pool of each
+// assembly kernel path this CPU has (generic only where there is none),
+// alternated step by step in one loop, so that a shared machine's load
+// slows every path alike: it reports each path's tokens/s from its median
+// step time (robust to preemption) and each path's speed-up over the next
+// slower one. On F32 weights this compares the paths' float kernels.
+func BenchmarkPathsAlternated(b *testing.B) {
+	paths := kernels.Paths()
+	if len(paths) > 1 {
+		paths = paths[:len(paths)-1] // generic is 10-15x slower: minutes per run
+	}
+	for _, sh := range benchShapes[1:] {
+		for _, w := range []struct {
+			name         string
+			batch, chunk int
+		}{{"decode/batch=1", 1, 1}, {"decode/batch=16", 16, 1}, {"prefill/chunk=64", 1, 64}} {
+			b.Run(fmt.Sprintf("%s/%s", sh.name, w.name), func(b *testing.B) {
+				c := sh.config()
+				c.SeqLen = 256
+				m := benchModel(b, sh.name, c, sh.untied)
+				type run struct {
+					s      *State
+					times  []time.Duration
+					rows   []Row
+					logits [][]float32
+				}
+				runs := make([]*run, len(paths))
+				n := w.batch * w.chunk
+				for i, path := range paths {
+					pool, err := kernels.NewPoolOpts(2, kernels.Options{Path: path})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer pool.Close()
+					r := &run{s: m.NewState(w.batch, pool), rows: make([]Row, n)}
+					for range w.batch {
+						r.logits = append(r.logits, make([]float32, c.Vocab))
+					}
+					for j := range r.rows { // warm up: reserve the caches
+						r.rows[j] = Row{Slot: j / w.chunk, Pos: c.SeqLen - w.chunk + j%w.chunk, Logits: j%w.chunk == w.chunk-1}
+					}
+					r.s.Forward(r.rows, r.logits)
+					runs[i] = r
+				}
+				pos := 0
+				for b.Loop() {
+					if pos+w.chunk > c.SeqLen {
+						pos = 0
+					}
+					for _, r := range runs {
+						for j := range r.rows {
+							p := pos + j%w.chunk
+							r.rows[j] = Row{Slot: j / w.chunk, Pos: p, Token: (p*7 + j) % c.Vocab, Logits: j%w.chunk == w.chunk-1}
+						}
+						t0 := time.Now()
+						r.s.Forward(r.rows, r.logits)
+						r.times = append(r.times, time.Since(t0))
+					}
+					pos += w.chunk
+				}
+				for i, r := range runs {
+					med := medianDuration(r.times)
+					b.ReportMetric(float64(n)/med.Seconds(), paths[i]+"-tok/s")
+					if i+1 < len(runs) {
+						b.ReportMetric(medianDuration(runs[i+1].times).Seconds()/med.Seconds(), paths[i]+"-speedup")
+					}
+				}
+			})
+		}
+	}
+}
+
+func medianDuration(d []time.Duration) time.Duration {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[len(d)/2]
 }
 
 // BenchmarkPrefill measures prompt processing in chunks of one slot, only

@@ -1,0 +1,79 @@
+//go:build amd64 && !purego && linux
+
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// guarded returns n bytes that end where an unreadable page begins, so a
+// kernel that reads one byte past them faults.
+func guarded(t *testing.T, n int) []byte {
+	t.Helper()
+	page := os.Getpagesize()
+	size := (n+page-1)/page*page + page
+	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Skipf("mmap: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Munmap(mem) })
+	if err := syscall.Mprotect(mem[size-page:], syscall.PROT_NONE); err != nil {
+		t.Skipf("mprotect: %v", err)
+	}
+	return mem[size-page-n : size-page]
+}
+
+func guardedFloats(t *testing.T, v []float32) []float32 {
+	b := guarded(t, 4*len(v))
+	f := unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(v))
+	copy(f, v)
+	return f
+}
+
+// TestFloatZTailsStayInside: the avx512 kernels' masked last step reads
+// no byte past a row, so a matrix or activation rows that end at an
+// unreadable page do not fault, for every kernel (batches 1 to 7, rows
+// not a multiple of 4) and F32 and F16 weights; the products still match
+// the pure-Go reference.
+func TestFloatZTailsStayInside(t *testing.T) {
+	if !haveAVX512 {
+		t.Skip("no AVX-512 F/BW/VL/VNNI on this CPU: the avx512 kernels cannot run")
+	}
+	rng := rand.New(rand.NewPCG(25, 26))
+	for _, typ := range []DType{F32, F16} {
+		for _, cols := range []int{1, 21, 1024 + 16 + 9} {
+			const rows = 7
+			src := randMatrix(t, rng, typ, rows, cols)
+			w := &Matrix{Rows: rows, Cols: cols, Type: typ}
+			if typ == F32 {
+				w.F32 = guardedFloats(t, src.F32)
+			} else {
+				w.Raw = guarded(t, len(src.Raw))
+				copy(w.Raw, src.Raw)
+			}
+			t.Run(fmt.Sprintf("%v/%dx%d", typ, rows, cols), func(t *testing.T) {
+				for batch := 1; batch <= 7; batch++ {
+					x := guardedFloats(t, randVec(rng, batch*cols))
+					got := make([]float32, batch*rows)
+					want := make([]float32, batch*rows)
+					if !floatRowsZ(got, w, x, batch, 0, rows) {
+						t.Fatal("floatRowsZ declined an F32/F16 product")
+					}
+					matMulRowsGeneric(want, w, x, batch, 0, rows)
+					scale := absDots(w, x, batch)
+					for i := range want {
+						if d := math.Abs(float64(got[i] - want[i])); d > 2e-5*scale[i]+1e-30 {
+							t.Fatalf("batch %d out[%d] = %v, want %v", batch, i, got[i], want[i])
+						}
+					}
+				}
+			})
+		}
+	}
+}
