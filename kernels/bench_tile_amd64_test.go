@@ -87,7 +87,7 @@ func benchZTiles(b *testing.B, typ DType) {
 			}
 		}
 		t1 := time.Now()
-		zKernels{f16: typ == F16}.tile(6, p(0), uintptr(cols*elem), p(0), &x[0], cols*4, cols, &out[0], 16, 0)
+		zKernels{typ: typ}.tile(6, p(0), uintptr(cols*elem), p(0), &x[0], cols*4, cols, &out[0], 16, 0)
 		tOld, tNew = append(tOld, t1.Sub(t0)), append(tNew, time.Since(t1))
 	}
 	reportTiles(b, 2*4*cols*batch, tOld, tNew)

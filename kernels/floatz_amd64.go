@@ -4,7 +4,8 @@ package kernels
 
 import "unsafe"
 
-// Implemented in floatz_amd64.s: the avx512 path's F32 and F16 products.
+// Implemented in floatz_amd64.s: the avx512 path's F32, F16 and BF16
+// products.
 // A 4xJ tile multiplies four weight rows (w, ws bytes apart) by J
 // activation rows (x, xs bytes apart) over n columns, prefetching a line
 // of each of the four rows at pf a step, and stores (add == 0) or adds
@@ -44,6 +45,26 @@ func f16z4x4(w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uin
 //go:noescape
 func f16z4x6(w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int)
 
+// The BF16 forms of the same kernels.
+//
+//go:noescape
+func bf16z4x1(w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int)
+
+//go:noescape
+func bf16z4x2(w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int)
+
+//go:noescape
+func bf16z4x3(w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int)
+
+//go:noescape
+func bf16z4x4(w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int)
+
+//go:noescape
+func bf16z4x6(w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int)
+
+//go:noescape
+func bf16z1(w unsafe.Pointer, ws uintptr, rows int, x *float32, n, chunk int, out *float32)
+
 //go:noescape
 func f32z1(w unsafe.Pointer, ws uintptr, rows int, x *float32, n, chunk int, out *float32)
 
@@ -58,40 +79,63 @@ func f16z1(w unsafe.Pointer, ws uintptr, rows int, x *float32, n, chunk int, out
 // on which rows share its product.
 const zChunk = 1024
 
-// zKernels selects the F32 or F16 kernels; direct calls, not func values.
-type zKernels struct{ f16 bool }
+// zKernels selects the F32, F16 or BF16 kernels (its type); direct calls,
+// not func values.
+type zKernels struct{ typ DType }
 
 func (k zKernels) one(w unsafe.Pointer, ws uintptr, rows int, x *float32, n int, out *float32) {
-	if k.f16 {
+	switch k.typ {
+	case F16:
 		f16z1(w, ws, rows, x, n, zChunk, out)
-	} else {
+	case BF16:
+		bf16z1(w, ws, rows, x, n, zChunk, out)
+	default:
 		f32z1(w, ws, rows, x, n, zChunk, out)
 	}
 }
 
 // tile runs the 4xj tile, j one of 1, 2, 3, 4, 6.
 func (k zKernels) tile(j int, w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int) {
-	switch {
-	case j == 6 && k.f16:
-		f16z4x6(w, ws, pf, x, xs, n, out, ostride, add)
-	case j == 6:
-		f32z4x6(w, ws, pf, x, xs, n, out, ostride, add)
-	case j == 4 && k.f16:
-		f16z4x4(w, ws, pf, x, xs, n, out, ostride, add)
-	case j == 4:
-		f32z4x4(w, ws, pf, x, xs, n, out, ostride, add)
-	case j == 3 && k.f16:
-		f16z4x3(w, ws, pf, x, xs, n, out, ostride, add)
-	case j == 3:
-		f32z4x3(w, ws, pf, x, xs, n, out, ostride, add)
-	case j == 2 && k.f16:
-		f16z4x2(w, ws, pf, x, xs, n, out, ostride, add)
-	case j == 2:
-		f32z4x2(w, ws, pf, x, xs, n, out, ostride, add)
-	case k.f16:
-		f16z4x1(w, ws, pf, x, xs, n, out, ostride, add)
+	switch k.typ {
+	case F16:
+		switch j {
+		case 6:
+			f16z4x6(w, ws, pf, x, xs, n, out, ostride, add)
+		case 4:
+			f16z4x4(w, ws, pf, x, xs, n, out, ostride, add)
+		case 3:
+			f16z4x3(w, ws, pf, x, xs, n, out, ostride, add)
+		case 2:
+			f16z4x2(w, ws, pf, x, xs, n, out, ostride, add)
+		default:
+			f16z4x1(w, ws, pf, x, xs, n, out, ostride, add)
+		}
+	case BF16:
+		switch j {
+		case 6:
+			bf16z4x6(w, ws, pf, x, xs, n, out, ostride, add)
+		case 4:
+			bf16z4x4(w, ws, pf, x, xs, n, out, ostride, add)
+		case 3:
+			bf16z4x3(w, ws, pf, x, xs, n, out, ostride, add)
+		case 2:
+			bf16z4x2(w, ws, pf, x, xs, n, out, ostride, add)
+		default:
+			bf16z4x1(w, ws, pf, x, xs, n, out, ostride, add)
+		}
 	default:
-		f32z4x1(w, ws, pf, x, xs, n, out, ostride, add)
+		switch j {
+		case 6:
+			f32z4x6(w, ws, pf, x, xs, n, out, ostride, add)
+		case 4:
+			f32z4x4(w, ws, pf, x, xs, n, out, ostride, add)
+		case 3:
+			f32z4x3(w, ws, pf, x, xs, n, out, ostride, add)
+		case 2:
+			f32z4x2(w, ws, pf, x, xs, n, out, ostride, add)
+		default:
+			f32z4x1(w, ws, pf, x, xs, n, out, ostride, add)
+		}
 	}
 }
 
@@ -106,7 +150,7 @@ var zSplit = [6]struct{ a, b int }{
 	5: {a: 3, b: 2},
 }
 
-// floatRowsZ runs rows [lo,hi) of an F32 or F16 product with the avx512
+// floatRowsZ runs rows [lo,hi) of an F32, F16 or BF16 product with the avx512
 // kernels: four weight rows at a time, one column chunk at a time,
 // against six activation rows per tile call (then 4, 3, 2 or 1), so a
 // chunk of four rows stays in L1 while the whole batch meets it, and each
@@ -124,8 +168,8 @@ func floatRowsZ(out []float32, w *Matrix, x []float32, batch, lo, hi int) bool {
 	switch w.Type {
 	case F32:
 		base = unsafe.Pointer(unsafe.SliceData(w.F32))
-	case F16:
-		base, k, elem = unsafe.Pointer(unsafe.SliceData(w.Raw)), zKernels{f16: true}, 2
+	case F16, BF16:
+		base, k, elem = unsafe.Pointer(unsafe.SliceData(w.Raw)), zKernels{typ: w.Type}, 2
 	default:
 		return false
 	}

@@ -39,14 +39,14 @@ func guardedFloats(t *testing.T, v []float32) []float32 {
 // TestFloatZTailsStayInside: the avx512 kernels' masked last step reads
 // no byte past a row, so a matrix or activation rows that end at an
 // unreadable page do not fault, for every kernel (batches 1 to 7, rows
-// not a multiple of 4) and F32 and F16 weights; the products still match
+// not a multiple of 4) and F32, F16 and BF16 weights; the products still match
 // the pure-Go reference.
 func TestFloatZTailsStayInside(t *testing.T) {
 	if !haveAVX512 {
 		t.Skip("no AVX-512 F/BW/VL/VNNI on this CPU: the avx512 kernels cannot run")
 	}
 	rng := rand.New(rand.NewPCG(25, 26))
-	for _, typ := range []DType{F32, F16} {
+	for _, typ := range []DType{F32, F16, BF16} {
 		for _, cols := range []int{1, 21, 1024 + 16 + 9} {
 			const rows = 7
 			src := randMatrix(t, rng, typ, rows, cols)
@@ -63,7 +63,7 @@ func TestFloatZTailsStayInside(t *testing.T) {
 					got := make([]float32, batch*rows)
 					want := make([]float32, batch*rows)
 					if !floatRowsZ(got, w, x, batch, 0, rows) {
-						t.Fatal("floatRowsZ declined an F32/F16 product")
+						t.Fatal("floatRowsZ declined a float product")
 					}
 					matMulRowsGeneric(want, w, x, batch, 0, rows)
 					scale := absDots(w, x, batch)

@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"math"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -44,6 +45,14 @@ func f16x4x1(w0, w1, w2, w3 unsafe.Pointer, x *float32, n int, out *[8]float32)
 
 //go:noescape
 func f16x4x2(w0, w1, w2, w3 unsafe.Pointer, x0, x1 *float32, n int, out *[8]float32)
+
+// bf16x4x1 and bf16x4x2 are f16x4x1 and f16x4x2 for bfloat16 rows.
+//
+//go:noescape
+func bf16x4x1(w0, w1, w2, w3 unsafe.Pointer, x *float32, n int, out *[8]float32)
+
+//go:noescape
+func bf16x4x2(w0, w1, w2, w3 unsafe.Pointer, x0, x1 *float32, n int, out *[8]float32)
 
 //go:noescape
 func q8x4x1(w0, w1, w2, w3 *byte, x *float32, n int, out *[8]float32)
@@ -107,11 +116,11 @@ func matMulRowsArch(out []float32, w *Matrix, x []float32, batch, lo, hi int) bo
 			return false
 		}
 		denseRows(denseKernel{elem: 4}, unsafe.Pointer(&w.F32[0]), out, w, x, batch, lo, hi, f32Chunk)
-	case F16:
+	case F16, BF16:
 		if w.Cols < 8 {
 			return false
 		}
-		denseRows(denseKernel{elem: 2, f16: true}, unsafe.Pointer(&w.Raw[0]), out, w, x, batch, lo, hi, f16Chunk)
+		denseRows(denseKernel{elem: 2, typ: w.Type}, unsafe.Pointer(&w.Raw[0]), out, w, x, batch, lo, hi, f16Chunk)
 	case Q8_0:
 		q8Rows(out, w, x, batch, lo, hi)
 	default:
@@ -130,27 +139,33 @@ const (
 // denseKernel selects the 4x1/4x2 kernel pair of an element type; direct
 // calls (not func values) keep the result array on the stack.
 type denseKernel struct {
-	elem int  // bytes per weight
-	f16  bool // F16 rows, else F32
+	elem int   // bytes per weight
+	typ  DType // F32, F16 or BF16
 }
 
 func (k denseKernel) x1(p0, p1, p2, p3 unsafe.Pointer, x *float32, n int, res *[8]float32) {
-	if k.f16 {
+	switch k.typ {
+	case F16:
 		f16x4x1(p0, p1, p2, p3, x, n, res)
-	} else {
+	case BF16:
+		bf16x4x1(p0, p1, p2, p3, x, n, res)
+	default:
 		f32x4x1(p0, p1, p2, p3, x, n, res)
 	}
 }
 
 func (k denseKernel) x2(p0, p1, p2, p3 unsafe.Pointer, x0, x1 *float32, n int, res *[8]float32) {
-	if k.f16 {
+	switch k.typ {
+	case F16:
 		f16x4x2(p0, p1, p2, p3, x0, x1, n, res)
-	} else {
+	case BF16:
+		bf16x4x2(p0, p1, p2, p3, x0, x1, n, res)
+	default:
 		f32x4x2(p0, p1, p2, p3, x0, x1, n, res)
 	}
 }
 
-// denseRows runs rows [lo,hi) of an F32 or F16 product: four rows at a time,
+// denseRows runs rows [lo,hi) of an F32, F16 or BF16 product: four rows at a time,
 // three (F32) or two batch rows per kernel call, columns in L1-sized chunks when the batch
 // is large; the last cols%8 columns are added in Go.
 func denseRows(kern denseKernel, base unsafe.Pointer, out []float32, w *Matrix, x []float32, batch, lo, hi, chunk int) {
@@ -160,7 +175,7 @@ func denseRows(kern denseKernel, base unsafe.Pointer, out []float32, w *Matrix, 
 		chunk = n
 	}
 	rowBytes := uintptr(cols * kern.elem)
-	if batch == 1 && !kern.f16 && n == cols {
+	if batch == 1 && kern.typ == F32 && n == cols {
 		// One F32 row meets its weights a row at a time: one sequential
 		// stream, which the hardware prefetcher follows better than four
 		// interleaved ones (BenchmarkDecode batch=1, quiet, alternated:
@@ -183,7 +198,7 @@ func denseRows(kern denseKernel, base unsafe.Pointer, out []float32, w *Matrix, 
 			p2 := unsafe.Add(base, uintptr(r2)*rowBytes+off)
 			p3 := unsafe.Add(base, uintptr(r3)*rowBytes+off)
 			b := 0
-			for ; b+3 <= batch && !kern.f16; b += 3 {
+			for ; b+3 <= batch && kern.typ == F32; b += 3 {
 				f32x4x3(p0, p1, p2, p3, &x[b*cols+c0], &x[(b+1)*cols+c0], &x[(b+2)*cols+c0], m, &res12)
 				store4(out[b*rows+r:], res12[:k], c0 == 0)
 				store4(out[(b+1)*rows+r:], res12[4:4+k], c0 == 0)
@@ -239,13 +254,17 @@ func put4(dst, res []float32) {
 	copy(dst[:len(res)], res)
 }
 
-// weightAt is one F32 or F16 weight, for the column tails.
+// weightAt is one F32, F16 or BF16 weight, for the column tails.
 func weightAt(w *Matrix, r, c int) float32 {
 	if w.Type == F32 {
 		return w.F32[r*w.Cols+c]
 	}
 	i := 2 * (r*w.Cols + c)
-	return HalfToFloat(uint16(w.Raw[i]) | uint16(w.Raw[i+1])<<8)
+	h := uint16(w.Raw[i]) | uint16(w.Raw[i+1])<<8
+	if w.Type == BF16 {
+		return math.Float32frombits(uint32(h) << 16)
+	}
+	return HalfToFloat(h)
 }
 
 func q8Rows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {

@@ -117,59 +117,77 @@ f32x2loop:
 	VZEROUPPER
 	RET
 
+// The half-precision rows, F16 and BF16, differ only in how eight weights
+// become floats: CVTF16 converts them (F16C), CVTBF16 widens each to the
+// high half of a float32 (a bfloat16 is a float32's top 16 bits), both
+// exactly. H4X1 and H4X2 are the 4x1 and 4x2 kernels of such rows, with
+// loop label LOOP.
+#define CVTF16(ADDR, Y) VCVTPH2PS ADDR, Y
+#define CVTBF16(ADDR, Y) VPMOVZXWD ADDR, Y; VPSLLD $16, Y, Y
+
+#define H4X1(CVT, LOOP) \
+	LOADARGS1; \
+	ZERO8; \
+	XORQ AX, AX; \
+LOOP: \
+	VMOVUPS     (SI)(AX*4), Y12; \
+	CVT((R8)(AX*2), Y8); \
+	CVT((R9)(AX*2), Y9); \
+	CVT((R10)(AX*2), Y10); \
+	CVT((R11)(AX*2), Y11); \
+	VFMADD231PS Y12, Y8, Y0; \
+	VFMADD231PS Y12, Y9, Y1; \
+	VFMADD231PS Y12, Y10, Y2; \
+	VFMADD231PS Y12, Y11, Y3; \
+	ADDQ        $8, AX; \
+	CMPQ        AX, CX; \
+	JLT         LOOP; \
+	HSUM4(Y0, Y1, Y2, Y3, X0, X1, X2, X3, X8, (DI)); \
+	VZEROUPPER; \
+	RET
+
+#define H4X2(CVT, LOOP) \
+	LOADARGS2; \
+	ZERO8; \
+	XORQ AX, AX; \
+LOOP: \
+	VMOVUPS     (SI)(AX*4), Y12; \
+	VMOVUPS     (DX)(AX*4), Y13; \
+	CVT((R8)(AX*2), Y8); \
+	CVT((R9)(AX*2), Y9); \
+	CVT((R10)(AX*2), Y10); \
+	CVT((R11)(AX*2), Y11); \
+	VFMADD231PS Y12, Y8, Y0; \
+	VFMADD231PS Y13, Y8, Y4; \
+	VFMADD231PS Y12, Y9, Y1; \
+	VFMADD231PS Y13, Y9, Y5; \
+	VFMADD231PS Y12, Y10, Y2; \
+	VFMADD231PS Y13, Y10, Y6; \
+	VFMADD231PS Y12, Y11, Y3; \
+	VFMADD231PS Y13, Y11, Y7; \
+	ADDQ        $8, AX; \
+	CMPQ        AX, CX; \
+	JLT         LOOP; \
+	HSUM4(Y0, Y1, Y2, Y3, X0, X1, X2, X3, X8, (DI)); \
+	HSUM4(Y4, Y5, Y6, Y7, X4, X5, X6, X7, X8, 16(DI)); \
+	VZEROUPPER; \
+	RET
+
 // func f16x4x1(w0, w1, w2, w3 unsafe.Pointer, x *float32, n int, out *[8]float32)
 TEXT ·f16x4x1(SB), NOSPLIT, $0-56
-	LOADARGS1
-	ZERO8
-	XORQ AX, AX
-
-f16x1loop:
-	VMOVUPS     (SI)(AX*4), Y12
-	VCVTPH2PS   (R8)(AX*2), Y8
-	VCVTPH2PS   (R9)(AX*2), Y9
-	VCVTPH2PS   (R10)(AX*2), Y10
-	VCVTPH2PS   (R11)(AX*2), Y11
-	VFMADD231PS Y12, Y8, Y0
-	VFMADD231PS Y12, Y9, Y1
-	VFMADD231PS Y12, Y10, Y2
-	VFMADD231PS Y12, Y11, Y3
-	ADDQ        $8, AX
-	CMPQ        AX, CX
-	JLT         f16x1loop
-
-	HSUM4(Y0, Y1, Y2, Y3, X0, X1, X2, X3, X8, (DI))
-	VZEROUPPER
-	RET
+	H4X1(CVTF16, f16x1loop)
 
 // func f16x4x2(w0, w1, w2, w3 unsafe.Pointer, x0, x1 *float32, n int, out *[8]float32)
 TEXT ·f16x4x2(SB), NOSPLIT, $0-64
-	LOADARGS2
-	ZERO8
-	XORQ AX, AX
+	H4X2(CVTF16, f16x2loop)
 
-f16x2loop:
-	VMOVUPS     (SI)(AX*4), Y12
-	VMOVUPS     (DX)(AX*4), Y13
-	VCVTPH2PS   (R8)(AX*2), Y8
-	VCVTPH2PS   (R9)(AX*2), Y9
-	VCVTPH2PS   (R10)(AX*2), Y10
-	VCVTPH2PS   (R11)(AX*2), Y11
-	VFMADD231PS Y12, Y8, Y0
-	VFMADD231PS Y13, Y8, Y4
-	VFMADD231PS Y12, Y9, Y1
-	VFMADD231PS Y13, Y9, Y5
-	VFMADD231PS Y12, Y10, Y2
-	VFMADD231PS Y13, Y10, Y6
-	VFMADD231PS Y12, Y11, Y3
-	VFMADD231PS Y13, Y11, Y7
-	ADDQ        $8, AX
-	CMPQ        AX, CX
-	JLT         f16x2loop
+// func bf16x4x1(w0, w1, w2, w3 unsafe.Pointer, x *float32, n int, out *[8]float32)
+TEXT ·bf16x4x1(SB), NOSPLIT, $0-56
+	H4X1(CVTBF16, bf16x1loop)
 
-	HSUM4(Y0, Y1, Y2, Y3, X0, X1, X2, X3, X8, (DI))
-	HSUM4(Y4, Y5, Y6, Y7, X4, X5, X6, X7, X8, 16(DI))
-	VZEROUPPER
-	RET
+// func bf16x4x2(w0, w1, w2, w3 unsafe.Pointer, x0, x1 *float32, n int, out *[8]float32)
+TEXT ·bf16x4x2(SB), NOSPLIT, $0-64
+	H4X2(CVTBF16, bf16x2loop)
 
 // Q8_0: a block is a little-endian half scale d and 32 int8 quants. The
 // quants are widened to int32 (VPMOVSXBD), converted to float and multiplied

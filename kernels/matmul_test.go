@@ -14,7 +14,7 @@ import (
 // every kernel path this CPU has (matMulRowsOn, as a Pool with
 // FloatActivations runs them, and MatMulRows on the default path) with the
 // pure-Go reference over awkward shapes: rows not a multiple of 4,
-// columns not a multiple of 8, 16 or 32 and, for F32 and F16, longer than
+// columns not a multiple of 8, 16 or 32 and, for F32, F16 and BF16, longer than
 // the column chunks (f32Chunk, zChunk), every batch size from 1 to 17.
 func TestMatMulRowsMatchesGeneric(t *testing.T) {
 	if !haveAVX2 {
@@ -23,13 +23,13 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 	const tol = 2e-5 // relative to sum |w_i*x_i|
 	rng := rand.New(rand.NewPCG(1, 2))
 	floatCols := []int{1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 257, 1024 + 16 + 5, 2*1024 + 48}
-	shapes := map[DType][]int{F32: floatCols, F16: floatCols, Q8_0: {32, 64, 96, 320}}
+	shapes := map[DType][]int{F32: floatCols, F16: floatCols, BF16: floatCols, Q8_0: {32, 64, 96, 320}}
 	for _, path := range Paths() {
 		kp, err := parsePath(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, typ := range []DType{F32, F16, Q8_0} {
+		for _, typ := range []DType{F32, F16, BF16, Q8_0} {
 			for _, cols := range shapes[typ] {
 				for _, rows := range []int{1, 2, 3, 4, 5, 7, 9, 33} {
 					if cols > 1024 && rows > 9 {
@@ -64,7 +64,7 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 // TestFloatBatchInvisible: on the paths that guarantee it (generic, which
 // sums each pair alone, and avx512, whose one-row kernel and tiles sum a
 // pair in the same order, chunked by columns alone), every activation
-// row of a batched F32 or F16 product is bit-identical to the same row
+// row of a batched F32, F16 or BF16 product is bit-identical to the same row
 // multiplied alone, whatever the batch size, the row's place in it, the
 // split over workers or the shape (rows not a multiple of 4, so the
 // last group runs on the one-row kernel; columns past the tail mask and
@@ -95,7 +95,7 @@ func TestFloatBatchInvisible(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer pool.Close()
-			for _, typ := range []DType{F32, F16} {
+			for _, typ := range []DType{F32, F16, BF16} {
 				for _, cols := range []int{5, 16, 300, 1024 + 16 + 3, 2*1024 + 40} {
 					const rows = 37
 					w := randMatrix(t, rng, typ, rows, cols)
@@ -127,7 +127,7 @@ func TestFloatBatchInvisible(t *testing.T) {
 // TestMatMulRowsSubrange checks that a row range writes exactly its rows.
 func TestMatMulRowsSubrange(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, typ := range []DType{F32, F16, Q8_0} {
+	for _, typ := range []DType{F32, F16, BF16, Q8_0} {
 		t.Run(typ.String(), func(t *testing.T) {
 			const rows, cols, batch = 11, 64, 3
 			w := randMatrix(t, rng, typ, rows, cols)

@@ -93,5 +93,6 @@ func randBlocks(rng *rand.Rand, typ DType, n int) []byte {
 	return raw
 }
 
-// quantTypes are the types whose products run in Go only (no assembly).
+// quantTypes are the types whose float-activation products run in Go only
+// (no assembly), and BF16.
 var quantTypes = []DType{Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, BF16}

@@ -3,6 +3,7 @@ package llama
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -38,9 +39,12 @@ func randomQuantModel(tb testing.TB, m *Model, typ kernels.DType, seed uint64) *
 				binary.LittleEndian.PutUint16(raw[b+off:], kernels.FloatToHalf((rng.Float32()*2-1)/256))
 			}
 		}
-		if typ == kernels.BF16 { // random bytes can be NaN: use real values
+		if typ == kernels.BF16 {
+			// Random bytes can be NaN, and masked ones subnormal (one
+			// weight in a hundred, each a microcode assist in every
+			// multiply-add on Intel cores): real weights, in (-1/16, 1/16).
 			for i := 0; i < len(raw); i += 2 {
-				binary.LittleEndian.PutUint16(raw[i:], uint16(rng.Uint32()&0x3dff))
+				binary.LittleEndian.PutUint16(raw[i:], uint16(math.Float32bits((rng.Float32()*2-1)/16)>>16))
 			}
 		}
 		q := kernels.Matrix{Rows: w.Rows, Cols: w.Cols, Type: typ, Raw: raw}
