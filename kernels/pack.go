@@ -94,10 +94,11 @@ const packRows = 16
 
 // packed is a matrix's weights laid out in groups of packRows rows.
 type packed struct {
-	src   *byte  // the row-major data it was made from (Matrix.Raw)
-	data  []byte // groups, each starting on a 64-byte boundary
-	group int    // bytes per group
-	quant int    // bytes from a group's start to its quants (the 32-value types)
+	mem   *packed // the owner of the memory data lies in, when shared (Prepare's)
+	src   *byte   // the row-major data it was made from (Matrix.Raw)
+	data  []byte  // groups, each starting on a 64-byte boundary
+	group int     // bytes per group
+	quant int     // bytes from a group's start to its quants (the 32-value types)
 }
 
 // Bytes of one super-block of a packed K-quant group (pack.go's layouts).
@@ -147,29 +148,44 @@ func PrepareThen(then func(*Matrix), ms ...*Matrix) {
 // for, whatever this CPU runs (the packing is plain Go; tests check it on
 // every machine against the row-major product).
 func prepare(ms []*Matrix, p kpath, then func(*Matrix)) {
-	work := make(chan *Matrix)
+	// The copies share one allocation (huge pages on Linux: allocPacked),
+	// each at a 64-byte boundary of it.
+	var todo []*Matrix
+	var offs []int
+	total := 0
+	seen := make(map[*Matrix]bool, len(ms))
+	for _, m := range ms {
+		if m == nil || seen[m] {
+			continue
+		}
+		seen[m] = true
+		if m.pk == nil && packsFor(p, m.Type) {
+			todo, offs = append(todo, m), append(offs, total)
+			total += packedSize(m)
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	owner := &packed{}
+	mem := allocPacked(owner, total)
+	work := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(ms)) {
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
 		wg.Go(func() {
-			for m := range work {
-				m.pk = pack(m)
+			for i := range work {
+				m := todo[i]
+				pk := packInto(m, mem[offs[i]:offs[i]+packedSize(m)])
+				pk.mem = owner
+				m.pk = pk
 				if then != nil {
 					then(m)
 				}
 			}
 		})
 	}
-	seen := make(map[*Matrix]bool, len(ms))
-	for _, m := range ms {
-		// seen first: a worker may be writing the pk of a matrix listed
-		// twice (a tied classifier).
-		if m == nil || seen[m] {
-			continue
-		}
-		seen[m] = true
-		if m.pk == nil && packsFor(p, m.Type) {
-			work <- m
-		}
+	for i := range todo {
+		work <- i
 	}
 	close(work)
 	wg.Wait()
@@ -208,37 +224,85 @@ func (m *Matrix) PackedBytes() int {
 }
 
 // pack builds the packed copy of a valid matrix of a packable type.
-func pack(m *Matrix) *packed {
+func pack(m *Matrix) *packed { return packInto(m, nil) }
+
+// packInto is pack into buf (packedSize(m) bytes, 64-byte aligned), or
+// into memory of its own when buf is nil.
+func packInto(m *Matrix, buf []byte) *packed {
 	switch m.Type {
 	case Q8_0:
-		return packQ8_0(m)
+		return packQ8_0(m, buf)
 	case Q4_0, Q5_0, Q4_1, Q5_1:
-		return packNibbles(m)
+		return packNibbles(m, buf)
 	case Q4_K:
-		return packQ4_K(m)
+		return packQ4_K(m, buf)
 	case Q5_K:
-		return packQ5_K(m)
+		return packQ5_K(m, buf)
 	case Q6_K:
-		return packQ6_K(m)
+		return packQ6_K(m, buf)
 	}
 	return nil
 }
 
 // newPacked allocates groups of group bytes for m's rows, 64-byte aligned.
-func newPacked(m *Matrix, group, quant int) *packed {
-	groups := (m.Rows + packRows - 1) / packRows
-	buf := make([]byte, groups*group+63)
-	off := int(-uintptr(unsafe.Pointer(&buf[0])) & 63)
-	return &packed{src: unsafe.SliceData(m.Raw), data: buf[off : off+groups*group], group: group, quant: quant}
+func newPacked(m *Matrix, buf []byte) *packed {
+	group, quant := packLayout(m)
+	p := &packed{src: unsafe.SliceData(m.Raw), group: group, quant: quant}
+	if n := packedSize(m); buf != nil {
+		p.data = buf[:n:n]
+	} else {
+		p.data = allocPacked(p, n)
+	}
+	return p
 }
+
+// packLayout is the size of one packed group of m's type and shape, and
+// where its quants start (the 32-value types: after the scales).
+func packLayout(m *Matrix) (group, quant int) {
+	switch m.Type {
+	case Q8_0:
+		nb := m.Cols / Q8Block
+		quant = (nb*2*packRows + 63) &^ 63
+		return quant + nb*Q8Block*packRows, quant
+	case Q4_0, Q5_0, Q4_1, Q5_1:
+		l := nibbleLayoutOf(m.Type)
+		nb := m.Cols / Q8Block
+		quant = (nb*l.scales + 63) &^ 63
+		return quant + nb*l.quants, quant
+	case Q4_K:
+		return m.Cols / QK_K * q4KPackBlock, 0
+	case Q5_K:
+		return m.Cols / QK_K * q5KPackBlock, 0
+	case Q6_K:
+		return m.Cols / QK_K * q6KPackBlock, 0
+	}
+	panic("kernels: no packed layout for " + m.Type.String())
+}
+
+// packedSize is the bytes of m's packed copy: whole groups (a multiple of
+// 64).
+func packedSize(m *Matrix) int {
+	group, _ := packLayout(m)
+	return (m.Rows + packRows - 1) / packRows * group
+}
+
+// heapAligned returns n zeroed bytes of the Go heap, 64-byte aligned.
+func heapAligned(n int) []byte {
+	buf := make([]byte, n+63)
+	off := int(-uintptrOf(buf) & 63)
+	return buf[off : off+n : off+n]
+}
+
+// uintptrOf is the address of b's first byte.
+func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 // packRow is the row that lane i of group g holds.
 func packRow(m *Matrix, g, i int) int { return min(g*packRows+i, m.Rows-1) }
 
-func packQ8_0(m *Matrix) *packed {
+func packQ8_0(m *Matrix, buf []byte) *packed {
 	nb := m.Cols / Q8Block
-	quant := (nb*2*packRows + 63) &^ 63
-	p := newPacked(m, quant+nb*Q8Block*packRows, quant)
+	p := newPacked(m, buf)
+	quant := p.quant
 	rb := m.rowBytes()
 	var rows [packRows][]byte
 	for g := range len(p.data) / p.group {
@@ -264,9 +328,9 @@ func packQ8_0(m *Matrix) *packed {
 	return p
 }
 
-func packQ4_K(m *Matrix) *packed {
+func packQ4_K(m *Matrix, buf []byte) *packed {
 	nb := m.Cols / QK_K
-	p := newPacked(m, nb*q4KPackBlock, 0)
+	p := newPacked(m, buf)
 	rb := m.rowBytes()
 	for g := range len(p.data) / p.group {
 		grp := p.data[g*p.group : (g+1)*p.group]
@@ -303,9 +367,9 @@ var q5KBits = func() (t [256]byte) {
 	return t
 }()
 
-func packQ5_K(m *Matrix) *packed {
+func packQ5_K(m *Matrix, buf []byte) *packed {
 	nb := m.Cols / QK_K
-	p := newPacked(m, nb*q5KPackBlock, 0)
+	p := newPacked(m, buf)
 	rb := m.rowBytes()
 	for g := range len(p.data) / p.group {
 		grp := p.data[g*p.group : (g+1)*p.group]
@@ -350,9 +414,9 @@ func q6KQuants(blk []byte) (q [QK_K]byte) {
 	return q
 }
 
-func packQ6_K(m *Matrix) *packed {
+func packQ6_K(m *Matrix, buf []byte) *packed {
 	nb := m.Cols / QK_K
-	p := newPacked(m, nb*q6KPackBlock, 0)
+	p := newPacked(m, buf)
 	rb := m.rowBytes()
 	for g := range len(p.data) / p.group {
 		grp := p.data[g*p.group : (g+1)*p.group]
@@ -404,12 +468,12 @@ func nibbleLayoutOf(t DType) nibbleLayout {
 	panic("kernels: no nibble layout for " + t.String())
 }
 
-func packNibbles(m *Matrix) *packed {
+func packNibbles(m *Matrix, buf []byte) *packed {
 	l := nibbleLayoutOf(m.Type)
 	_, size, _ := m.Type.Block()
 	nb := m.Cols / Q8Block
-	quant := (nb*l.scales + 63) &^ 63
-	p := newPacked(m, quant+nb*l.quants, quant)
+	p := newPacked(m, buf)
+	quant := p.quant
 	rb := m.rowBytes()
 	var rows [packRows][]byte
 	for g := range len(p.data) / p.group {
