@@ -175,7 +175,7 @@ func prepare(ms []*Matrix, p kpath, then func(*Matrix)) {
 		wg.Go(func() {
 			for i := range work {
 				m := todo[i]
-				pk := packInto(m, mem[offs[i]:offs[i]+packedSize(m)])
+				pk := pack(m, mem[offs[i]:offs[i]+packedSize(m)])
 				pk.mem = owner
 				m.pk = pk
 				if then != nil {
@@ -223,12 +223,10 @@ func (m *Matrix) PackedBytes() int {
 	return 0
 }
 
-// pack builds the packed copy of a valid matrix of a packable type.
-func pack(m *Matrix) *packed { return packInto(m, nil) }
-
-// packInto is pack into buf (packedSize(m) bytes, 64-byte aligned), or
-// into memory of its own when buf is nil.
-func packInto(m *Matrix, buf []byte) *packed {
+// pack builds the packed copy of a valid matrix of a packable type in buf
+// (packedSize(m) bytes, 64-byte aligned), or in memory of its own when buf
+// is nil.
+func pack(m *Matrix, buf []byte) *packed {
 	switch m.Type {
 	case Q8_0:
 		return packQ8_0(m, buf)
