@@ -21,7 +21,16 @@ func attnScoresArch(out []float32, q *[4][]float32, keys []float32, stride, n, h
 	for r := range qp {
 		qp[r] = unsafe.Pointer(&q[r][0])
 	}
-	attnScores4AVX(&qp, &out[0], &keys[0], 4*stride, hs, n)
+	done := 0
+	if haveAVX512 && n >= 4 {
+		// Four keys a pass, sixteen dots reduced at once; the last n%4
+		// keys take the AVX2 kernel.
+		done = n &^ 3
+		attnScores4Z(&qp, &out[0], &keys[0], 4*stride, hs, done)
+	}
+	if done < n {
+		attnScores4AVX(&qp, &out[4*done], &keys[done*stride], 4*stride, hs, n-done)
+	}
 	return true
 }
 
@@ -33,7 +42,24 @@ func attnValuesArch(o *[4][]float32, a []float32, vals []float32, stride, n, hs 
 	for r := range op {
 		op[r] = unsafe.Pointer(&o[r][0])
 	}
-	attnValues4AVX(&op, &a[0], &vals[0], 4*stride, hs, n)
+	if !haveAVX512 {
+		attnValues4AVX(&op, &a[0], &vals[0], 4*stride, hs, n)
+		return true
+	}
+	// Up to 64 columns a pass over the positions (a head of 48 or 64 in
+	// one), the rest in one pass of its 16-column chunks.
+	for col := 0; col < hs; col += 64 {
+		switch min(hs-col, 64) / 16 {
+		case 4:
+			attnValues4Z4(&op, &a[0], &vals[0], 4*stride, col, n)
+		case 3:
+			attnValues4Z3(&op, &a[0], &vals[0], 4*stride, col, n)
+		case 2:
+			attnValues4Z2(&op, &a[0], &vals[0], 4*stride, col, n)
+		default:
+			attnValues4Z1(&op, &a[0], &vals[0], 4*stride, col, n)
+		}
+	}
 	return true
 }
 
@@ -63,3 +89,22 @@ func attnValues1Arch(o, a, vals []float32, stride, n int) bool {
 	attnValues1AVX(&o[0], &a[0], &vals[0], 4*stride, hs, n)
 	return true
 }
+
+// Implemented in attnz_amd64.s: the avx512 forms of AttnScores4 (for a
+// multiple of 4 positions) and of AttnValues4 (C = 1 to 4 chunks of 16
+// columns from column col); stride is in bytes.
+//
+//go:noescape
+func attnScores4Z(q *[4]unsafe.Pointer, out, keys *float32, stride, hs, n int)
+
+//go:noescape
+func attnValues4Z1(o *[4]unsafe.Pointer, a, vals *float32, stride, col, n int)
+
+//go:noescape
+func attnValues4Z2(o *[4]unsafe.Pointer, a, vals *float32, stride, col, n int)
+
+//go:noescape
+func attnValues4Z3(o *[4]unsafe.Pointer, a, vals *float32, stride, col, n int)
+
+//go:noescape
+func attnValues4Z4(o *[4]unsafe.Pointer, a, vals *float32, stride, col, n int)

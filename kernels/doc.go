@@ -61,7 +61,9 @@
 // chunking, so a row's result is bit-identical whether it is multiplied
 // alone or in any batch (TestFloatBatchInvisible). AttnScores4 and
 // AttnValues4 (attn.go) are a prefill chunk's attention, four query rows
-// per pass over the cache; AttnScores1 and AttnValues1 a decode row's,
+// per pass over the cache (on AVX-512 CPUs attnz_amd64.s: four keys a
+// pass, their sixteen dots reduced together, and the weighted values of
+// up to 64 columns a pass); AttnScores1 and AttnValues1 a decode row's,
 // one call per head. The
 // integer products quantize their activations with quantizeQ8ActAVX
 // (actquant_amd64.s), bit-identical to the Go form.
