@@ -89,74 +89,88 @@ func BenchmarkDecode(b *testing.B) {
 }
 
 // BenchmarkPathsAlternated runs decode steps (batch 1 and 16) and a
-// 64-row prompt chunk of the F32 stories shapes on a pool of each
+// 64-row prompt chunk of the stories shapes, in F32, Q8_0 and (on the
+// 110M shape, whose rows are whole super-blocks) Q4_K, on a pool of each
 // assembly kernel path this CPU has (generic only where there is none),
 // alternated step by step in one loop, so that a shared machine's load
 // slows every path alike: it reports each path's tokens/s from its median
 // step time (robust to preemption) and each path's speed-up over the next
-// slower one. On F32 weights this compares the paths' float kernels.
+// slower one.
 func BenchmarkPathsAlternated(b *testing.B) {
 	paths := kernels.Paths()
 	if len(paths) > 1 {
 		paths = paths[:len(paths)-1] // generic is 10-15x slower: minutes per run
 	}
 	for _, sh := range benchShapes[1:] {
-		for _, w := range []struct {
-			name         string
-			batch, chunk int
-		}{{"decode/batch=1", 1, 1}, {"decode/batch=16", 16, 1}, {"prefill/chunk=64", 1, 64}} {
-			b.Run(fmt.Sprintf("%s/%s", sh.name, w.name), func(b *testing.B) {
-				c := sh.config()
-				c.SeqLen = 256
-				m := benchModel(b, sh.name, c, sh.untied)
-				type run struct {
-					s      *State
-					times  []time.Duration
-					rows   []Row
-					logits [][]float32
-				}
-				runs := make([]*run, len(paths))
-				n := w.batch * w.chunk
-				for i, path := range paths {
-					pool, err := kernels.NewPoolOpts(2, kernels.Options{Path: path})
-					if err != nil {
-						b.Fatal(err)
+		for _, typ := range []kernels.DType{kernels.F32, kernels.Q8_0, kernels.Q4_K} {
+			c := sh.config()
+			if c.Dim%kernels.QK_K != 0 && typ >= kernels.Q2_K {
+				continue
+			}
+			c.SeqLen = 256
+			for _, w := range []struct {
+				name         string
+				batch, chunk int
+			}{{"decode/batch=1", 1, 1}, {"decode/batch=16", 16, 1}, {"prefill/chunk=64", 1, 64}} {
+				b.Run(fmt.Sprintf("%s/%v/%s", sh.name, typ, w.name), func(b *testing.B) {
+					m := benchModel(b, sh.name, c, sh.untied)
+					if typ != kernels.F32 {
+						m = randomQuantModel(b, m, typ, 7)
 					}
-					defer pool.Close()
-					r := &run{s: m.NewState(w.batch, pool), rows: make([]Row, n)}
-					for range w.batch {
-						r.logits = append(r.logits, make([]float32, c.Vocab))
-					}
-					for j := range r.rows { // warm up: reserve the caches
-						r.rows[j] = Row{Slot: j / w.chunk, Pos: c.SeqLen - w.chunk + j%w.chunk, Logits: j%w.chunk == w.chunk-1}
-					}
-					r.s.Forward(r.rows, r.logits)
-					runs[i] = r
-				}
-				pos := 0
-				for b.Loop() {
-					if pos+w.chunk > c.SeqLen {
-						pos = 0
-					}
-					for _, r := range runs {
-						for j := range r.rows {
-							p := pos + j%w.chunk
-							r.rows[j] = Row{Slot: j / w.chunk, Pos: p, Token: (p*7 + j) % c.Vocab, Logits: j%w.chunk == w.chunk-1}
-						}
-						t0 := time.Now()
-						r.s.Forward(r.rows, r.logits)
-						r.times = append(r.times, time.Since(t0))
-					}
-					pos += w.chunk
-				}
-				for i, r := range runs {
-					med := medianDuration(r.times)
-					b.ReportMetric(float64(n)/med.Seconds(), paths[i]+"-tok/s")
-					if i+1 < len(runs) {
-						b.ReportMetric(medianDuration(runs[i+1].times).Seconds()/med.Seconds(), paths[i]+"-speedup")
-					}
-				}
-			})
+					benchPathsAlternated(b, m, paths, w.batch, w.chunk)
+				})
+			}
+		}
+	}
+}
+
+func benchPathsAlternated(b *testing.B, m *Model, paths []string, batch, chunk int) {
+	c := m.Config
+	type run struct {
+		s      *State
+		times  []time.Duration
+		rows   []Row
+		logits [][]float32
+	}
+	runs := make([]*run, len(paths))
+	n := batch * chunk
+	for i, path := range paths {
+		pool, err := kernels.NewPoolOpts(2, kernels.Options{Path: path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer pool.Close()
+		r := &run{s: m.NewState(batch, pool), rows: make([]Row, n)}
+		for range batch {
+			r.logits = append(r.logits, make([]float32, c.Vocab))
+		}
+		for j := range r.rows { // warm up: reserve the caches
+			r.rows[j] = Row{Slot: j / chunk, Pos: c.SeqLen - chunk + j%chunk, Logits: j%chunk == chunk-1}
+		}
+		r.s.Forward(r.rows, r.logits)
+		runs[i] = r
+	}
+	pos := 0
+	for b.Loop() {
+		if pos+chunk > c.SeqLen {
+			pos = 0
+		}
+		for _, r := range runs {
+			for j := range r.rows {
+				p := pos + j%chunk
+				r.rows[j] = Row{Slot: j / chunk, Pos: p, Token: (p*7 + j) % c.Vocab, Logits: j%chunk == chunk-1}
+			}
+			t0 := time.Now()
+			r.s.Forward(r.rows, r.logits)
+			r.times = append(r.times, time.Since(t0))
+		}
+		pos += chunk
+	}
+	for i, r := range runs {
+		med := medianDuration(r.times)
+		b.ReportMetric(float64(n)/med.Seconds(), paths[i]+"-tok/s")
+		if i+1 < len(runs) {
+			b.ReportMetric(medianDuration(runs[i+1].times).Seconds()/med.Seconds(), paths[i]+"-speedup")
 		}
 	}
 }
