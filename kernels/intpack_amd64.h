@@ -19,7 +19,8 @@
 // the block count, DI out, DX ostride, AX scratch. Z0-Z7 the rows'
 // float sums, Z8-Z15 their integer block sums, Z16-Z23 a block's
 // weights, Z24 its scales d, Z25 scratch, Z26 the mins m (the _1
-// types), Z28-Z30 the nibble types' constants and fifth bits, Z31 zero.
+// types), Z27 the offset of ROWOFF, Z28-Z30 the nibble types' constants
+// and fifth bits, Z31 zero.
 
 // PSTRIDES sets, from one activation row stride in BX, R10, R11 and R12
 // to three, five and seven strides, so that rows 0..7 are (SI),
@@ -62,13 +63,20 @@
 	VMULPS.BCST 32 A, Z24, Z25; \
 	VFMADD231PS Z25, ZI, ZF
 
-// ROWOFF is the row of a type whose unsigned quants are the weights plus
-// 1<<SH (Q8_0's 128, Q4_0's 8, Q5_0's 16): the sum starts at -(1<<SH)
-// times the activation's quant sum (at 36 A).
-#define ROWOFF(SH, ZI, ZF, A) \
-	VPBROADCASTD 36 A, Z25; \
-	VPSLLD $SH, Z25, Z25; \
-	VPSUBD Z25, Z31, ZI; \
+// OFFSET(SH) sets Z27 for ROWOFF, for a type whose unsigned quants are
+// the weights plus 1<<SH (Q8_0's 128, Q4_0's 8, Q5_0's 16): dwords whose
+// low word is -(1<<SH) and high word 0.
+#define OFFSET(SH) \
+	MOVL         $(0x10000-(1<<SH)), AX; \
+	VPBROADCASTD AX, Z27
+
+// ROWOFF is the row of such a type: the sum starts at -(1<<SH) times the
+// activation's quant sum (the int32 at 36 A), in one VPDPWSSD of its
+// broadcast against Z27: the sum's low word times -(1<<SH) plus its high
+// word (0 or -1: |sum| <= 32*127) times 0, exactly.
+#define ROWOFF(ZI, ZF, A) \
+	VPXORD ZI, ZI, ZI; \
+	VPDPWSSD.BCST 36 A, Z27, ZI; \
 	DOT8(ZI, A); \
 	SCALE(ZI, ZF, A)
 

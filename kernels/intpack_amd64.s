@@ -22,10 +22,10 @@
 	ADDQ $32, R8; \
 	ADDQ $512, R9
 
-#define Q8ROW(ZI, ZF, A) ROWOFF(7, ZI, ZF, A)
+#define Q8ROW(ZI, ZF, A) ROWOFF(ZI, ZF, A)
 
 // Q8_0 needs no constants.
-#define Q8SETUP
+#define Q8SETUP OFFSET(7)
 
 // func q8_0p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 TEXT ·q8_0p16x1(SB), NOSPLIT, $0-64

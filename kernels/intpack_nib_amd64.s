@@ -25,6 +25,10 @@
 	MOVL $0x10101010, AX; \
 	VPBROADCASTD AX, Z29
 
+// Q4_0SETUP and Q5_0SETUP add ROWOFF's offset of 8 or 16.
+#define Q4_0SETUP NIBSETUP; OFFSET(3)
+#define Q5_0SETUP NIB5SETUP; OFFSET(4)
+
 // NIBBLES unpacks the four nibble columns at R9 into Z16-Z23.
 #define NIBBLES \
 	VPANDD (R9), Z30, Z16; \
@@ -92,40 +96,40 @@
 	ADDQ $64, R8; \
 	ADDQ $320, R9
 
-#define Q4_0ROW(ZI, ZF, A) ROWOFF(3, ZI, ZF, A)
-#define Q5_0ROW(ZI, ZF, A) ROWOFF(4, ZI, ZF, A)
+#define Q4_0ROW(ZI, ZF, A) ROWOFF(ZI, ZF, A)
+#define Q5_0ROW(ZI, ZF, A) ROWOFF(ZI, ZF, A)
 
 // func q4_0p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 TEXT ·q4_0p16x1(SB), NOSPLIT, $0-64
-	PACKED(NIBSETUP, Q4_0COLS, Q4_0ROW, ZERO1, ROWS1, STORE1, q4_0p16x1loop)
+	PACKED(Q4_0SETUP, Q4_0COLS, Q4_0ROW, ZERO1, ROWS1, STORE1, q4_0p16x1loop)
 
 // func q4_0p16x2(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 TEXT ·q4_0p16x2(SB), NOSPLIT, $0-64
-	PACKED(NIBSETUP, Q4_0COLS, Q4_0ROW, ZERO2, ROWS2, STORE2, q4_0p16x2loop)
+	PACKED(Q4_0SETUP, Q4_0COLS, Q4_0ROW, ZERO2, ROWS2, STORE2, q4_0p16x2loop)
 
 // func q4_0p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 TEXT ·q4_0p16x4(SB), NOSPLIT, $0-64
-	PACKED(NIBSETUP, Q4_0COLS, Q4_0ROW, ZERO4, ROWS4, STORE4, q4_0p16x4loop)
+	PACKED(Q4_0SETUP, Q4_0COLS, Q4_0ROW, ZERO4, ROWS4, STORE4, q4_0p16x4loop)
 
 // func q4_0p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 TEXT ·q4_0p16x8(SB), NOSPLIT, $0-64
-	PACKED(NIBSETUP, Q4_0COLS, Q4_0ROW, ZERO8, ROWS8, STORE8, q4_0p16x8loop)
+	PACKED(Q4_0SETUP, Q4_0COLS, Q4_0ROW, ZERO8, ROWS8, STORE8, q4_0p16x8loop)
 
 // func q5_0p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 TEXT ·q5_0p16x1(SB), NOSPLIT, $0-64
-	PACKED(NIB5SETUP, Q5_0COLS, Q5_0ROW, ZERO1, ROWS1, STORE1, q5_0p16x1loop)
+	PACKED(Q5_0SETUP, Q5_0COLS, Q5_0ROW, ZERO1, ROWS1, STORE1, q5_0p16x1loop)
 
 // func q5_0p16x2(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 TEXT ·q5_0p16x2(SB), NOSPLIT, $0-64
-	PACKED(NIB5SETUP, Q5_0COLS, Q5_0ROW, ZERO2, ROWS2, STORE2, q5_0p16x2loop)
+	PACKED(Q5_0SETUP, Q5_0COLS, Q5_0ROW, ZERO2, ROWS2, STORE2, q5_0p16x2loop)
 
 // func q5_0p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 TEXT ·q5_0p16x4(SB), NOSPLIT, $0-64
-	PACKED(NIB5SETUP, Q5_0COLS, Q5_0ROW, ZERO4, ROWS4, STORE4, q5_0p16x4loop)
+	PACKED(Q5_0SETUP, Q5_0COLS, Q5_0ROW, ZERO4, ROWS4, STORE4, q5_0p16x4loop)
 
 // func q5_0p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 TEXT ·q5_0p16x8(SB), NOSPLIT, $0-64
-	PACKED(NIB5SETUP, Q5_0COLS, Q5_0ROW, ZERO8, ROWS8, STORE8, q5_0p16x8loop)
+	PACKED(Q5_0SETUP, Q5_0COLS, Q5_0ROW, ZERO8, ROWS8, STORE8, q5_0p16x8loop)
 
 // func q4_1p16x1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 TEXT ·q4_1p16x1(SB), NOSPLIT, $0-64
