@@ -17,9 +17,10 @@ const (
 	pathAVX2                 // AVX2, FMA and F16C: float and integer-dot assembly
 	pathAVXVNNI              // AVX-VNNI (VEX VPDPBUSD on 256 bits): packed Q8_0 products
 	pathAVX512               // AVX-512 F, BW, VL and VNNI: 16-row packed integer products
+	pathAMX                  // AMX-INT8 beside avx512: Q8_0 products of 16 activation rows at once
 )
 
-var pathNames = [...]string{pathGeneric: "generic", pathAVX2: "avx2", pathAVXVNNI: "avxvnni", pathAVX512: "avx512"}
+var pathNames = [...]string{pathGeneric: "generic", pathAVX2: "avx2", pathAVXVNNI: "avxvnni", pathAVX512: "avx512", pathAMX: "amx"}
 
 func (p kpath) String() string { return pathNames[p] }
 
@@ -34,6 +35,8 @@ func (p kpath) runs() bool {
 		return haveAVXVNNI
 	case pathAVX512:
 		return haveAVX512
+	case pathAMX:
+		return haveAMX
 	}
 	return false
 }
@@ -61,7 +64,9 @@ func detectPath() kpath {
 }
 
 // Path is the name of the kernel path the products use by default on this
-// CPU: "avx512" (AVX-512 F/BW/VL/VNNI assembly over weights packed by
+// CPU: "amx" (the avx512 kernels, and AMX tiles for the Q8_0 products of
+// sixteen activation rows and more: prompts, batched decode), "avx512"
+// (AVX-512 F/BW/VL/VNNI assembly over weights packed by
 // Prepare, on top of the avx2 kernels), "avxvnni" (AVX-VNNI assembly over
 // packed Q8_0 weights, on top of the avx2 kernels: Intel cores with
 // AVX-VNNI and no AVX-512), "avx2" (AVX2, FMA and F16C assembly) or
@@ -103,8 +108,10 @@ func parsePath(name string) (kpath, error) {
 
 // CPUFeatures describes the vector features the dispatch looked at, for
 // the start-up log and the debug state: e.g. "avx2 fma f16c avx512f
-// avx512bw avx512vl avx512vnni". The avx512 path needs the last four, the
-// avxvnni path avxvnni (VEX-encoded VPDPBUSD on 256-bit registers).
+// avx512bw avx512vl avx512vnni amxtile amxint8". The avx512 path needs
+// the four AVX-512 ones, the avxvnni path avxvnni (VEX-encoded VPDPBUSD on
+// 256-bit registers), the amx path the AMX ones on top of avx512 and the
+// kernel's leave to use the tiles (Linux 5.16 and later).
 func CPUFeatures() string {
 	x := cpu.X86
 	var out []string
@@ -115,6 +122,7 @@ func CPUFeatures() string {
 		{"avx2", x.HasAVX2}, {"fma", x.HasFMA}, {"f16c", x.HasF16C},
 		{"avxvnni", x.HasAVXVNNI}, {"avx512f", x.HasAVX512F},
 		{"avx512bw", x.HasAVX512BW}, {"avx512vl", x.HasAVX512VL}, {"avx512vnni", x.HasAVX512VNNI},
+		{"amxtile", x.HasAMXTile}, {"amxint8", x.HasAMXInt8},
 	} {
 		if f.has {
 			out = append(out, f.name)

@@ -8,8 +8,9 @@
 // product over all cores.
 //
 // Kernel paths: the CPU's vector features are detected once at start-up
-// (golang.org/x/sys/cpu) and select the fastest path, Path(): "avx512" on
-// amd64 CPUs that also have AVX-512 F, BW, VL and VNNI, "avxvnni" on
+// (golang.org/x/sys/cpu) and select the fastest path, Path(): "amx" on
+// amd64 CPUs with AMX-INT8 beside AVX-512 (and Linux's leave to use the
+// tiles), "avx512" on those with AVX-512 F, BW, VL and VNNI, "avxvnni" on
 // those with AVX-VNNI and no AVX-512 (packed Q8_0 products, the VEX form
 // of VPDPBUSD), "avx2" on those with AVX2, FMA and F16C, "generic" (pure
 // Go) everywhere else and with the purego build tag. Paths lists what
@@ -36,7 +37,11 @@
 // activation rows a call (intpack_amd64.h, intpack_amd64.s,
 // intpack_nib_amd64.s, intpack_k_amd64.s: the K-quants' sub-block scales
 // applied exactly in integers); the avxvnni path reads the Q8_0 ones
-// eight rows at a time (intpack_vnni_amd64.s), and the K-quants'
+// eight rows at a time (intpack_vnni_amd64.s), the amx path reads them
+// sixteen activation rows at a time through AMX tiles
+// (intpack_amx_amd64.s: the packed block is a tile's B operand as it
+// lies, and the sums then take the avx512 kernels' steps, so the two
+// paths give the same bits), and the K-quants'
 // activations quantize in AVX-512 assembly (actquant_k_amd64.s). The
 // integer products move results by the activation rounding, as
 // llama.cpp's do (logits by a few hundredths); Options.FloatActivations

@@ -14,11 +14,14 @@ func axpyArch(alpha float32, x, y []float32) bool { return false }
 // haveAVX2 is false: there are no assembly kernels in this build.
 const haveAVX2 = false
 
-// haveAVX512 and haveAVXVNNI are false for the same reason.
+// haveAVX512, haveAVXVNNI and haveAMX are false for the same reason.
 const (
 	haveAVX512  = false
 	haveAVXVNNI = false
+	haveAMX     = false
 )
+
+func intRowsAMX(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool { return false }
 
 func intRowsPackedVNNI(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool { return false }
 

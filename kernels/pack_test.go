@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -155,15 +156,19 @@ func f32bits(v []float32) []uint32 {
 }
 
 // TestAVX512Path: on a CPU with AVX-512 F/BW/VL/VNNI the default path is
-// avx512 and Prepare packs, so that TestIntProducts, TestIntBatchInvisible
+// avx512 (amx where AMX runs too) and Prepare packs, so that TestIntProducts, TestIntBatchInvisible
 // and the reference models run the packed kernels; elsewhere it says why
 // they do not run here.
 func TestAVX512Path(t *testing.T) {
 	if !haveAVX512 {
 		t.Skipf("this CPU (features: %s) lacks AVX-512 F/BW/VL/VNNI: the avx512 kernels are not tested here", CPUFeatures())
 	}
-	if Path() != "avx512" || Paths()[0] != "avx512" {
-		t.Errorf("Path() = %q, Paths() = %v on an AVX-512 VNNI CPU", Path(), Paths())
+	want := "avx512"
+	if haveAMX {
+		want = "amx"
+	}
+	if Path() != want || Paths()[0] != want || !slices.Contains(Paths(), "avx512") {
+		t.Errorf("Path() = %q, Paths() = %v on an AVX-512 VNNI CPU (AMX %v)", Path(), Paths(), haveAMX)
 	}
 	rng := rand.New(rand.NewPCG(35, 36))
 	w := randMatrix(t, rng, Q8_0, 20, 64)
@@ -199,6 +204,48 @@ func TestPackedPathsAgree(t *testing.T) {
 			}
 			if d := cmp.Diff(f32bits(a), f32bits(v)); d != "" {
 				t.Fatalf("batch %d rows %v: avxvnni differs from avx512 (-avx512 +avxvnni bits):\n%s", batch, cut, d)
+			}
+		}
+	}
+}
+
+// TestAMXMatchesAVX512: the amx path's Q8_0 products (AMX tiles for each
+// whole set of sixteen activation rows, the avx512 kernels for the rest)
+// are bit for bit the avx512 path's, for batches at, past and between
+// multiples of sixteen, row counts that leave a short last group and row
+// ranges that cut groups; and within float32 rounding of the pure-Go
+// integer product.
+func TestAMXMatchesAVX512(t *testing.T) {
+	if !haveAMX {
+		t.Skipf("no AMX-INT8 here, or no leave from the kernel to use it (CPU features: %s)", CPUFeatures())
+	}
+	rng := rand.New(rand.NewPCG(39, 40))
+	for _, shape := range [][2]int{{37, 96}, {16, 512}, {50, 288}} {
+		rows, cols := shape[0], shape[1]
+		w := randMatrix(t, rng, Q8_0, rows, cols)
+		for _, batch := range []int{16, 17, 31, 33, 40} {
+			x := randVec(rng, batch*cols)
+			var act quantAct
+			act.fill(pathAMX, actQ8, x, batch, cols)
+			ref := make([]float32, batch*rows)
+			intRowsGeneric(ref, w, &act, batch, 0, rows)
+			scale := absDots(w, x, batch)
+			for _, cut := range [][2]int{{0, rows}, {3, rows - 2}, {16, min(32, rows)}} {
+				a := make([]float32, batch*rows)
+				z := make([]float32, batch*rows)
+				if !intRowsAMX(a, w, &act, batch, cut[0], cut[1]) || !intRowsPacked(z, w, &act, batch, cut[0], cut[1]) {
+					t.Fatal("a packed kernel declined a packed Q8_0 matrix")
+				}
+				if d := cmp.Diff(f32bits(z), f32bits(a)); d != "" {
+					t.Fatalf("%dx%d batch %d rows %v: amx differs from avx512 (-avx512 +amx bits):\n%s", rows, cols, batch, cut, d)
+				}
+				for i, v := range a {
+					if r := i % rows; r >= cut[0] && r < cut[1] {
+						if d := math.Abs(float64(v - ref[i])); d > 1e-5*scale[i]+1e-30 {
+							t.Fatalf("%dx%d batch %d out[%d] = %v, pure-Go integer product %v", rows, cols, batch, i, v, ref[i])
+						}
+					}
+				}
 			}
 		}
 	}

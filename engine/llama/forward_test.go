@@ -2,6 +2,7 @@ package llama
 
 import (
 	"github.com/kiln-ai/kiln/engine/internal/testshared"
+	"slices"
 
 	"fmt"
 	"math"
@@ -276,5 +277,41 @@ func TestForwardPanicsOnBadRow(t *testing.T) {
 			}()
 			s.Forward([]Row{r}, nil)
 		})
+	}
+}
+
+// TestPathsAgreeOnQ8Prompt: on a CPU with the amx path, a 40-token prompt
+// of a Q8_0 model (two whole sets of sixteen rows through the AMX tiles,
+// eight through the avx512 kernels) gives the avx512 path's logits bit
+// for bit, every position.
+func TestPathsAgreeOnQ8Prompt(t *testing.T) {
+	paths := kernels.Paths()
+	if !slices.Contains(paths, "amx") {
+		t.Skipf("no amx path on this CPU (paths %v)", paths)
+	}
+	base, err := NewRandom(Config{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 97, SeqLen: 64}, 9, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := randomQuantModel(t, base, kernels.Q8_0, 5)
+	const n = 40
+	logits := map[string][][]float32{}
+	for _, path := range []string{"amx", "avx512"} {
+		pool, err := kernels.NewPoolOpts(2, kernels.Options{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		rows := make([]Row, n)
+		out := make([][]float32, n)
+		for i := range rows {
+			rows[i] = Row{Pos: i, Token: (i*31 + 7) % m.Config.Vocab, Logits: true}
+			out[i] = make([]float32, m.Config.Vocab)
+		}
+		m.NewState(1, pool).Forward(rows, out)
+		logits[path] = out
+	}
+	if d := cmp.Diff(logits["avx512"], logits["amx"]); d != "" {
+		t.Errorf("amx logits differ from avx512 (-avx512 +amx):\n%s", d)
 	}
 }
