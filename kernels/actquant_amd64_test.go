@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -17,50 +18,78 @@ func TestQuantizeQ8ActAVX(t *testing.T) {
 		t.Skip("this CPU has no AVX2: the assembly quantizer is not used here")
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
-	var cases [][]float32
-	for _, scale := range []float32{1, 1e-3, 1e3, 1e-6, 3e-5, 1e30} {
-		x := randVec(rng, 8*Q8Block)
-		for i := range x {
-			x[i] *= scale
-		}
-		cases = append(cases, x)
-	}
-	zero := make([]float32, 2*Q8Block)
-	zero[Q8Block+5] = -2
-	cases = append(cases, zero)
+	cases := quantCases(rng, Q8Block, []float32{1, 1e-3, 1e3, 1e-6, 3e-5, 1e30})
 	ties := make([]float32, Q8Block)
 	for i := range ties {
 		ties[i] = float32(i) - 15.5 // |x|*127/15.5 lands on halves for some i
 	}
 	cases = append(cases, ties)
-	big := make([]float32, Q8Block)
-	for i := range big {
-		big[i] = math.MaxFloat32 * float32(i%3-1)
-	}
-	cases = append(cases, big)
 	for i, x := range cases {
 		checkQuantizeQ8ActAVX(t, i, x)
 	}
 }
 
+// quantCases are rows of blocks of block values for the quantizer tests:
+// random rows at each scale, a zero block before one with a single value,
+// and a block of the largest float32s of both signs and zeros.
+func quantCases(rng *rand.Rand, block int, scales []float32) [][]float32 {
+	var cases [][]float32
+	for _, scale := range scales {
+		x := randVec(rng, max(3*block, 256))
+		for i := range x {
+			x[i] *= scale
+		}
+		cases = append(cases, x)
+	}
+	zero := make([]float32, 2*block)
+	zero[block+5] = -2
+	big := make([]float32, block)
+	for i := range big {
+		big[i] = math.MaxFloat32 * float32(i%3-1)
+	}
+	return append(cases, zero, big)
+}
+
 func checkQuantizeQ8ActAVX(t *testing.T, c int, x []float32) {
 	t.Helper()
-	n := len(x) / Q8Block
-	want := make([]q8Act, n)
-	quantizeQ8Act(want, x)
-	got := make([]q8Act, n+1)
-	got[n].sum = 12345 // a canary past the end
-	if !quantizeQ8ActArch(got[:n], x) {
-		t.Fatal("quantizeQ8ActArch declined on an AVX2 machine")
+	checkQuantizer(t, c, x, Q8Block, quantizeQ8Act, quantizeQ8ActArch, q8Act{sum: 12345})
+}
+
+// checkQuantizer checks that arch, an assembly quantizer of blocks of
+// block values, gives goForm's blocks bit for bit and writes nothing past
+// them (a marker block after the last must stay as it was).
+func checkQuantizer[B comparable](t *testing.T, c int, x []float32, block int, goForm func([]B, []float32), arch func([]B, []float32) bool, marker B) {
+	t.Helper()
+	n := len(x) / block
+	want := make([]B, n)
+	goForm(want, x)
+	got := make([]B, n+1)
+	got[n] = marker
+	if !arch(got[:n], x) {
+		t.Fatal("the assembly quantizer declined on a CPU it is built for")
 	}
 	for k := range want {
 		if got[k] != want[k] {
 			t.Fatalf("case %d block %d: assembly %+v, Go %+v", c, k, got[k], want[k])
 		}
 	}
-	if got[n].sum != 12345 {
+	if got[n] != marker {
 		t.Fatalf("case %d: the assembly wrote past its %d blocks", c, n)
 	}
+}
+
+// fuzzFloats reads b as little-endian float32s, whole blocks of block
+// values, NaNs (and, unless inf, infinities) replaced by 0.
+func fuzzFloats(b []byte, block int, inf bool) []float32 {
+	x := make([]float32, len(b)/(4*block)*block)
+	for i := range x {
+		v := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		if math.IsNaN(float64(v)) || (!inf && math.IsInf(float64(v), 0)) {
+			v = 0
+		}
+		x[i] = v
+	}
+	return x
 }
 
 // FuzzQuantizeQ8ActAVX compares the two quantizers on arbitrary finite
@@ -71,16 +100,7 @@ func FuzzQuantizeQ8ActAVX(f *testing.F) {
 	}
 	f.Add(make([]byte, 4*Q8Block))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		n := len(b) / (4 * Q8Block) * Q8Block
-		x := make([]float32, n)
-		for i := range x {
-			v := math.Float32frombits(uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24)
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				v = 0
-			}
-			x[i] = v
-		}
-		checkQuantizeQ8ActAVX(t, 0, x)
+		checkQuantizeQ8ActAVX(t, 0, fuzzFloats(b, Q8Block, false))
 	})
 }
 
@@ -94,17 +114,7 @@ func TestQuantizeQ8KActAVX512(t *testing.T) {
 		t.Skip("this CPU has no AVX-512 VNNI: the Go quantizer runs here")
 	}
 	rng := rand.New(rand.NewPCG(19, 20))
-	var cases [][]float32
-	for _, scale := range []float32{1, 1e-3, 1e3, 1e-6, 3e-5, 1e30, 1e-38} {
-		x := randVec(rng, 3*QK_K)
-		for i := range x {
-			x[i] *= scale
-		}
-		cases = append(cases, x)
-	}
-	zero := make([]float32, 2*QK_K)
-	zero[QK_K+200] = -2
-	cases = append(cases, zero)
+	cases := quantCases(rng, QK_K, []float32{1, 1e-3, 1e3, 1e-6, 3e-5, 1e30, 1e-38})
 	for _, first := range []float32{-3, 3} {
 		tie := randVec(rng, QK_K)
 		tie[17], tie[250] = first, -first
@@ -115,11 +125,6 @@ func TestQuantizeQ8KActAVX512(t *testing.T) {
 		halves[i] = float32(i%64) - 31.75
 	}
 	cases = append(cases, halves)
-	big := make([]float32, QK_K)
-	for i := range big {
-		big[i] = math.MaxFloat32 * float32(i%3-1)
-	}
-	cases = append(cases, big)
 	for i, x := range cases {
 		checkQuantizeQ8KActAVX512(t, i, x)
 	}
@@ -127,22 +132,7 @@ func TestQuantizeQ8KActAVX512(t *testing.T) {
 
 func checkQuantizeQ8KActAVX512(t *testing.T, c int, x []float32) {
 	t.Helper()
-	n := len(x) / QK_K
-	want := make([]q8KAct, n)
-	quantizeQ8KAct(want, x)
-	got := make([]q8KAct, n+1)
-	got[n].d = 12345 // a canary past the end
-	if !quantizeQ8KActArch(got[:n], x) {
-		t.Fatal("quantizeQ8KActArch declined on an AVX-512 machine")
-	}
-	for k := range want {
-		if got[k] != want[k] {
-			t.Fatalf("case %d block %d: assembly %+v, Go %+v", c, k, got[k], want[k])
-		}
-	}
-	if got[n].d != 12345 {
-		t.Fatalf("case %d: the assembly wrote past its %d blocks", c, n)
-	}
+	checkQuantizer(t, c, x, QK_K, quantizeQ8KAct, quantizeQ8KActArch, q8KAct{d: 12345})
 }
 
 // FuzzQuantizeQ8KActAVX512 compares the two quantizers on arbitrary
@@ -153,15 +143,6 @@ func FuzzQuantizeQ8KActAVX512(f *testing.F) {
 	}
 	f.Add(make([]byte, 4*QK_K))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		n := len(b) / (4 * QK_K) * QK_K
-		x := make([]float32, n)
-		for i := range x {
-			v := math.Float32frombits(uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24)
-			if math.IsNaN(float64(v)) {
-				v = 0
-			}
-			x[i] = v
-		}
-		checkQuantizeQ8KActAVX512(t, 0, x)
+		checkQuantizeQ8KActAVX512(t, 0, fuzzFloats(b, QK_K, true))
 	})
 }

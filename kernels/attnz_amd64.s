@@ -56,6 +56,88 @@
 	SHUF $IMM1, B, A, A; \
 	VADDPS Z24, A, A
 
+// func attnValues4ZC(o *[4]unsafe.Pointer, a, vals *float32, stride, col, n int)
+//
+// attnValues4Z1..4: C = 1 to 4 chunks of 16 columns from column col of
+// the four rows' weighted value sums: per position (R12, BX bytes
+// apart; the weights interleaved four per position at R13) the four
+// rows' weights, broadcast (Z20-Z23), and the C value chunks (Z16-Z19)
+// are loaded once and added, one FMA per row and chunk, into 4C
+// accumulators (row r, chunk c in Z(4c+r)), in position order: per
+// element the same FMAs, in the same order, as AttnValues4's Axpy per
+// position. The outputs are R8-R11, from column col.
+
+// VCHUNK loads the value chunk at OFF into ZV and adds it times the four
+// rows' weights into their accumulators A0-A3.
+#define VCHUNK(OFF, ZV, A0, A1, A2, A3) \
+	VMOVUPS     OFF(R12), ZV; \
+	VFMADD231PS Z20, ZV, A0; \
+	VFMADD231PS Z21, ZV, A1; \
+	VFMADD231PS Z22, ZV, A2; \
+	VFMADD231PS Z23, ZV, A3
+
+#define VPOS1 VCHUNK(0, Z16, Z0, Z1, Z2, Z3)
+#define VPOS2 VPOS1; VCHUNK(64, Z17, Z4, Z5, Z6, Z7)
+#define VPOS3 VPOS2; VCHUNK(128, Z18, Z8, Z9, Z10, Z11)
+#define VPOS4 VPOS3; VCHUNK(192, Z19, Z12, Z13, Z14, Z15)
+
+// VZERO clears the four accumulators of a chunk; VPUT stores them at OFF
+// of the four outputs.
+#define VZERO(A0, A1, A2, A3) \
+	VXORPS A0, A0, A0; \
+	VXORPS A1, A1, A1; \
+	VXORPS A2, A2, A2; \
+	VXORPS A3, A3, A3
+
+#define VPUT(OFF, A0, A1, A2, A3) \
+	VMOVUPS A0, OFF(R8); \
+	VMOVUPS A1, OFF(R9); \
+	VMOVUPS A2, OFF(R10); \
+	VMOVUPS A3, OFF(R11)
+
+#define VZERO1 VZERO(Z0, Z1, Z2, Z3)
+#define VZERO2 VZERO1; VZERO(Z4, Z5, Z6, Z7)
+#define VZERO3 VZERO2; VZERO(Z8, Z9, Z10, Z11)
+#define VZERO4 VZERO3; VZERO(Z12, Z13, Z14, Z15)
+#define VPUT1 VPUT(0, Z0, Z1, Z2, Z3)
+#define VPUT2 VPUT1; VPUT(64, Z4, Z5, Z6, Z7)
+#define VPUT3 VPUT2; VPUT(128, Z8, Z9, Z10, Z11)
+#define VPUT4 VPUT3; VPUT(192, Z12, Z13, Z14, Z15)
+
+// VALUES is a whole kernel of C chunks: VZEROC, VPOSC and VPUTC, the
+// position loop labelled LOOP.
+#define VALUES(ZERO, POS, PUT, LOOP) \
+	MOVQ o+0(FP), AX; \
+	MOVQ 0(AX), R8; \
+	MOVQ 8(AX), R9; \
+	MOVQ 16(AX), R10; \
+	MOVQ 24(AX), R11; \
+	MOVQ col+32(FP), AX; \
+	SHLQ $2, AX; \
+	ADDQ AX, R8; \
+	ADDQ AX, R9; \
+	ADDQ AX, R10; \
+	ADDQ AX, R11; \
+	MOVQ vals+16(FP), R12; \
+	ADDQ AX, R12; \
+	MOVQ a+8(FP), R13; \
+	MOVQ stride+24(FP), BX; \
+	MOVQ n+40(FP), DX; \
+	ZERO; \
+LOOP: \
+	VBROADCASTSS (R13), Z20; \
+	VBROADCASTSS 4(R13), Z21; \
+	VBROADCASTSS 8(R13), Z22; \
+	VBROADCASTSS 12(R13), Z23; \
+	POS; \
+	ADDQ BX, R12; \
+	ADDQ $16, R13; \
+	DECQ DX; \
+	JNZ  LOOP; \
+	PUT; \
+	VZEROUPPER; \
+	RET
+
 TEXT ·attnScores4Z(SB), NOSPLIT, $0-48
 	MOVQ q+0(FP), AX
 	MOVQ 0(AX), R8
@@ -135,265 +217,14 @@ zscorechunk:
 	VZEROUPPER
 	RET
 
-// func attnValues4ZC(o *[4]unsafe.Pointer, a, vals *float32, stride, col, n int)
-//
-// attnValues4Z1..4: C = 1 to 4 chunks of 16 columns from column col of
-// the four rows' weighted value sums: per position (R12, BX bytes
-// apart; the weights interleaved four per position at R13) the C value
-// chunks (Z16-Z19) and the four rows' weights, broadcast (Z20-Z23), are
-// loaded once and added, one FMA per row and chunk, into 4C accumulators
-// (row r, chunk c in Z(4c+r)), in position order: per element the
-// same FMAs, in the same order, as AttnValues4's Axpy per position.
 TEXT ·attnValues4Z1(SB), NOSPLIT, $0-48
-	MOVQ o+0(FP), AX
-	MOVQ 0(AX), R8
-	MOVQ 8(AX), R9
-	MOVQ 16(AX), R10
-	MOVQ 24(AX), R11
-	MOVQ col+32(FP), AX
-	SHLQ $2, AX
-	ADDQ AX, R8
-	ADDQ AX, R9
-	ADDQ AX, R10
-	ADDQ AX, R11
-	MOVQ vals+16(FP), R12
-	ADDQ AX, R12
-	MOVQ a+8(FP), R13
-	MOVQ stride+24(FP), BX
-	MOVQ n+40(FP), DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-
-zval1pos:
-	VMOVUPS 0(R12), Z16
-	VBROADCASTSS (R13), Z20
-	VBROADCASTSS 4(R13), Z21
-	VBROADCASTSS 8(R13), Z22
-	VBROADCASTSS 12(R13), Z23
-	VFMADD231PS Z20, Z16, Z0
-	VFMADD231PS Z21, Z16, Z1
-	VFMADD231PS Z22, Z16, Z2
-	VFMADD231PS Z23, Z16, Z3
-	ADDQ BX, R12
-	ADDQ $16, R13
-	DECQ DX
-	JNZ  zval1pos
-
-	VMOVUPS Z0, 0(R8)
-	VMOVUPS Z1, 0(R9)
-	VMOVUPS Z2, 0(R10)
-	VMOVUPS Z3, 0(R11)
-	VZEROUPPER
-	RET
+	VALUES(VZERO1, VPOS1, VPUT1, zval1pos)
 
 TEXT ·attnValues4Z2(SB), NOSPLIT, $0-48
-	MOVQ o+0(FP), AX
-	MOVQ 0(AX), R8
-	MOVQ 8(AX), R9
-	MOVQ 16(AX), R10
-	MOVQ 24(AX), R11
-	MOVQ col+32(FP), AX
-	SHLQ $2, AX
-	ADDQ AX, R8
-	ADDQ AX, R9
-	ADDQ AX, R10
-	ADDQ AX, R11
-	MOVQ vals+16(FP), R12
-	ADDQ AX, R12
-	MOVQ a+8(FP), R13
-	MOVQ stride+24(FP), BX
-	MOVQ n+40(FP), DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-
-zval2pos:
-	VMOVUPS 0(R12), Z16
-	VMOVUPS 64(R12), Z17
-	VBROADCASTSS (R13), Z20
-	VBROADCASTSS 4(R13), Z21
-	VBROADCASTSS 8(R13), Z22
-	VBROADCASTSS 12(R13), Z23
-	VFMADD231PS Z20, Z16, Z0
-	VFMADD231PS Z20, Z17, Z4
-	VFMADD231PS Z21, Z16, Z1
-	VFMADD231PS Z21, Z17, Z5
-	VFMADD231PS Z22, Z16, Z2
-	VFMADD231PS Z22, Z17, Z6
-	VFMADD231PS Z23, Z16, Z3
-	VFMADD231PS Z23, Z17, Z7
-	ADDQ BX, R12
-	ADDQ $16, R13
-	DECQ DX
-	JNZ  zval2pos
-
-	VMOVUPS Z0, 0(R8)
-	VMOVUPS Z1, 0(R9)
-	VMOVUPS Z2, 0(R10)
-	VMOVUPS Z3, 0(R11)
-	VMOVUPS Z4, 64(R8)
-	VMOVUPS Z5, 64(R9)
-	VMOVUPS Z6, 64(R10)
-	VMOVUPS Z7, 64(R11)
-	VZEROUPPER
-	RET
+	VALUES(VZERO2, VPOS2, VPUT2, zval2pos)
 
 TEXT ·attnValues4Z3(SB), NOSPLIT, $0-48
-	MOVQ o+0(FP), AX
-	MOVQ 0(AX), R8
-	MOVQ 8(AX), R9
-	MOVQ 16(AX), R10
-	MOVQ 24(AX), R11
-	MOVQ col+32(FP), AX
-	SHLQ $2, AX
-	ADDQ AX, R8
-	ADDQ AX, R9
-	ADDQ AX, R10
-	ADDQ AX, R11
-	MOVQ vals+16(FP), R12
-	ADDQ AX, R12
-	MOVQ a+8(FP), R13
-	MOVQ stride+24(FP), BX
-	MOVQ n+40(FP), DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-
-zval3pos:
-	VMOVUPS 0(R12), Z16
-	VMOVUPS 64(R12), Z17
-	VMOVUPS 128(R12), Z18
-	VBROADCASTSS (R13), Z20
-	VBROADCASTSS 4(R13), Z21
-	VBROADCASTSS 8(R13), Z22
-	VBROADCASTSS 12(R13), Z23
-	VFMADD231PS Z20, Z16, Z0
-	VFMADD231PS Z20, Z17, Z4
-	VFMADD231PS Z20, Z18, Z8
-	VFMADD231PS Z21, Z16, Z1
-	VFMADD231PS Z21, Z17, Z5
-	VFMADD231PS Z21, Z18, Z9
-	VFMADD231PS Z22, Z16, Z2
-	VFMADD231PS Z22, Z17, Z6
-	VFMADD231PS Z22, Z18, Z10
-	VFMADD231PS Z23, Z16, Z3
-	VFMADD231PS Z23, Z17, Z7
-	VFMADD231PS Z23, Z18, Z11
-	ADDQ BX, R12
-	ADDQ $16, R13
-	DECQ DX
-	JNZ  zval3pos
-
-	VMOVUPS Z0, 0(R8)
-	VMOVUPS Z1, 0(R9)
-	VMOVUPS Z2, 0(R10)
-	VMOVUPS Z3, 0(R11)
-	VMOVUPS Z4, 64(R8)
-	VMOVUPS Z5, 64(R9)
-	VMOVUPS Z6, 64(R10)
-	VMOVUPS Z7, 64(R11)
-	VMOVUPS Z8, 128(R8)
-	VMOVUPS Z9, 128(R9)
-	VMOVUPS Z10, 128(R10)
-	VMOVUPS Z11, 128(R11)
-	VZEROUPPER
-	RET
+	VALUES(VZERO3, VPOS3, VPUT3, zval3pos)
 
 TEXT ·attnValues4Z4(SB), NOSPLIT, $0-48
-	MOVQ o+0(FP), AX
-	MOVQ 0(AX), R8
-	MOVQ 8(AX), R9
-	MOVQ 16(AX), R10
-	MOVQ 24(AX), R11
-	MOVQ col+32(FP), AX
-	SHLQ $2, AX
-	ADDQ AX, R8
-	ADDQ AX, R9
-	ADDQ AX, R10
-	ADDQ AX, R11
-	MOVQ vals+16(FP), R12
-	ADDQ AX, R12
-	MOVQ a+8(FP), R13
-	MOVQ stride+24(FP), BX
-	MOVQ n+40(FP), DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-
-zval4pos:
-	VMOVUPS 0(R12), Z16
-	VMOVUPS 64(R12), Z17
-	VMOVUPS 128(R12), Z18
-	VMOVUPS 192(R12), Z19
-	VBROADCASTSS (R13), Z20
-	VBROADCASTSS 4(R13), Z21
-	VBROADCASTSS 8(R13), Z22
-	VBROADCASTSS 12(R13), Z23
-	VFMADD231PS Z20, Z16, Z0
-	VFMADD231PS Z20, Z17, Z4
-	VFMADD231PS Z20, Z18, Z8
-	VFMADD231PS Z20, Z19, Z12
-	VFMADD231PS Z21, Z16, Z1
-	VFMADD231PS Z21, Z17, Z5
-	VFMADD231PS Z21, Z18, Z9
-	VFMADD231PS Z21, Z19, Z13
-	VFMADD231PS Z22, Z16, Z2
-	VFMADD231PS Z22, Z17, Z6
-	VFMADD231PS Z22, Z18, Z10
-	VFMADD231PS Z22, Z19, Z14
-	VFMADD231PS Z23, Z16, Z3
-	VFMADD231PS Z23, Z17, Z7
-	VFMADD231PS Z23, Z18, Z11
-	VFMADD231PS Z23, Z19, Z15
-	ADDQ BX, R12
-	ADDQ $16, R13
-	DECQ DX
-	JNZ  zval4pos
-
-	VMOVUPS Z0, 0(R8)
-	VMOVUPS Z1, 0(R9)
-	VMOVUPS Z2, 0(R10)
-	VMOVUPS Z3, 0(R11)
-	VMOVUPS Z4, 64(R8)
-	VMOVUPS Z5, 64(R9)
-	VMOVUPS Z6, 64(R10)
-	VMOVUPS Z7, 64(R11)
-	VMOVUPS Z8, 128(R8)
-	VMOVUPS Z9, 128(R9)
-	VMOVUPS Z10, 128(R10)
-	VMOVUPS Z11, 128(R11)
-	VMOVUPS Z12, 192(R8)
-	VMOVUPS Z13, 192(R9)
-	VMOVUPS Z14, 192(R10)
-	VMOVUPS Z15, 192(R11)
-	VZEROUPPER
-	RET
+	VALUES(VZERO4, VPOS4, VPUT4, zval4pos)

@@ -67,156 +67,60 @@
 	VMULPS       Y10, Y11, Y11; \
 	VFMADD231PS  Y11, YI, YF
 
+// VCOLn(Q) loads quant column Q and adds it into the first n rows' sums.
+#define VCOL1(Q) VCOL(Q); VDOT(Q, (SI), VNNI4)
+#define VCOL2(Q) VCOL1(Q); VDOT(Q, (SI)(BX*1), VNNI5)
+#define VCOL4(Q) VCOL2(Q); VDOT(Q, (SI)(BX*2), VNNI6); VDOT(Q, (SI)(R10*1), VNNI7)
+
+// VINITn, VSCALEn, VZEROn and VSTOREn: VINIT, VSCALE, the clearing of the
+// float sums and their stores, for the first n rows.
+#define VINIT1 VINIT(Y4, (SI))
+#define VINIT2 VINIT1; VINIT(Y5, (SI)(BX*1))
+#define VINIT4 VINIT2; VINIT(Y6, (SI)(BX*2)); VINIT(Y7, (SI)(R10*1))
+#define VSCALE1 VSCALE(Y4, Y0, (SI))
+#define VSCALE2 VSCALE1; VSCALE(Y5, Y1, (SI)(BX*1))
+#define VSCALE4 VSCALE2; VSCALE(Y6, Y2, (SI)(BX*2)); VSCALE(Y7, Y3, (SI)(R10*1))
+#define VZERO1 VXORPS Y0, Y0, Y0
+#define VZERO2 VZERO1; VXORPS Y1, Y1, Y1
+#define VZERO4 VZERO2; VXORPS Y2, Y2, Y2; VXORPS Y3, Y3, Y3
+#define VSTORE1 VMASKMOVPS Y0, Y12, (DI)
+#define VSTORE2 VSTORE1; VMASKMOVPS Y1, Y12, (DI)(DX*1)
+#define VSTORE4 VSTORE2; VMASKMOVPS Y2, Y12, (DI)(DX*2); LEAQ (DX)(DX*2), AX; VMASKMOVPS Y3, Y12, (DI)(AX*1)
+
+// VKERNEL is a whole kernel of n rows (its VZERO, VINIT, VCOL, VSCALE,
+// VSTORE), the block loop labelled LOOP.
+#define VKERNEL(ZERO, INIT, COL, SCALE, STORE, LOOP) \
+	LOADARGSV; \
+	ZERO; \
+LOOP: \
+	VCVTPH2PS (R8), Y10; \
+	INIT; \
+	COL(0); \
+	COL(1); \
+	COL(2); \
+	COL(3); \
+	COL(4); \
+	COL(5); \
+	COL(6); \
+	COL(7); \
+	SCALE; \
+	ADDQ $32, R8; \
+	ADDQ $512, R9; \
+	ADDQ $40, SI; \
+	DECQ CX; \
+	JNZ  LOOP; \
+	STORE; \
+	VZEROUPPER; \
+	RET
+
 // func q8_0p8v1(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask *[8]int32)
 TEXT ·q8_0p8v1(SB), NOSPLIT, $0-64
-	LOADARGSV
-	VXORPS Y0, Y0, Y0
-
-q8_0p8v1loop:
-	VCVTPH2PS (R8), Y10
-	VINIT(Y4, (SI))
-	VCOL(0)
-	VDOT(0, (SI), VNNI4)
-	VCOL(1)
-	VDOT(1, (SI), VNNI4)
-	VCOL(2)
-	VDOT(2, (SI), VNNI4)
-	VCOL(3)
-	VDOT(3, (SI), VNNI4)
-	VCOL(4)
-	VDOT(4, (SI), VNNI4)
-	VCOL(5)
-	VDOT(5, (SI), VNNI4)
-	VCOL(6)
-	VDOT(6, (SI), VNNI4)
-	VCOL(7)
-	VDOT(7, (SI), VNNI4)
-	VSCALE(Y4, Y0, (SI))
-	ADDQ $32, R8
-	ADDQ $512, R9
-	ADDQ $40, SI
-	DECQ CX
-	JNZ  q8_0p8v1loop
-
-	VMASKMOVPS Y0, Y12, (DI)
-	VZEROUPPER
-	RET
+	VKERNEL(VZERO1, VINIT1, VCOL1, VSCALE1, VSTORE1, q8_0p8v1loop)
 
 // func q8_0p8v2(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask *[8]int32)
 TEXT ·q8_0p8v2(SB), NOSPLIT, $0-64
-	LOADARGSV
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-
-q8_0p8v2loop:
-	VCVTPH2PS (R8), Y10
-	VINIT(Y4, (SI))
-	VINIT(Y5, (SI)(BX*1))
-	VCOL(0)
-	VDOT(0, (SI), VNNI4)
-	VDOT(0, (SI)(BX*1), VNNI5)
-	VCOL(1)
-	VDOT(1, (SI), VNNI4)
-	VDOT(1, (SI)(BX*1), VNNI5)
-	VCOL(2)
-	VDOT(2, (SI), VNNI4)
-	VDOT(2, (SI)(BX*1), VNNI5)
-	VCOL(3)
-	VDOT(3, (SI), VNNI4)
-	VDOT(3, (SI)(BX*1), VNNI5)
-	VCOL(4)
-	VDOT(4, (SI), VNNI4)
-	VDOT(4, (SI)(BX*1), VNNI5)
-	VCOL(5)
-	VDOT(5, (SI), VNNI4)
-	VDOT(5, (SI)(BX*1), VNNI5)
-	VCOL(6)
-	VDOT(6, (SI), VNNI4)
-	VDOT(6, (SI)(BX*1), VNNI5)
-	VCOL(7)
-	VDOT(7, (SI), VNNI4)
-	VDOT(7, (SI)(BX*1), VNNI5)
-	VSCALE(Y4, Y0, (SI))
-	VSCALE(Y5, Y1, (SI)(BX*1))
-	ADDQ $32, R8
-	ADDQ $512, R9
-	ADDQ $40, SI
-	DECQ CX
-	JNZ  q8_0p8v2loop
-
-	VMASKMOVPS Y0, Y12, (DI)
-	VMASKMOVPS Y1, Y12, (DI)(DX*1)
-	VZEROUPPER
-	RET
+	VKERNEL(VZERO2, VINIT2, VCOL2, VSCALE2, VSTORE2, q8_0p8v2loop)
 
 // func q8_0p8v4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask *[8]int32)
 TEXT ·q8_0p8v4(SB), NOSPLIT, $0-64
-	LOADARGSV
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-
-q8_0p8v4loop:
-	VCVTPH2PS (R8), Y10
-	VINIT(Y4, (SI))
-	VINIT(Y5, (SI)(BX*1))
-	VINIT(Y6, (SI)(BX*2))
-	VINIT(Y7, (SI)(R10*1))
-	VCOL(0)
-	VDOT(0, (SI), VNNI4)
-	VDOT(0, (SI)(BX*1), VNNI5)
-	VDOT(0, (SI)(BX*2), VNNI6)
-	VDOT(0, (SI)(R10*1), VNNI7)
-	VCOL(1)
-	VDOT(1, (SI), VNNI4)
-	VDOT(1, (SI)(BX*1), VNNI5)
-	VDOT(1, (SI)(BX*2), VNNI6)
-	VDOT(1, (SI)(R10*1), VNNI7)
-	VCOL(2)
-	VDOT(2, (SI), VNNI4)
-	VDOT(2, (SI)(BX*1), VNNI5)
-	VDOT(2, (SI)(BX*2), VNNI6)
-	VDOT(2, (SI)(R10*1), VNNI7)
-	VCOL(3)
-	VDOT(3, (SI), VNNI4)
-	VDOT(3, (SI)(BX*1), VNNI5)
-	VDOT(3, (SI)(BX*2), VNNI6)
-	VDOT(3, (SI)(R10*1), VNNI7)
-	VCOL(4)
-	VDOT(4, (SI), VNNI4)
-	VDOT(4, (SI)(BX*1), VNNI5)
-	VDOT(4, (SI)(BX*2), VNNI6)
-	VDOT(4, (SI)(R10*1), VNNI7)
-	VCOL(5)
-	VDOT(5, (SI), VNNI4)
-	VDOT(5, (SI)(BX*1), VNNI5)
-	VDOT(5, (SI)(BX*2), VNNI6)
-	VDOT(5, (SI)(R10*1), VNNI7)
-	VCOL(6)
-	VDOT(6, (SI), VNNI4)
-	VDOT(6, (SI)(BX*1), VNNI5)
-	VDOT(6, (SI)(BX*2), VNNI6)
-	VDOT(6, (SI)(R10*1), VNNI7)
-	VCOL(7)
-	VDOT(7, (SI), VNNI4)
-	VDOT(7, (SI)(BX*1), VNNI5)
-	VDOT(7, (SI)(BX*2), VNNI6)
-	VDOT(7, (SI)(R10*1), VNNI7)
-	VSCALE(Y4, Y0, (SI))
-	VSCALE(Y5, Y1, (SI)(BX*1))
-	VSCALE(Y6, Y2, (SI)(BX*2))
-	VSCALE(Y7, Y3, (SI)(R10*1))
-	ADDQ $32, R8
-	ADDQ $512, R9
-	ADDQ $40, SI
-	DECQ CX
-	JNZ  q8_0p8v4loop
-
-	VMASKMOVPS Y0, Y12, (DI)
-	VMASKMOVPS Y1, Y12, (DI)(DX*1)
-	VMASKMOVPS Y2, Y12, (DI)(DX*2)
-	LEAQ (DX)(DX*2), AX
-	VMASKMOVPS Y3, Y12, (DI)(AX*1)
-	VZEROUPPER
-	RET
+	VKERNEL(VZERO4, VINIT4, VCOL4, VSCALE4, VSTORE4, q8_0p8v4loop)

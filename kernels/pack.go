@@ -337,21 +337,35 @@ func packQ4_K(m *Matrix, buf []byte) *packed {
 			for k := range nb {
 				blk := row[k*144 : (k+1)*144]
 				dst := grp[k*q4KPackBlock : (k+1)*q4KPackBlock]
-				copy(dst[2*i:], blk[0:2])
-				copy(dst[32+2*i:], blk[2:4])
-				for s := range 8 {
-					sc, mn := kScaleMin((*[12]byte)(blk[4:16]), s)
-					dst[64+16*s+i], dst[192+16*s+i] = sc, mn
-				}
-				for j := range 4 {
-					for c := range 8 {
-						copy(dst[320+64*(8*j+c)+4*i:][:4], blk[16+32*j+4*c:])
-					}
-				}
+				packKScales(dst, blk, i)
+				packKNibbles(dst[320:], blk[16:], i)
 			}
 		}
 	}
 	return p
+}
+
+// packKScales writes lane i's d, dmin, sub-block scales and mins of a
+// Q4_K or Q5_K block blk into the first 320 bytes of its packed
+// super-block dst.
+func packKScales(dst, blk []byte, i int) {
+	dst[2*i], dst[2*i+1] = blk[0], blk[1]
+	dst[32+2*i], dst[32+2*i+1] = blk[2], blk[3]
+	for s := range 8 {
+		sc, mn := kScaleMin((*[12]byte)(blk[4:16]), s)
+		dst[64+16*s+i], dst[192+16*s+i] = sc, mn
+	}
+}
+
+// packKNibbles writes lane i's 128 nibble bytes qs (as Q4_K and Q5_K
+// store them) as the 32 four-byte columns at dst: chunk j, column c at
+// 64(8j+c).
+func packKNibbles(dst, qs []byte, i int) {
+	for j := range 4 {
+		for c := range 8 {
+			binary.LittleEndian.PutUint32(dst[64*(8*j+c)+4*i:], binary.LittleEndian.Uint32(qs[32*j+4*c:]))
+		}
+	}
 }
 
 // q5KBits maps a Q5_K qh byte (bit s the fifth bit of sub-block s) to its
@@ -376,20 +390,11 @@ func packQ5_K(m *Matrix, buf []byte) *packed {
 			for k := range nb {
 				blk := row[k*176 : (k+1)*176]
 				dst := grp[k*q5KPackBlock : (k+1)*q5KPackBlock]
-				copy(dst[2*i:], blk[0:2])
-				copy(dst[32+2*i:], blk[2:4])
-				for s := range 8 {
-					sc, mn := kScaleMin((*[12]byte)(blk[4:16]), s)
-					dst[64+16*s+i], dst[192+16*s+i] = sc, mn
-				}
+				packKScales(dst, blk, i)
 				for l, h := range (*[32]byte)(blk[16:48]) {
 					dst[320+64*(l/4)+4*i+l%4] = q5KBits[h]
 				}
-				for j := range 4 {
-					for c := range 8 {
-						copy(dst[832+64*(8*j+c)+4*i:][:4], blk[48+32*j+4*c:])
-					}
-				}
+				packKNibbles(dst[832:], blk[48:], i)
 			}
 		}
 	}
@@ -605,7 +610,7 @@ func packedQ4_KLane(grp []byte, i int, xa []q8KAct) float32 {
 	for k := range xa {
 		a := &xa[k]
 		blk := grp[k*q4KPackBlock : (k+1)*q4KPackBlock]
-		var isum, imin int32
+		var isum int32
 		for j := range 4 {
 			sc0, sc1 := int32(blk[64+16*(2*j)+i]), int32(blk[64+16*(2*j+1)+i])
 			for h := range 2 {
@@ -620,12 +625,20 @@ func packedQ4_KLane(grp []byte, i int, xa []q8KAct) float32 {
 				isum += sc0*lo + sc1*hi
 			}
 		}
-		for s := range 8 {
-			imin += int32(blk[192+16*s+i]) * (int32(a.bsums[2*s]) + int32(a.bsums[2*s+1]))
-		}
-		s += half(blk[2*i:])*a.d*float32(isum) - half(blk[32+2*i:])*a.d*float32(imin)
+		s += kDminTerms(blk, i, a, isum)
 	}
 	return s
+}
+
+// kDminTerms is a packed Q4_K or Q5_K super-block's contribution to lane
+// i, given its scaled sum isum: d*dx*isum less dmin*dx times the mins
+// against the activation's sums of 16, in dot_int.go's order.
+func kDminTerms(blk []byte, i int, a *q8KAct, isum int32) float32 {
+	var imin int32
+	for s := range 8 {
+		imin += int32(blk[192+16*s+i]) * (int32(a.bsums[2*s]) + int32(a.bsums[2*s+1]))
+	}
+	return half(blk[2*i:])*a.d*float32(isum) - half(blk[32+2*i:])*a.d*float32(imin)
 }
 
 // packedQ5_KLane is lane i of a packed Q5_K group against one activation
@@ -637,7 +650,7 @@ func packedQ5_KLane(grp []byte, i int, xa []q8KAct) float32 {
 	for k := range xa {
 		a := &xa[k]
 		blk := grp[k*q5KPackBlock : (k+1)*q5KPackBlock]
-		var isum, imin int32
+		var isum int32
 		for j := range 4 {
 			var lo, hi int32
 			for c := range 8 {
@@ -649,10 +662,7 @@ func packedQ5_KLane(grp []byte, i int, xa []q8KAct) float32 {
 			}
 			isum += int32(blk[64+16*(2*j)+i])*lo + int32(blk[64+16*(2*j+1)+i])*hi
 		}
-		for s := range 8 {
-			imin += int32(blk[192+16*s+i]) * (int32(a.bsums[2*s]) + int32(a.bsums[2*s+1]))
-		}
-		s += half(blk[2*i:])*a.d*float32(isum) - half(blk[32+2*i:])*a.d*float32(imin)
+		s += kDminTerms(blk, i, a, isum)
 	}
 	return s
 }

@@ -157,7 +157,10 @@ func TestTensorSize(t *testing.T) {
 	}
 }
 
-func TestOpenAndClose(t *testing.T) {
+// openSample opens sampleWriter's file from disk and returns it with its
+// norm.weight tensor and that tensor's mapped data.
+func openSample(t *testing.T) (*File, *TensorInfo, []byte) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "m.gguf")
 	if err := os.WriteFile(path, encode(t, sampleWriter()), 0o600); err != nil {
 		t.Fatal(err)
@@ -171,6 +174,11 @@ func TestOpenAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, info, got
+}
+
+func TestOpenAndClose(t *testing.T) {
+	f, info, got := openSample(t)
 	if diff := cmp.Diff(f32Bytes(1, 2, 3), got); diff != "" {
 		t.Errorf("mapped data (-want +got):\n%s", diff)
 	}
@@ -270,19 +278,7 @@ func TestWriterAlignment(t *testing.T) {
 // and unchanged; a parsed file, a foreign slice and a closed file are
 // left alone.
 func TestRelease(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.gguf")
-	if err := os.WriteFile(path, encode(t, sampleWriter()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, _ := f.Tensor("norm.weight")
-	got, err := f.TensorData(info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, info, got := openSample(t)
 	f.Release(got)
 	f.Release(f32Bytes(4, 5)) // not the file's: ignored
 	if diff := cmp.Diff(f32Bytes(1, 2, 3), got); diff != "" {
