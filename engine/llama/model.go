@@ -76,25 +76,22 @@ func (m *Model) StepBytes() int64 {
 	return n
 }
 
-// weights lists every weight matrix of the model once (a tied classifier
-// is the embedding).
-func (m *Model) weights() []*kernels.Matrix {
-	ws := make([]*kernels.Matrix, 0, 7*len(m.Layers)+2)
+// products lists the matrices Forward multiplies by, each once: every
+// layer's and the classifier (the embedding when tied). An untied
+// embedding is only read a row at a time, by the lookup.
+func (m *Model) products() []*kernels.Matrix {
+	ws := make([]*kernels.Matrix, 0, 7*len(m.Layers)+1)
 	for i := range m.Layers {
 		l := &m.Layers[i]
 		ws = append(ws, &l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W2, &l.W3)
 	}
-	ws = append(ws, &m.Embed)
-	if !m.Tied() {
-		ws = append(ws, m.Output)
-	}
-	return ws
+	return append(ws, m.Output)
 }
 
-// finish validates a newly built model and lays its weights out for this
-// CPU's fastest kernels (kernels.Prepare: a packed copy of the quantized
-// matrices on the avx512 and avxvnni paths), which every constructor does
-// last. release, when not nil, is given the row-major bytes of each
+// finish validates a newly built model and lays the matrices it
+// multiplies by out for this CPU's fastest kernels (kernels.Prepare: a
+// packed copy of the quantized matrices on the avx512 and avxvnni paths),
+// which every constructor does last. release, when not nil, is given the row-major bytes of each
 // matrix once its packed copy exists: their products no longer read them
 // (a memory-mapped loader lets their pages go).
 func (m *Model) finish(release func([]byte)) error {
@@ -109,7 +106,7 @@ func (m *Model) finish(release func([]byte)) error {
 			}
 		}
 	}
-	kernels.PrepareThen(then, m.weights()...)
+	kernels.PrepareThen(then, m.products()...)
 	return nil
 }
 
