@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unsafe"
 
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -89,11 +90,12 @@ func (m *Model) products() []*kernels.Matrix {
 }
 
 // finish validates a newly built model and lays the matrices it
-// multiplies by out for this CPU's fastest kernels (kernels.Prepare: a
-// packed copy of the quantized matrices on the avx512 and avxvnni paths),
-// which every constructor does last. release, when not nil, is given the row-major bytes of each
-// matrix once its packed copy exists: their products no longer read them
-// (a memory-mapped loader lets their pages go).
+// multiplies by out for this CPU's fastest kernels (kernels.Prepare: on
+// the avx512 path a packed copy of the quantized and float matrices, on
+// avxvnni of the Q8_0 ones), which every constructor does last. release,
+// when not nil, is given the row-major bytes of each matrix once its
+// packed copy exists: their products no longer read them (a
+// memory-mapped loader lets their pages go).
 func (m *Model) finish(release func([]byte)) error {
 	if err := m.validate(); err != nil {
 		return err
@@ -102,12 +104,24 @@ func (m *Model) finish(release func([]byte)) error {
 	if release != nil {
 		then = func(w *kernels.Matrix) {
 			if w.PackedBytes() > 0 {
-				release(w.Raw)
+				release(matrixBytes(w))
 			}
 		}
 	}
 	kernels.PrepareThen(then, m.products()...)
 	return nil
+}
+
+// matrixBytes is the memory w's weights lie in (an F32 matrix's floats as
+// bytes).
+func matrixBytes(w *kernels.Matrix) []byte {
+	if w.Type != kernels.F32 {
+		return w.Raw
+	}
+	if len(w.F32) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w.F32))), 4*len(w.F32))
 }
 
 // validate checks every tensor against the configuration, so that Forward
