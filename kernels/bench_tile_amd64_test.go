@@ -15,7 +15,8 @@ import (
 // with the tiles they replace on the same L1-resident data: four weight
 // rows against six activation rows, F32 (1024 columns: three 4x2 calls
 // against two 4x3; on avx512, two 4x3 calls against one ZMM 4x6, and for
-// F16 three 4x2 calls against one 4x6) and the 32-value integer types
+// F16 three 4x2 calls against one 4x6), the packed outer-product 2x12
+// kernel against four row-major 4x6 calls (benchPTiles), and the 32-value integer types
 // (4096 columns: six one-row calls against three two-row ones).
 // Alternating within one loop makes a loaded machine slow both alike; it
 // reports each one's GFLOP/s from the median time per iteration (robust
@@ -28,6 +29,8 @@ func BenchmarkTiles(b *testing.B) {
 	b.Run("F32/4x3-vs-4x2", benchF32Tiles)
 	b.Run("F32/z4x6-vs-4x3", func(b *testing.B) { benchZTiles(b, F32) })
 	b.Run("F16/z4x6-vs-4x2", func(b *testing.B) { benchZTiles(b, F16) })
+	b.Run("F32/p2x12-vs-z4x6", func(b *testing.B) { benchPTiles(b, F32) })
+	b.Run("F16/p2x12-vs-z4x6", func(b *testing.B) { benchPTiles(b, F16) })
 	for _, typ := range []DType{Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q4_K, Q6_K} {
 		b.Run(fmt.Sprintf("%v/4x2-vs-4x1", typ), func(b *testing.B) { benchIntTiles(b, typ) })
 	}
@@ -91,6 +94,42 @@ func benchZTiles(b *testing.B, typ DType) {
 		tOld, tNew = append(tOld, t1.Sub(t0)), append(tNew, time.Since(t1))
 	}
 	reportTiles(b, 2*4*cols*batch, tOld, tNew)
+}
+
+// benchPTiles is the packed outer-product kernel of two groups against
+// twelve activation rows (32 rows x 12 x 256 columns, one call) against
+// the row-major 4x6 tile doing the same number of multiply-adds (four
+// calls of 4 rows x 6 x 1024 columns), each on L1-resident data.
+func benchPTiles(b *testing.B, typ DType) {
+	if !haveAVX512 {
+		b.Skip("no AVX-512 F/BW/VL/VNNI on this CPU: both kernels are avx512 assembly")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const zCols, pCols = 1024, 256
+	wz, xz := rowMajorCopy(randMatrix(b, rng, typ, 4, zCols)), randVec(rng, 6*zCols)
+	wp, xp := randMatrix(b, rng, typ, 32, pCols), randVec(rng, 12*pCols)
+	wp.pk = nil
+	prepare([]*Matrix{wp}, pathAVX512, nil)
+	elem := 4
+	base := unsafe.Pointer(unsafe.SliceData(wz.F32))
+	if typ != F32 {
+		elem, base = 2, unsafe.Pointer(unsafe.SliceData(wz.Raw))
+	}
+	p := packedOf(wp)
+	var zout [24]float32
+	pout := make([]float32, 12*32)
+	k := pKernel(typ)
+	var tOld, tNew []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		for range 4 {
+			zKernels{typ: typ}.tile(6, base, uintptr(zCols*elem), base, &xz[0], zCols*4, zCols, &zout[0], 16, 0)
+		}
+		t1 := time.Now()
+		k.call(2, 12, p.groupAt(0), uintptr(p.group), p.groupAt(0), &xp[0], pCols*4, pCols, &pout[0], 32*4, 0xffffffff, 0)
+		tOld, tNew = append(tOld, t1.Sub(t0)), append(tNew, time.Since(t1))
+	}
+	reportTiles(b, 2*32*12*pCols, tOld, tNew)
 }
 
 func benchIntTiles(b *testing.B, typ DType) {

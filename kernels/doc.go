@@ -56,15 +56,23 @@
 // (dotAVX), the others four rows at a time, prefetching the next four
 // (prefetch_amd64.h). Batching moves an avx2 F32 result by float32
 // rounding: a batch of one sums in another order than the tiles. On the
-// avx512 path F32 and F16 weights run ZMM kernels (floatz_amd64.s): a
-// 4x6 register tile (four weight rows against six activation rows, 24
-// accumulators of sixteen lanes; 4x4 to 4x1 for the rest of a batch, 4x1
-// for a batch of one) over column chunks of 1024, prefetching the next
-// block of weights, and a one-row kernel for a last group of fewer than
-// four rows. All give each (weight row, activation row) pair one
-// accumulator, the same lane order, the same final reduction and the same
-// chunking, so a row's result is bit-identical whether it is multiplied
-// alone or in any batch (TestFloatBatchInvisible). AttnScores4 and
+// avx512 path Prepare gives F32, F16 and BF16 matrices a packed copy too
+// (sixteen rows to a group, a column's sixteen weights side by side),
+// which ZMM kernels read as outer products (floatp_amd64.s): one load of
+// a column and one broadcast activation make one FMA into the sixteen
+// rows' outputs, two groups against up to twelve activation rows a call
+// (four groups against a batch of up to three), 24 accumulators, no
+// horizontal sums; each output sums its columns in order, one FMA each,
+// in every kernel. Matrices without a packed copy run ZMM kernels over
+// the rows (floatz_amd64.s): a 4x6 register tile (four weight rows
+// against six activation rows, 24 accumulators of sixteen lanes; 4x4 to
+// 4x1 for the rest of a batch, 4x1 for a batch of one) over column chunks
+// of 1024, prefetching the next block of weights, and a one-row kernel
+// for a last group of fewer than four rows, which all give each (weight
+// row, activation row) pair one accumulator, the same lane order, the
+// same final reduction and the same chunking. Either way a row's result
+// is bit-identical whether it is multiplied alone or in any batch
+// (TestFloatBatchInvisible). AttnScores4 and
 // AttnValues4 (attn.go) are a prefill chunk's attention, four query rows
 // per pass over the cache (on AVX-512 CPUs attnz_amd64.s: four keys a
 // pass, their sixteen dots reduced together, and the weighted values of

@@ -77,3 +77,43 @@ func TestFloatZTailsStayInside(t *testing.T) {
 		}
 	}
 }
+
+// TestFloatPackedTailsStayInside: the kernels over packed weights load
+// and store a group's sixteen outputs through lane masks, so activation
+// rows and outputs that end at an unreadable page do not fault when the
+// last group is cut short (rows not a multiple of 16, ranges that end
+// inside a group), for every group count and batches of one to seven and
+// thirteen (two blocks, column chunks); the products are still those of
+// one FMA a column.
+func TestFloatPackedTailsStayInside(t *testing.T) {
+	if !haveAVX512 {
+		t.Skip("no AVX-512 F/BW/VL/VNNI on this CPU: the avx512 kernels cannot run")
+	}
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, typ := range []DType{F32, F16, BF16} {
+		for _, shape := range [][2]int{{1, 1}, {7, 21}, {37, 1031}, {100, 13}} {
+			rows, cols := shape[0], shape[1]
+			w := randMatrix(t, rng, typ, rows, cols)
+			w.pk = nil
+			prepare([]*Matrix{w}, pathAVX512, nil)
+			t.Run(fmt.Sprintf("%v/%dx%d", typ, rows, cols), func(t *testing.T) {
+				for _, batch := range []int{1, 2, 3, 4, 5, 6, 7, 13} {
+					x := guardedFloats(t, randVec(rng, batch*cols))
+					want := make([]float32, batch*rows)
+					packedFloatRowsGo(want, w, x, batch, 0, rows)
+					for _, hi := range []int{rows, max(1, rows-3)} {
+						got := guardedFloats(t, make([]float32, batch*rows))
+						if !floatRowsPacked(got[:(batch-1)*rows+hi], w, x, batch, 0, hi) {
+							t.Fatal("floatRowsPacked declined a packed matrix")
+						}
+						for i, v := range got {
+							if i%rows < hi && math.Float32bits(v) != math.Float32bits(want[i]) {
+								t.Fatalf("batch %d rows [0,%d): out[%d] = %v, want %v", batch, hi, i, v, want[i])
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}

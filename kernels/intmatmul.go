@@ -78,7 +78,7 @@ func matMulRowsOn(kp kpath, out []float32, w *Matrix, x []float32, act *quantAct
 		intRowsGeneric(out, w, act, batch, lo, hi)
 		return
 	}
-	if kp >= pathAVX512 && floatRowsZ(out, w, x, batch, lo, hi) {
+	if kp >= pathAVX512 && (floatRowsPacked(out, w, x, batch, lo, hi) || floatRowsZ(out, w, x, batch, lo, hi)) {
 		return
 	}
 	if kp >= pathAVX2 && matMulRowsArch(out, w, x, batch, lo, hi) {

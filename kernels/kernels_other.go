@@ -27,6 +27,8 @@ func intRowsPackedVNNI(out []float32, w *Matrix, act *quantAct, batch, lo, hi in
 
 func floatRowsZ(out []float32, w *Matrix, x []float32, batch, lo, hi int) bool { return false }
 
+func floatRowsPacked(out []float32, w *Matrix, x []float32, batch, lo, hi int) bool { return false }
+
 func intRowsPacked(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool { return false }
 
 func expSubSumArch(x []float32, sub float32) (float32, bool) { return 0, false }

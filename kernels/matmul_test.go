@@ -13,9 +13,11 @@ import (
 // TestMatMulRowsMatchesGeneric compares the float-activation products of
 // every kernel path this CPU has (matMulRowsOn, as a Pool with
 // FloatActivations runs them, and MatMulRows on the default path) with the
-// pure-Go reference over awkward shapes: rows not a multiple of 4,
+// pure-Go reference over awkward shapes: rows not a multiple of 4 or 16,
 // columns not a multiple of 8, 16 or 32 and, for F32, F16 and BF16, longer than
-// the column chunks (f32Chunk, zChunk), every batch size from 1 to 17.
+// the column chunks (f32Chunk, zChunk, pChunk), every batch size from 1 to
+// 17; each matrix as Prepare leaves it (on avx512 the float types read
+// their packed copies) and as a copy without packed copies (the rows).
 func TestMatMulRowsMatchesGeneric(t *testing.T) {
 	if !haveAVX2 {
 		t.Logf("no assembly kernels (GOARCH %s, no AVX2/FMA/F16C, or the purego tag): comparing the generic path with itself", runtime.GOARCH)
@@ -35,26 +37,34 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 					if cols > 1024 && rows > 9 {
 						continue // the long rows' chunking needs no more rows; keeps the reference quick
 					}
-					w := randMatrix(t, rng, typ, rows, cols)
-					t.Run(fmt.Sprintf("%s/%v/%dx%d", path, typ, rows, cols), func(t *testing.T) {
-						for batch := 1; batch <= 17; batch++ {
-							x := randVec(rng, batch*cols)
-							want := make([]float32, batch*rows)
-							got := make([]float32, batch*rows)
-							matMulRowsGeneric(want, w, x, batch, 0, rows)
-							if kp == best {
-								MatMulRows(got, w, x, batch, 0, rows)
-							} else {
-								matMulRowsOn(kp, got, w, x, nil, batch, 0, rows)
-							}
-							scale := absDots(w, x, batch)
-							for i := range want {
-								if d := math.Abs(float64(got[i] - want[i])); d > tol*scale[i]+1e-30 {
-									t.Fatalf("batch %d out[%d] = %v, want %v (diff %g, scale %g)", batch, i, got[i], want[i], d, scale[i])
+					packed := randMatrix(t, rng, typ, rows, cols)
+					for _, w := range []*Matrix{packed, rowMajorCopy(packed)} {
+						layout := "rows"
+						if packedOf(w) != nil {
+							layout = "packed"
+						} else if w == packed {
+							continue // no packed copy on this CPU: the copy covers it
+						}
+						t.Run(fmt.Sprintf("%s/%v/%s/%dx%d", path, typ, layout, rows, cols), func(t *testing.T) {
+							for batch := 1; batch <= 17; batch++ {
+								x := randVec(rng, batch*cols)
+								want := make([]float32, batch*rows)
+								got := make([]float32, batch*rows)
+								matMulRowsGeneric(want, w, x, batch, 0, rows)
+								if kp == best {
+									MatMulRows(got, w, x, batch, 0, rows)
+								} else {
+									matMulRowsOn(kp, got, w, x, nil, batch, 0, rows)
+								}
+								scale := absDots(w, x, batch)
+								for i := range want {
+									if d := math.Abs(float64(got[i] - want[i])); d > tol*scale[i]+1e-30 {
+										t.Fatalf("batch %d out[%d] = %v, want %v (diff %g, scale %g)", batch, i, got[i], want[i], d, scale[i])
+									}
 								}
 							}
-						}
-					})
+						})
+					}
 				}
 			}
 		}
@@ -63,12 +73,14 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 
 // TestFloatBatchInvisible: on the paths that guarantee it (generic, which
 // sums each pair alone, and avx512, whose one-row kernel and tiles sum a
-// pair in the same order, chunked by columns alone), every activation
-// row of a batched F32, F16 or BF16 product is bit-identical to the same row
-// multiplied alone, whatever the batch size, the row's place in it, the
-// split over workers or the shape (rows not a multiple of 4, so the
-// last group runs on the one-row kernel; columns past the tail mask and
-// the column chunks). The avx2 path (and avxvnni, which runs avx2's
+// pair in the same order, chunked by columns alone, and whose kernels
+// over packed weights sum each output in column order whatever the
+// batch), every activation row of a batched F32, F16 or BF16 product is
+// bit-identical to the same row multiplied alone, whatever the batch
+// size, the row's place in it, the split over workers or the shape (rows
+// not a multiple of 4 or 16, so the last group runs on the one-row kernel
+// or a lane mask; columns past the tail mask and the column chunks), for
+// a matrix as Prepare leaves it and for a copy without packed copies. The avx2 path (and avxvnni, which runs avx2's
 // float kernels) does not guarantee it for F32: a
 // batch of one runs dotAVX (four accumulators over 32-value blocks), the
 // tiles one accumulator per eight lanes, and only batches of three or
@@ -98,26 +110,34 @@ func TestFloatBatchInvisible(t *testing.T) {
 			for _, typ := range []DType{F32, F16, BF16} {
 				for _, cols := range []int{5, 16, 300, 1024 + 16 + 3, 2*1024 + 40} {
 					const rows = 37
-					w := randMatrix(t, rng, typ, rows, cols)
-					t.Run(fmt.Sprintf("%s/w%d/%v/%dx%d", path, workers, typ, rows, cols), func(t *testing.T) {
-						const maxBatch = 9
-						x := randVec(rng, maxBatch*cols)
-						alone := make([]float32, maxBatch*rows)
-						for b := range maxBatch {
-							pool.MatMul(alone[b*rows:(b+1)*rows], w, x[b*cols:(b+1)*cols], 1)
+					packed := randMatrix(t, rng, typ, rows, cols)
+					for _, w := range []*Matrix{packed, rowMajorCopy(packed)} {
+						layout := "rows"
+						if packedOf(w) != nil {
+							layout = "packed"
+						} else if w == packed {
+							continue
 						}
-						for batch := 2; batch <= maxBatch; batch++ {
-							// Rows first..first+batch-1, so a row meets
-							// different neighbours in each batch.
-							first := (batch * 5) % (maxBatch - batch + 1)
-							got := make([]float32, batch*rows)
-							pool.MatMul(got, w, x[first*cols:(first+batch)*cols], batch)
-							want := alone[first*rows : (first+batch)*rows]
-							if d := cmp.Diff(bits(want), bits(got)); d != "" {
-								t.Fatalf("batch %d (rows %d..): batched rows differ from rows alone (-alone +batched bits):\n%s", batch, first, d)
+						t.Run(fmt.Sprintf("%s/w%d/%v/%s/%dx%d", path, workers, typ, layout, rows, cols), func(t *testing.T) {
+							const maxBatch = 9
+							x := randVec(rng, maxBatch*cols)
+							alone := make([]float32, maxBatch*rows)
+							for b := range maxBatch {
+								pool.MatMul(alone[b*rows:(b+1)*rows], w, x[b*cols:(b+1)*cols], 1)
 							}
-						}
-					})
+							for batch := 2; batch <= maxBatch; batch++ {
+								// Rows first..first+batch-1, so a row meets
+								// different neighbours in each batch.
+								first := (batch * 5) % (maxBatch - batch + 1)
+								got := make([]float32, batch*rows)
+								pool.MatMul(got, w, x[first*cols:(first+batch)*cols], batch)
+								want := alone[first*rows : (first+batch)*rows]
+								if d := cmp.Diff(bits(want), bits(got)); d != "" {
+									t.Fatalf("batch %d (rows %d..): batched rows differ from rows alone (-alone +batched bits):\n%s", batch, first, d)
+								}
+							}
+						})
+					}
 				}
 			}
 		}
@@ -198,7 +218,7 @@ func TestPoolMatMulNoAlloc(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, typ := range []DType{F32, F16, Q8_0, Q4_0, Q4_K, Q6_K} {
+			for _, typ := range []DType{F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K} {
 				w := randMatrix(t, rng, typ, 256, 256)
 				for _, batch := range []int{1, 3, 7} {
 					x := randVec(rng, batch*256)

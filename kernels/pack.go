@@ -85,6 +85,17 @@ import (
 //	      of its four bytes, and bits 2j..2j+1 of weights 16s+12..16s+15
 //	      in bits 6-7
 //
+// F32, F16 and BF16 keep their values as stored (four or two bytes),
+// interleaved by column for the outer-product kernels of floatp_amd64.s:
+//
+//	column c (0..cols-1) at c*16 elements: lane i holds row 16g+i's
+//	weight c (zero past a matrix's last row)
+//
+// so that one 64-byte (F32) or 32-byte (F16, BF16) load is a column of
+// the group's sixteen rows, which one broadcast activation multiplies
+// into the group's sixteen outputs; a group is the bytes of its sixteen
+// rows, no more.
+//
 // Each group, and each super-block of a K-quant group, starts on a
 // 64-byte boundary, so every quant load is one cache line.
 
@@ -111,10 +122,18 @@ const (
 // packedOf is m's packed copy, or nil when it has none or when m is a copy
 // of a prepared Matrix given other data since.
 func packedOf(m *Matrix) *packed {
-	if p := m.pk; p != nil && p.src == unsafe.SliceData(m.Raw) {
+	if p := m.pk; p != nil && p.src == m.data() {
 		return p
 	}
 	return nil
+}
+
+// data is the address of m's weights (F32 or Raw).
+func (m *Matrix) data() *byte {
+	if m.Type == F32 {
+		return (*byte)(unsafe.Pointer(unsafe.SliceData(m.F32)))
+	}
+	return unsafe.SliceData(m.Raw)
 }
 
 // groupAt is the address of group g.
@@ -124,13 +143,14 @@ func (p *packed) groupAt(g int) unsafe.Pointer {
 
 // Prepare lays out each matrix's weights for this CPU's fastest kernels,
 // once, after loading: on the avx512 path a Q8_0, Q4_0, Q5_0, Q4_1, Q5_1,
-// Q4_K, Q5_K or Q6_K matrix gets a packed copy (as many bytes again as
-// its weights, but for padding: at most 3% more) that products on that
-// path read instead of the row-major blocks; on the avxvnni path a Q8_0
-// one. Elsewhere, and for the other types, it does nothing. It must run
-// before the matrices are shared by concurrent products, and their data
-// must not change afterwards. The work is spread over GOMAXPROCS
-// goroutines.
+// Q4_K, Q5_K, Q6_K, F32, F16 or BF16 matrix gets a packed copy (as many
+// bytes again as its weights, but for padding: at most 3% more, and a
+// float matrix's rows up to a multiple of 16) that products on that path
+// read instead of the row-major data; on the avxvnni path a Q8_0 one.
+// Elsewhere, and for the other types, it does nothing. It must run before
+// the matrices are shared by concurrent products, and their data must not
+// change afterwards (a copy given new data has no packed copy). The work
+// is spread over GOMAXPROCS goroutines.
 func Prepare(ms ...*Matrix) { PrepareThen(nil, ms...) }
 
 // PrepareThen is Prepare that calls then(m), on the goroutine that packed
@@ -195,7 +215,7 @@ func prepare(ms []*Matrix, p kpath, then func(*Matrix)) {
 // path.
 func packable(t DType) bool {
 	switch t {
-	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q4_K, Q5_K, Q6_K:
+	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q4_K, Q5_K, Q6_K, F32, F16, BF16:
 		return true
 	}
 	return false
@@ -238,6 +258,10 @@ func pack(m *Matrix, buf []byte) *packed {
 		return packQ5_K(m, buf)
 	case Q6_K:
 		return packQ6_K(m, buf)
+	case F32:
+		return packF32(m, buf)
+	case F16, BF16:
+		return packHalves(m, buf)
 	}
 	return nil
 }
@@ -245,7 +269,7 @@ func pack(m *Matrix, buf []byte) *packed {
 // newPacked allocates groups of group bytes for m's rows, 64-byte aligned.
 func newPacked(m *Matrix, buf []byte) *packed {
 	group, quant := packLayout(m)
-	p := &packed{src: unsafe.SliceData(m.Raw), group: group, quant: quant}
+	p := &packed{src: m.data(), group: group, quant: quant}
 	if n := packedSize(m); buf != nil {
 		p.data = buf[:n:n]
 	} else {
@@ -273,6 +297,10 @@ func packLayout(m *Matrix) (group, quant int) {
 		return m.Cols / QK_K * q5KPackBlock, 0
 	case Q6_K:
 		return m.Cols / QK_K * q6KPackBlock, 0
+	case F32:
+		return m.Cols * packRows * 4, 0
+	case F16, BF16:
+		return m.Cols * packRows * 2, 0
 	}
 	panic("kernels: no packed layout for " + m.Type.String())
 }
@@ -690,4 +718,49 @@ func packedQ6_KLane(grp []byte, i int, xa []q8KAct) float32 {
 		s += half(blk[256+2*i:]) * a.d * float32(isum)
 	}
 	return s
+}
+
+// packF32 and packHalves lay out an F32 matrix, or the two-byte words of
+// an F16 or BF16 one (as stored), in pack.go's float layout: group g's
+// column c at c*16 elements holds, lane i, row 16g+i's weight c (zeros
+// for the lanes past the last row). Sixteen columns at a time, so that a
+// 16x16 block is read and written within a few KiB.
+func packF32(m *Matrix, buf []byte) *packed {
+	p := newPacked(m, buf)
+	n := len(p.data) / 4
+	dst := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(p.data))), n)
+	packColumns(dst, m.F32, m.Rows, m.Cols)
+	return p
+}
+
+func packHalves(m *Matrix, buf []byte) *packed {
+	p := newPacked(m, buf)
+	dst := unsafe.Slice((*[2]byte)(unsafe.Pointer(unsafe.SliceData(p.data))), len(p.data)/2)
+	src := unsafe.Slice((*[2]byte)(unsafe.Pointer(unsafe.SliceData(m.Raw))), len(m.Raw)/2)
+	packColumns(dst, src, m.Rows, m.Cols)
+	return p
+}
+
+// packColumns interleaves rows x cols elements of src (row-major) into
+// dst, sixteen rows to a group, column by column.
+func packColumns[E any](dst, src []E, rows, cols int) {
+	for g := range (rows + packRows - 1) / packRows {
+		grp := dst[g*cols*packRows : (g+1)*cols*packRows]
+		n := min(packRows, rows-g*packRows)
+		c := 0
+		for ; c+packRows <= cols; c += packRows {
+			blk := (*[packRows * packRows]E)(grp[c*packRows:])
+			for i := range n {
+				row := (*[packRows]E)(src[(g*packRows+i)*cols+c:])
+				for j, v := range row {
+					blk[j*packRows+i] = v
+				}
+			}
+		}
+		for ; c < cols; c++ {
+			for i := range n {
+				grp[c*packRows+i] = src[(g*packRows+i)*cols+c]
+			}
+		}
+	}
 }

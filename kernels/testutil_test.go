@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -35,6 +36,16 @@ func randMatrix(t testing.TB, rng *rand.Rand, typ DType, rows, cols int) *Matrix
 	}
 	Prepare(m) // as a model loader does: the avx512 path then reads the packed copy
 	return m
+}
+
+// rowMajorCopy is w with its weights copied to new memory: the same
+// values without Prepare's packed copy, so that the products read the
+// rows.
+func rowMajorCopy(w *Matrix) *Matrix {
+	cp := *w
+	cp.F32, cp.Raw = slices.Clone(w.F32), slices.Clone(w.Raw)
+	cp.pk = nil
+	return &cp
 }
 
 func randVec(rng *rand.Rand, n int) []float32 {

@@ -125,22 +125,41 @@ func BenchmarkPathsAlternated(b *testing.B) {
 }
 
 func benchPathsAlternated(b *testing.B, m *Model, paths []string, batch, chunk int) {
-	c := m.Config
+	vs := make([]benchVariant, len(paths))
+	for i, p := range paths {
+		vs[i] = benchVariant{name: p, m: m, path: p}
+	}
+	benchAlternated(b, vs, batch, chunk)
+}
+
+// benchVariant is one model on one kernel path, for benchAlternated.
+type benchVariant struct {
+	name string
+	m    *Model
+	path string
+}
+
+// benchAlternated runs Forward steps of batch slots, chunk rows each, on
+// every variant (its model on a 2-worker pool of its path), alternated
+// step by step in one loop; it reports each variant's tokens/s from its
+// median step time and its speed-up over the next variant.
+func benchAlternated(b *testing.B, vs []benchVariant, batch, chunk int) {
+	c := vs[0].m.Config
 	type run struct {
 		s      *State
 		times  []time.Duration
 		rows   []Row
 		logits [][]float32
 	}
-	runs := make([]*run, len(paths))
+	runs := make([]*run, len(vs))
 	n := batch * chunk
-	for i, path := range paths {
-		pool, err := kernels.NewPoolOpts(2, kernels.Options{Path: path})
+	for i, v := range vs {
+		pool, err := kernels.NewPoolOpts(2, kernels.Options{Path: v.path})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer pool.Close()
-		r := &run{s: m.NewState(batch, pool), rows: make([]Row, n)}
+		r := &run{s: v.m.NewState(batch, pool), rows: make([]Row, n)}
 		for range batch {
 			r.logits = append(r.logits, make([]float32, c.Vocab))
 		}
@@ -168,11 +187,60 @@ func benchPathsAlternated(b *testing.B, m *Model, paths []string, batch, chunk i
 	}
 	for i, r := range runs {
 		med := medianDuration(r.times)
-		b.ReportMetric(float64(n)/med.Seconds(), paths[i]+"-tok/s")
+		b.ReportMetric(float64(n)/med.Seconds(), vs[i].name+"-tok/s")
 		if i+1 < len(runs) {
-			b.ReportMetric(medianDuration(runs[i+1].times).Seconds()/med.Seconds(), paths[i]+"-speedup")
+			b.ReportMetric(medianDuration(runs[i+1].times).Seconds()/med.Seconds(), vs[i].name+"-speedup")
 		}
 	}
+}
+
+// BenchmarkFloatPackedAlternated runs the F32 stories shapes on the
+// default path twice, alternated step by step: the model as loaded
+// (kernels.Prepare gave its matrices packed copies, which the avx512
+// float products read) and a copy of it whose weights are fresh slices
+// without packed copies (the row-major products); decode steps of batch
+// 1 and 16, prompt chunks of 64 and 100 rows. It reports each one's
+// tokens/s from its median step and the packed one's speed-up.
+func BenchmarkFloatPackedAlternated(b *testing.B) {
+	for _, sh := range benchShapes[1:] {
+		c := sh.config()
+		c.SeqLen = 256
+		for _, w := range []struct {
+			name         string
+			batch, chunk int
+		}{{"decode/batch=1", 1, 1}, {"decode/batch=16", 16, 1}, {"prefill/chunk=64", 1, 64}, {"prefill/chunk=100", 1, 100}} {
+			b.Run(fmt.Sprintf("%s/F32/%s", sh.name, w.name), func(b *testing.B) {
+				m := benchModel(b, sh.name, c, sh.untied)
+				benchAlternated(b, []benchVariant{{"packed", m, ""}, {"rowmajor", rowMajorCopy(m), ""}}, w.batch, w.chunk)
+			})
+		}
+	}
+}
+
+// rowMajorCopy is m with every matrix's weights copied to new memory, so
+// that none has a packed copy (kernels.Prepare's copies belong to the
+// data they were made from).
+func rowMajorCopy(m *Model) *Model {
+	cp := *m
+	fresh := func(w kernels.Matrix) kernels.Matrix {
+		w.F32, w.Raw = slices.Clone(w.F32), slices.Clone(w.Raw)
+		return w
+	}
+	cp.Layers = slices.Clone(m.Layers)
+	for i := range cp.Layers {
+		l := &cp.Layers[i]
+		for _, w := range []*kernels.Matrix{&l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W2, &l.W3} {
+			*w = fresh(*w)
+		}
+	}
+	cp.Embed = fresh(m.Embed)
+	if m.Tied() {
+		cp.Output = &cp.Embed
+	} else {
+		out := fresh(*m.Output)
+		cp.Output = &out
+	}
+	return &cp
 }
 
 func medianDuration(d []time.Duration) time.Duration {

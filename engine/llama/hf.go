@@ -181,10 +181,20 @@ func (h *hfTensors) model(hc hfModelConfig) (*Model, error) {
 			return nil, fmt.Errorf("%w: safetensors tensor %s is not part of the %s architecture this engine runs", ErrFormat, name, c.Arch)
 		}
 	}
-	if err := m.finish(nil); err != nil {
+	// A packed matrix's products read the packed copy: its mapped bytes
+	// need not stay resident beside it (as FromGGUF).
+	if err := m.finish(h.release); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// release lets the pages of b go if a shard maps them (each file ignores
+// bytes outside its data, such as a converted copy on the heap).
+func (h *hfTensors) release(b []byte) {
+	for _, f := range h.files {
+		f.Release(b)
+	}
 }
 
 // tensor finds name and checks its shape.

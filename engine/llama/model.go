@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unsafe"
 
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -76,27 +77,25 @@ func (m *Model) StepBytes() int64 {
 	return n
 }
 
-// weights lists every weight matrix of the model once (a tied classifier
-// is the embedding).
-func (m *Model) weights() []*kernels.Matrix {
-	ws := make([]*kernels.Matrix, 0, 7*len(m.Layers)+2)
+// products lists the matrices Forward multiplies by, each once: every
+// layer's and the classifier (the embedding when tied). An untied
+// embedding is only read a row at a time, by the lookup.
+func (m *Model) products() []*kernels.Matrix {
+	ws := make([]*kernels.Matrix, 0, 7*len(m.Layers)+1)
 	for i := range m.Layers {
 		l := &m.Layers[i]
 		ws = append(ws, &l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W2, &l.W3)
 	}
-	ws = append(ws, &m.Embed)
-	if !m.Tied() {
-		ws = append(ws, m.Output)
-	}
-	return ws
+	return append(ws, m.Output)
 }
 
-// finish validates a newly built model and lays its weights out for this
-// CPU's fastest kernels (kernels.Prepare: a packed copy of the quantized
-// matrices on the avx512 and avxvnni paths), which every constructor does
-// last. release, when not nil, is given the row-major bytes of each
-// matrix once its packed copy exists: their products no longer read them
-// (a memory-mapped loader lets their pages go).
+// finish validates a newly built model and lays the matrices it
+// multiplies by out for this CPU's fastest kernels (kernels.Prepare: on
+// the avx512 path a packed copy of the quantized and float matrices, on
+// avxvnni of the Q8_0 ones), which every constructor does last. release,
+// when not nil, is given the row-major bytes of each matrix once its
+// packed copy exists: their products no longer read them (a
+// memory-mapped loader lets their pages go).
 func (m *Model) finish(release func([]byte)) error {
 	if err := m.validate(); err != nil {
 		return err
@@ -105,12 +104,24 @@ func (m *Model) finish(release func([]byte)) error {
 	if release != nil {
 		then = func(w *kernels.Matrix) {
 			if w.PackedBytes() > 0 {
-				release(w.Raw)
+				release(matrixBytes(w))
 			}
 		}
 	}
-	kernels.PrepareThen(then, m.weights()...)
+	kernels.PrepareThen(then, m.products()...)
 	return nil
+}
+
+// matrixBytes is the memory w's weights lie in (an F32 matrix's floats as
+// bytes).
+func matrixBytes(w *kernels.Matrix) []byte {
+	if w.Type != kernels.F32 {
+		return w.Raw
+	}
+	if len(w.F32) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w.F32))), 4*len(w.F32))
 }
 
 // validate checks every tensor against the configuration, so that Forward

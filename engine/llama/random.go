@@ -16,11 +16,19 @@ import (
 // (c.QKVBias) are uniform with the same deviation; Q/K norm weights
 // (c.QKNorm) are one plus uniform noise of deviation 0.1, so that a wrong
 // head layout shows. It is the weight source of the embedded default model
-// and of the benchmarks.
+// and of the benchmarks. The weights are laid out for the kernels when it
+// returns (kernels.Prepare may give them packed copies): to change one,
+// give the matrix new data rather than writing into it.
 //
 // Tensors are filled in parallel by short-lived goroutines, each from its
 // own stream derived from seed, all joined before NewRandom returns.
 func NewRandom(c Config, seed uint64, untied bool) (*Model, error) {
+	return newRandom(c, seed, untied, nil)
+}
+
+// newRandom is NewRandom that lets shape change the weights before they
+// are laid out for the kernels.
+func newRandom(c Config, seed uint64, untied bool, shape func(*Model)) (*Model, error) {
 	c = c.withDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -91,6 +99,9 @@ func NewRandom(c Config, seed uint64, untied bool) (*Model, error) {
 				w[j]++ // norm weights scatter around one
 			}
 		}
+	}
+	if shape != nil {
+		shape(m)
 	}
 	if err := m.finish(nil); err != nil {
 		return nil, err

@@ -37,11 +37,12 @@ func TinyConfig() Config {
 // on the prompt through the random layers.
 func OpenTiny() (*Loaded, error) {
 	tok := tokenizer.English()
-	m, err := NewRandom(TinyConfig(), tinySeed, true)
+	// Shaped before the weights are laid out for the kernels, which read
+	// packed copies of them on some CPUs.
+	m, err := newRandom(TinyConfig(), tinySeed, true, func(m *Model) { shapeTiny(m, tok) })
 	if err != nil {
 		return nil, err
 	}
-	shapeTiny(m, tok)
 	return &Loaded{ID: TinyID, Model: m, Tokenizer: tok, Template: chat.ChatML()}, nil
 }
 

@@ -4,6 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/kiln-ai/kiln/engine/internal/mmap"
 )
 
 // File is a parsed safetensors file whose tensor data is served from memory
@@ -18,6 +22,8 @@ type File struct {
 	closeOnce sync.Once
 	closeErr  error
 	unmap     func() error
+	mapped    bool // data is a memory map (Open), which Release may advise on
+	closed    atomic.Bool
 }
 
 // Parse reads a whole safetensors file held in memory. The returned File
@@ -63,6 +69,26 @@ func (f *File) Data(t *Tensor) []byte { return f.data[t.Begin:t.End:t.End] }
 // Close releases the memory map, if any; the File's data must not be used
 // afterwards. It is idempotent.
 func (f *File) Close() error {
-	f.closeOnce.Do(func() { f.closeErr = f.unmap() })
+	f.closeOnce.Do(func() {
+		f.closed.Store(true)
+		f.closeErr = f.unmap()
+	})
 	return f.closeErr
+}
+
+// Release tells the OS that the process will not read b, tensor data of
+// this File, for a while (a loader that keeps the weights in another
+// layout, say): on a File from Open its whole pages leave the resident set
+// and come back from the page cache, unchanged, if read again. b stays
+// valid. On a File from Parse, after Close, or for a slice not inside the
+// file's data, it does nothing.
+func (f *File) Release(b []byte) {
+	if !f.mapped || f.closed.Load() || len(b) == 0 || len(f.data) == 0 {
+		return
+	}
+	start, end := uintptr(unsafe.Pointer(unsafe.SliceData(f.data))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if end < start || end-start+uintptr(len(b)) > uintptr(len(f.data)) {
+		return
+	}
+	_ = mmap.Release(b) // advice: on failure the pages just stay resident
 }

@@ -76,6 +76,45 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRelease: releasing tensor data of an opened file keeps it readable
+// and unchanged; a parsed file, a foreign slice and a closed file are
+// left alone.
+func TestRelease(t *testing.T) {
+	data := bytes.Repeat([]byte{7, 9}, 3000) // more than a page
+	var buf bytes.Buffer
+	if err := Write(&buf, []Entry{{Name: "w", DType: "BF16", Shape: []uint64{3000}}}, [][]byte{data}, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.safetensors")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt, _ := f.Tensor("w")
+	got := f.Data(tt)
+	f.Release(got)
+	f.Release(bytes.Repeat([]byte{1}, 8192)) // not the file's: ignored
+	if !bytes.Equal(got, data) {
+		t.Error("data changed after Release")
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Release(got) // after Close: ignored, no fault
+	p, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd := p.Data(tt)
+	p.Release(pd)
+	if !bytes.Equal(pd, data) {
+		t.Error("parsed data changed after Release")
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	d8 := make([]byte, 8)
 	tests := []struct {

@@ -19,5 +19,6 @@ func Open(path string) (*File, error) {
 		_ = unmap()
 		return nil, fmt.Errorf("%w (in %s)", err, path)
 	}
+	f.mapped = true
 	return f, nil
 }

@@ -45,10 +45,15 @@ func newCaseModel(tb testing.TB, ac archCase) *llama.Model {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// Into new slices: the model's matrices may have packed copies
+	// (kernels.Prepare), which belong to the data they were made from; a
+	// matrix given new data has none, and its products read the rows.
 	scale := func(w *kernels.Matrix, k float32) {
-		for i := range w.F32 {
-			w.F32[i] *= k
+		f := make([]float32, len(w.F32))
+		for i, v := range w.F32 {
+			f[i] = v * k
 		}
+		w.F32 = f
 	}
 	scale(&m.Embed, 20)
 	if !ac.tied {
