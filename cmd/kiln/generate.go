@@ -169,14 +169,14 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 	pool := kernels.NewPool(o.threads)
 	defer pool.Close()
+	state := loaded.Model.NewState(1, pool)
+	state.SetAdapter(adapter)
 	var top [][2]float64
 	if o.topLogits > 0 {
-		if top, err = topLogits(loaded.Model, adapter, pool, prompt, o.topLogits); err != nil {
+		if top, err = topLogits(state, prompt, o.topLogits); err != nil {
 			return err
 		}
 	}
-	state := loaded.Model.NewState(1, pool)
-	state.SetAdapter(adapter)
 	eng, err := engine.New(state, engine.Config{})
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)

@@ -6,20 +6,19 @@ import (
 	"slices"
 
 	"github.com/kiln-ai/kiln/engine/llama"
-	"github.com/kiln-ai/kiln/kernels"
 )
 
-// topLogits runs the prompt through a fresh one-slot state of m (with
-// adapter a applied, unless nil) in a single
-// forward step (every prompt position in one batch, as the engine's prefill
-// does) and returns the k largest raw logits after the last position as
-// [id, logit] pairs, largest first (ties: smaller id first). It is the
-// checkable half of `kiln generate --top-logits`: the reference outputs of
-// other engines (llama.cpp, a float64 numpy pass) are stated the same way.
-func topLogits(m *llama.Model, a *llama.Adapter, pool *kernels.Pool, prompt []int, k int) ([][2]float64, error) {
-	s := m.NewState(1, pool)
-	s.SetAdapter(a)
-	defer s.Release(0)
+// topLogits runs the prompt through slot 0 of s (with s's adapter) in a
+// single forward step (every prompt position in one batch, as the
+// engine's prefill does) and returns the k largest raw logits after the
+// last position as [id, logit] pairs, largest first (ties: smaller id
+// first). It is the checkable half of `kiln generate --top-logits`: the
+// reference outputs of other engines (llama.cpp, a float64 numpy pass) are
+// stated the same way. The slot keeps its cache, so an engine over s that
+// then serves the prompt meets scratch and cache already in memory, as
+// llama-bench's timed runs meet their context after its warm-up run (the
+// engine writes every position before it reads it).
+func topLogits(s *llama.State, prompt []int, k int) ([][2]float64, error) {
 	if len(prompt) > s.SeqLen() {
 		return nil, fmt.Errorf("generate: prompt of %d tokens exceeds the context of %d", len(prompt), s.SeqLen())
 	}
