@@ -545,12 +545,14 @@ func floatRowsPacked(out []float32, w *Matrix, x []float32, batch, lo, hi int) b
 			ng /= 2
 		}
 		masks := laneMask(g, lo, hi) | laneMask(g+ng-1, lo, hi)<<16
-		grp := p.groupAt(g)
 		o := g * packRows
 		for c0 := 0; c0 < cols; c0 += chunk {
 			n, add := min(chunk, cols-c0), min(c0, 1)
-			wc := unsafe.Add(grp, c0*col)
-			pf := unsafe.Add(wc, pAhead)
+			// The prefetch address stays inside the packed copy (Go's
+			// pointer checks refuse one past an allocation's end).
+			at := g*p.group + c0*col
+			wc := unsafe.Pointer(&p.data[at])
+			pf := unsafe.Pointer(&p.data[min(at+pAhead, len(p.data)-1)])
 			b := 0
 			for i := range blocks {
 				a := (batch - b) / (blocks - i)
