@@ -304,6 +304,44 @@ func siluAVX(x *float32, n int)
 //go:noescape
 func swigluAVX(h, gate *float32, n int)
 
+// maxAVX is the largest of n (a multiple of 32) values, NaN skipped;
+// indexAVX is the first of n (a multiple of 8) values equal to v, or -1;
+// expScaleSumAVX sets dst[i] = e^((x[i]-sub)*scale) for n (a multiple of 8)
+// values (0 under e^-87 and for NaN) and returns their float64 sum.
+//
+//go:noescape
+func maxAVX(x *float32, n int) float32
+
+//go:noescape
+func indexAVX(x *float32, n int, v float32) int
+
+//go:noescape
+func expScaleSumAVX(dst, x *float32, n int, sub, scale float32) float64
+
+func maxNumberArch(x []float32) (float32, int) {
+	n := len(x) &^ 31
+	if !haveAVX2 || n == 0 {
+		return 0, 0
+	}
+	return maxAVX(&x[0], n), n
+}
+
+func indexArch(x []float32, v float32) (int, int) {
+	n := len(x) &^ 7
+	if !haveAVX2 || n == 0 {
+		return -1, 0
+	}
+	return indexAVX(&x[0], n, v), n
+}
+
+func expScaleSumArch(dst, x []float32, sub, scale float32) (float64, int) {
+	n := len(x) &^ 7
+	if !haveAVX2 || n == 0 {
+		return 0, 0
+	}
+	return expScaleSumAVX(&dst[0], &x[0], n, sub, scale), n
+}
+
 func expSubSumArch(x []float32, sub float32) (float32, bool) {
 	n := len(x) &^ 7
 	if !haveAVX2 || n == 0 {

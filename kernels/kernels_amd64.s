@@ -610,3 +610,112 @@ swigluloop:
 	JLT     swigluloop
 	VZEROUPPER
 	RET
+
+// func maxAVX(x *float32, n int) float32
+// The largest of n (a multiple of 32) values, NaN skipped: the accumulator
+// is VMAXPS's second source, which it returns when the other is NaN.
+// -Inf when every value is NaN.
+TEXT ·maxAVX(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVL         $0xff800000, AX
+	MOVL         AX, X0
+	VBROADCASTSS X0, Y0
+	VMOVAPS      Y0, Y1
+	VMOVAPS      Y0, Y2
+	VMOVAPS      Y0, Y3
+	XORQ         AX, AX
+
+maxloop:
+	VMOVUPS (SI)(AX*4), Y4
+	VMOVUPS 32(SI)(AX*4), Y5
+	VMOVUPS 64(SI)(AX*4), Y6
+	VMOVUPS 96(SI)(AX*4), Y7
+	VMAXPS  Y0, Y4, Y0
+	VMAXPS  Y1, Y5, Y1
+	VMAXPS  Y2, Y6, Y2
+	VMAXPS  Y3, Y7, Y3
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     maxloop
+
+	VMAXPS       Y1, Y0, Y0
+	VMAXPS       Y3, Y2, Y2
+	VMAXPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSS       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func indexAVX(x *float32, n int, v float32) int
+// The first i < n (a multiple of 8) with x[i] == v, or -1.
+TEXT ·indexAVX(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS v+16(FP), Y1
+	XORQ         AX, AX
+
+indexloop:
+	VCMPPS    $0, (SI)(AX*4), Y1, Y0
+	VMOVMSKPS Y0, DX
+	TESTL     DX, DX
+	JNZ       indexfound
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JLT       indexloop
+	MOVQ      $-1, ret+24(FP)
+	VZEROUPPER
+	RET
+
+indexfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func expScaleSumAVX(dst, x *float32, n int, sub, scale float32) float64
+// dst[i] = e^((x[i]-sub)*scale) for n (a multiple of 8) values, 0 where
+// that exponent is under -87 or NaN; returns the sum in float64.
+TEXT ·expScaleSumAVX(SB), NOSPLIT, $0-40
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS sub+24(FP), Y4
+	VBROADCASTSS scale+28(FP), Y6
+	MOVL         $0xc2ae0000, AX // -87
+	MOVL         AX, X7
+	VBROADCASTSS X7, Y7
+	VXORPD       Y5, Y5, Y5
+	VXORPD       Y8, Y8, Y8
+	XORQ         AX, AX
+
+expscaleloop:
+	VMOVUPS      (SI)(AX*4), Y0
+	VSUBPS       Y4, Y0, Y0
+	VMULPS       Y6, Y0, Y0
+	VCMPPS       $0x1d, Y7, Y0, Y9 // GE_OQ: false for NaN
+	EXP8
+	VANDPS       Y9, Y0, Y0
+	VMOVUPS      Y0, (DI)(AX*4)
+	VCVTPS2PD    X0, Y1
+	VEXTRACTF128 $1, Y0, X2
+	VCVTPS2PD    X2, Y2
+	VADDPD       Y1, Y5, Y5
+	VADDPD       Y2, Y8, Y8
+	ADDQ         $8, AX
+	CMPQ         AX, CX
+	JLT          expscaleloop
+
+	VADDPD       Y8, Y5, Y5
+	VEXTRACTF128 $1, Y5, X1
+	VADDPD       X1, X5, X5
+	VHADDPD      X5, X5, X5
+	VMOVSD       X5, ret+32(FP)
+	VZEROUPPER
+	RET

@@ -54,3 +54,9 @@ func attnScores1Arch(out, q, keys []float32, stride, n int) bool { return false 
 func attnValues1Arch(o, a, vals []float32, stride, n int) bool { return false }
 
 func quantizeQ8KActArch(dst []q8KAct, x []float32) bool { return false }
+
+func maxNumberArch(x []float32) (float32, int) { return 0, 0 }
+
+func indexArch(x []float32, v float32) (int, int) { return -1, 0 }
+
+func expScaleSumArch(dst, x []float32, sub, scale float32) (float64, int) { return 0, 0 }
