@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
+
+	"github.com/kiln-ai/kiln/kernels"
 )
 
 // seedStream is the PCG stream constant; with the request's seed it fixes
@@ -31,9 +34,12 @@ func (s Sampling) validate() error {
 type Sampler struct {
 	cfg   Sampling
 	rng   *rand.Rand
-	probs []float32  // softmax over the candidates, indexed by token id
-	cand  []int32    // candidate token ids
-	pen   *penalties // nil unless cfg.penalized()
+	probs []float32                  // softmax over the candidates, indexed by token id
+	cand  []int32                    // the top-k candidates' ids
+	act   []int32                    // the nucleus's radix select: ids still in the running
+	memb  []int32                    // the nucleus's radix select: ids that may be in it
+	mass  *[2][digitMask + 1]float64 // the radix select's histograms
+	pen   *penalties                 // nil unless cfg.penalized()
 }
 
 // NewSampler returns a sampler for cfg. Without HasSeed it draws a random
@@ -86,112 +92,267 @@ func (s *Sampler) Sample(logits []float32) int {
 // the top-k and nucleus cuts at the temperature.
 func (s *Sampler) pick(logits []float32) int {
 	if s.cfg.Temperature == 0 || s.cfg.TopK == 1 || len(logits) < 2 {
-		return argmax(logits)
+		return kernels.ArgMax(logits)
 	}
 	n := len(logits)
 	if cap(s.probs) < n {
 		s.probs = make([]float32, n)
 		s.cand = make([]int32, n)
+		s.act = make([]int32, n)
+		s.memb = make([]int32, n)
 	}
 	probs := s.probs[:n]
-	cand := s.cand[:0]
-
-	// Candidates: every id, or the top k by logit.
-	k := s.cfg.TopK
-	if k > 0 && k < n {
-		cand = topK(cand, logits, k)
-	} else {
-		for i := range n {
-			cand = append(cand, int32(i))
-		}
-	}
-
-	// Softmax over the candidates at the temperature.
-	maxv := float32(math.Inf(-1))
-	for _, id := range cand {
-		if v := logits[id]; v > maxv { // false for NaN
-			maxv = v
-		}
-	}
-	if math.IsInf(float64(maxv), 0) { // no finite candidate, or a certain one
-		return argmax(logits)
-	}
 	inv := 1 / s.cfg.Temperature
+
+	// Softmax at the temperature over the candidates: every id (cand nil,
+	// the vocabulary-wide pass in the kernels) or the top k by logit.
+	var cand []int32
 	var sum float64
-	for _, id := range cand {
-		p := float32(0)
-		if d := (logits[id] - maxv) * inv; d <= 0 { // false for NaN
-			p = expNeg(d)
+	if k := s.cfg.TopK; k > 0 && k < n {
+		cand = topK(s.cand[:0], logits, k)
+		maxv := float32(math.Inf(-1))
+		for _, id := range cand {
+			if v := logits[id]; v > maxv { // false for NaN
+				maxv = v
+			}
 		}
-		probs[id] = p
-		sum += float64(p)
+		if math.IsInf(float64(maxv), 0) { // no finite candidate, or a certain one
+			return kernels.ArgMax(logits)
+		}
+		for _, id := range cand {
+			p := float32(0)
+			if d := (logits[id] - maxv) * inv; d <= 0 { // false for NaN
+				p = expNeg(d)
+			}
+			probs[id] = p
+			sum += float64(p)
+		}
+	} else {
+		maxv := logits[kernels.ArgMax(logits)]
+		if maxv != maxv || math.IsInf(float64(maxv), 0) {
+			return kernels.ArgMax(logits)
+		}
+		sum = kernels.ExpScaleSum(probs, logits, maxv, inv)
 	}
 	if !(sum > 0) || math.IsInf(sum, 0) {
-		return argmax(logits)
+		return kernels.ArgMax(logits)
 	}
-	cand, total := s.nucleus(cand, sum)
-	if len(cand) == 0 || !(total > 0) {
-		return argmax(logits)
+	thr, total, memb := s.nucleus(cand, probs, sum)
+	if !(total > 0) {
+		return kernels.ArgMax(logits)
 	}
 
+	// The draw walks the candidates (or the list that holds the nucleus) in
+	// id or top-k order; the nucleus is the candidates whose rank key is at
+	// least thr.
 	r := s.rng.Float64() * total
 	var acc float64
-	for _, id := range cand {
-		acc += float64(probs[id])
-		if r < acc {
-			return int(id)
+	last := -1
+	if memb == nil && cand == nil {
+		// Eight weights at a time until the block that holds r: their sum
+		// is a tree, so the walk does not wait on an add per weight.
+		i := 0
+		for ; i+8 <= len(probs); i += 8 {
+			b := probs[i : i+8 : i+8]
+			blk := ((float64(b[0]) + float64(b[1])) + (float64(b[2]) + float64(b[3]))) +
+				((float64(b[4]) + float64(b[5])) + (float64(b[6]) + float64(b[7])))
+			if r < acc+blk {
+				break
+			}
+			acc += blk
+		}
+		for ; i < len(probs); i++ {
+			if p := probs[i]; p > 0 {
+				acc += float64(p)
+				if r < acc {
+					return i
+				}
+			}
+		}
+		for id := len(probs) - 1; id >= 0; id-- { // rounding
+			if probs[id] > 0 {
+				return id
+			}
+		}
+	} else {
+		if memb == nil {
+			memb = cand
+		}
+		for _, id := range memb {
+			if p := probs[id]; p > 0 && rankKey(p, int(id)) >= thr {
+				acc += float64(p)
+				last = int(id)
+				if r < acc {
+					return int(id)
+				}
+			}
 		}
 	}
-	return int(cand[len(cand)-1]) // rounding: the last candidate
+	if last < 0 {
+		return kernels.ArgMax(logits)
+	}
+	return last // rounding: the last candidate with weight
 }
 
-// nucleus keeps the most probable candidates whose mass reaches top_p
-// (all of them when top_p is off) and returns them with their mass. sum
-// is the mass of every candidate, positive and finite.
-func (s *Sampler) nucleus(cand []int32, sum float64) ([]int32, float64) {
+// rankKey orders candidates for the nucleus: by weight (a positive float32's
+// bits order as its value does), then the lower id first.
+func rankKey(p float32, id int) uint64 {
+	return uint64(math.Float32bits(p))<<32 | uint64(^uint32(id))
+}
+
+// The nucleus is found by a radix select on rankKey instead of a sort:
+// over a flat distribution (a high temperature, an uncertain model) nearly
+// the whole vocabulary has weight, and sorting 32k candidates took 1-9 ms a
+// token. The first digit is a weight's bits above bit 19 (its exponent and
+// five bits of mantissa: a weight is at most 1, so under 2048 values); each
+// later one is digitBits of the key.
+const (
+	firstShift = 32 + 19
+	digitBits  = 11
+	digitMask  = 1<<digitBits - 1
+)
+
+// nucleus returns the rank key of the least probable candidate in the
+// nucleus (0 when top_p is off: every candidate), the nucleus's mass and, in
+// id (or top-k) order, a list of candidates that holds the nucleus (nil:
+// every candidate). The nucleus is the shortest run of candidates, most
+// probable first and the lower id first on ties, whose mass reaches top_p
+// of sum, the mass of every candidate (positive and finite). cand nil means
+// every id.
+func (s *Sampler) nucleus(cand []int32, probs []float32, sum float64) (uint64, float64, []int32) {
 	p := s.cfg.TopP
 	if !(p > 0 && p < 1) {
-		return cand, sum
+		return 0, sum, nil
 	}
-	probs := s.probs
-	// A candidate below (1-p)/(n-1) of the mass cannot be in the nucleus
-	// (llama2.c's cut), which keeps the sort short.
-	if len(cand) > 1 {
-		// The most probable candidate has weight 1 (logit - max = 0) and
-		// always stays.
-		cutoff := min(float32((1-float64(p))/float64(len(cand)-1)*sum), 1)
-		kept := cand[:0]
+	target := float64(p) * sum
+	if s.mass == nil {
+		s.mass = new([2][digitMask + 1]float64)
+	}
+	mass := &s.mass[0]
+
+	// First digit: over every candidate. Over a flat distribution most
+	// weights share a few digits: alternate ids go to two histograms, so
+	// that each add does not wait for the one before it.
+	clear(s.mass[0][:])
+	clear(s.mass[1][:])
+	if cand == nil {
+		odd := &s.mass[1]
+		i := 0
+		for ; i+1 < len(probs); i += 2 {
+			if p := probs[i]; p > 0 {
+				mass[math.Float32bits(p)>>19&digitMask] += float64(p)
+			}
+			if p := probs[i+1]; p > 0 {
+				odd[math.Float32bits(p)>>19&digitMask] += float64(p)
+			}
+		}
+		if i < len(probs) {
+			if p := probs[i]; p > 0 {
+				mass[math.Float32bits(p)>>19&digitMask] += float64(p)
+			}
+		}
+		for d, m := range odd {
+			mass[d] += m
+		}
+	} else {
 		for _, id := range cand {
-			if probs[id] >= cutoff {
+			if p := probs[id]; p > 0 {
+				mass[math.Float32bits(p)>>19&digitMask] += float64(p)
+			}
+		}
+	}
+	var above float64 // the mass of the keys above the digits left to choose
+	d, ok := chooseDigit(mass, target, &above)
+	if !ok {
+		return 0, sum, nil
+	}
+	// The candidates at or above that digit hold the nucleus; the ones at
+	// it are still in the running.
+	memb, act := s.memb[:len(probs)], s.act[:len(probs)]
+	nm, na := 0, 0
+	want := uint32(d)
+	if cand == nil {
+		for id, p := range probs {
+			if b := math.Float32bits(p) >> 19; p > 0 && b >= want {
+				memb[nm] = int32(id)
+				nm++
+				if b == want {
+					act[na] = int32(id)
+					na++
+				}
+			}
+		}
+	} else {
+		for _, id := range cand {
+			if p := probs[id]; p > 0 {
+				if b := math.Float32bits(p) >> 19; b >= want {
+					memb[nm] = id
+					nm++
+					if b == want {
+						act[na] = id
+						na++
+					}
+				}
+			}
+		}
+	}
+	memb, act = memb[:nm], act[:na]
+
+	// Later digits: over the candidates still in the running.
+	for shift := firstShift - digitBits; len(act) > 32; shift = max(shift-digitBits, 0) {
+		clear(mass[:])
+		for _, id := range act {
+			mass[rankKey(probs[id], int(id))>>shift&digitMask] += float64(probs[id])
+		}
+		d, _ := chooseDigit(mass, target, &above)
+		kept := act[:0]
+		for _, id := range act {
+			if rankKey(probs[id], int(id))>>shift&digitMask == uint64(d) {
 				kept = append(kept, id)
 			}
 		}
-		cand = kept
-	}
-	s.cand = cand
-	sort.Sort(byProb{s})
-	target := float64(p) * sum
-	var acc float64
-	for i, id := range cand {
-		acc += float64(probs[id])
-		if acc >= target {
-			return cand[:i+1], acc
+		act = kept
+		if shift == 0 {
+			break
 		}
 	}
-	return cand, acc
+	// The few left in order, most probable first.
+	slices.SortFunc(act, func(a, b int32) int {
+		return cmp.Compare(rankKey(probs[b], int(b)), rankKey(probs[a], int(a)))
+	})
+	for _, id := range act {
+		m := float64(probs[id])
+		if above+m >= target {
+			return rankKey(probs[id], int(id)), above + m, memb
+		}
+		above += m
+	}
+	last := act[len(act)-1]
+	return rankKey(probs[last], int(last)), above, memb
 }
 
-// argmax returns the index of the largest value, the lowest one on ties (as
-// llama2.c does). NaN values never win; with no other value (or none at
-// all) it returns 0.
-func argmax(x []float32) int {
-	best := -1
-	for i, v := range x {
-		if v == v && (best < 0 || v > x[best]) {
-			best = i
+// chooseDigit returns the digit, highest first, at which above plus the
+// digits' masses reaches target, adding the masses of the digits above it
+// to above; the lowest digit with weight if rounding never lets it; false
+// if no digit has weight.
+func chooseDigit(mass *[digitMask + 1]float64, target float64, above *float64) (int, bool) {
+	lowest := -1
+	for d := digitMask; d >= 0; d-- {
+		m := mass[d]
+		if m == 0 {
+			continue
 		}
+		if *above+m >= target {
+			return d, true
+		}
+		*above += m
+		lowest = d
 	}
-	return max(best, 0)
+	if lowest < 0 {
+		return 0, false
+	}
+	*above -= mass[lowest]
+	return lowest, true
 }
 
 // topK appends to dst the ids of the k largest logits (ties to the lower
@@ -222,40 +383,35 @@ func topK(dst []int32, logits []float32, k int) []int32 {
 			i = m
 		}
 	}
-	for i := range int32(len(logits)) {
-		if len(h) < k {
-			h = append(h, i)
-			for j := len(h) - 1; j > 0; {
-				p := (j - 1) / 2
-				if !worse(h[j], h[p]) {
-					break
-				}
-				h[j], h[p] = h[p], h[j]
-				j = p
+	n := int32(len(logits))
+	i := int32(0)
+	for ; i < n && len(h) < k; i++ {
+		h = append(h, i)
+		for j := len(h) - 1; j > 0; {
+			p := (j - 1) / 2
+			if !worse(h[j], h[p]) {
+				break
 			}
+			h[j], h[p] = h[p], h[j]
+			j = p
+		}
+	}
+	// The rest meet the heap's worst; thr is its logit, and a logit below
+	// it (the common case, never true of a NaN) cannot enter.
+	thr := logits[h[0]]
+	for _, v := range logits[i:] {
+		if v < thr {
+			i++
 			continue
 		}
 		if worse(h[0], i) {
 			h[0] = i
 			down(0)
+			thr = logits[h[0]]
 		}
+		i++
 	}
 	return h
-}
-
-// byProb sorts the sampler's candidates by descending probability, lower id
-// first on ties, so the nucleus is deterministic.
-type byProb struct{ s *Sampler }
-
-func (b byProb) Len() int      { return len(b.s.cand) }
-func (b byProb) Swap(i, j int) { b.s.cand[i], b.s.cand[j] = b.s.cand[j], b.s.cand[i] }
-func (b byProb) Less(i, j int) bool {
-	a, c := b.s.cand[i], b.s.cand[j]
-	pa, pc := b.s.probs[a], b.s.probs[c]
-	if pa != pc {
-		return pa > pc
-	}
-	return a < c
 }
 
 // expNeg is e^x for x <= 0 in float32 precision (relative error about

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	stdcmp "cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -179,26 +181,32 @@ func FuzzSample(f *testing.F) {
 	})
 }
 
+// BenchmarkSample: one draw from a 32k vocabulary. The logits are normal
+// with a spread of 3 (peaked, as a trained model's often are) or of 0.1
+// (flat: a random-weight model, or a high temperature).
 func BenchmarkSample(b *testing.B) {
-	logits := make([]float32, 32000)
 	r := rand.New(rand.NewPCG(3, 4))
-	for i := range logits {
-		logits[i] = float32(r.NormFloat64() * 3)
+	peaked, flat := make([]float32, 32000), make([]float32, 32000)
+	for i := range peaked {
+		peaked[i] = float32(r.NormFloat64() * 3)
+		flat[i] = float32(r.NormFloat64() * 0.1)
 	}
 	for _, bc := range []struct {
-		name string
-		cfg  Sampling
+		name   string
+		cfg    Sampling
+		logits []float32
 	}{
-		{"greedy", Sampling{}},
-		{"temperature", Sampling{Temperature: 0.8}},
-		{"top_k40", Sampling{Temperature: 0.8, TopK: 40}},
-		{"top_p0.9", Sampling{Temperature: 0.8, TopP: 0.9}},
+		{"greedy", Sampling{}, peaked},
+		{"temperature", Sampling{Temperature: 0.8}, peaked},
+		{"top_k40", Sampling{Temperature: 0.8, TopK: 40}, peaked},
+		{"top_p0.9", Sampling{Temperature: 0.8, TopP: 0.9}, peaked},
+		{"top_p0.9_flat", Sampling{Temperature: 0.8, TopP: 0.9}, flat},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := NewSampler(bc.cfg)
 			b.ReportAllocs()
 			for b.Loop() {
-				s.Sample(logits)
+				s.Sample(bc.logits)
 			}
 		})
 	}
@@ -219,5 +227,143 @@ func TestExpNeg(t *testing.T) {
 	}
 	if got := expNeg(0); got != 1 {
 		t.Errorf("expNeg(0) = %v, want 1", got)
+	}
+}
+
+// argmax is the plain scan greedy sampling must agree with: the largest
+// value, the lowest index on ties, NaN never winning, 0 with nothing else.
+func argmax(x []float32) int {
+	best := -1
+	for i, v := range x {
+		if v == v && (best < 0 || v > x[best]) {
+			best = i
+		}
+	}
+	return max(best, 0)
+}
+
+// nucleusRef is the nucleus by its definition: the candidates sorted by
+// weight (the lower id first on ties), then the shortest prefix whose mass
+// reaches p of the whole; it returns that prefix's last id and mass.
+func nucleusRef(cand []int32, probs []float32, p float32) (int32, float64) {
+	ids := slices.Clone(cand)
+	var sum float64
+	for _, id := range ids {
+		sum += float64(probs[id])
+	}
+	slices.SortFunc(ids, func(a, b int32) int {
+		if probs[a] != probs[b] {
+			return stdcmp.Compare(probs[b], probs[a])
+		}
+		return stdcmp.Compare(a, b)
+	})
+	target := float64(p) * sum
+	var acc float64
+	for _, id := range ids {
+		acc += float64(probs[id])
+		if acc >= target {
+			return id, acc
+		}
+	}
+	return ids[len(ids)-1], acc
+}
+
+// TestNucleusMatchesSort: the radix select finds the nucleus the sort
+// defines, over flat and peaked weights, many ties, every vocabulary
+// size up to a real one's, with and without a top-k candidate list.
+func TestNucleusMatchesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 400 {
+		n := 1 + r.IntN(40000)
+		if trial%2 == 0 {
+			n = 1 + r.IntN(100)
+		}
+		probs := make([]float32, n)
+		spread := []float64{0.01, 1, 5}[r.IntN(3)]
+		levels := []int{0, 3, 50}[r.IntN(3)] // 0: no forced ties
+		for i := range probs {
+			x := r.NormFloat64() * spread
+			if levels > 0 {
+				x = float64(r.IntN(levels)) * spread / float64(levels)
+			}
+			probs[i] = float32(math.Exp(-math.Abs(x)))
+			if r.IntN(20) == 0 {
+				probs[i] = 0
+			}
+		}
+		probs[r.IntN(n)] = 1
+		var cand []int32
+		all := make([]int32, n)
+		for i := range all {
+			all[i] = int32(i)
+		}
+		if trial%3 == 0 {
+			cand = all[:0:0]
+			for _, id := range all {
+				if r.IntN(2) == 0 {
+					cand = append(cand, id)
+				}
+			}
+			if len(cand) == 0 {
+				cand = append(cand, int32(r.IntN(n)))
+			}
+			probs[cand[0]] = 1
+		}
+		ref := cand
+		if ref == nil {
+			ref = all
+		}
+		var sum float64
+		for _, id := range ref {
+			sum += float64(probs[id])
+		}
+		p := float32(r.Float64())
+		if p == 0 {
+			p = 0.5
+		}
+		s := NewSampler(Sampling{Temperature: 1, TopP: p})
+		s.act, s.memb = make([]int32, n), make([]int32, n)
+		thr, total, memb := s.nucleus(cand, probs, sum)
+		wantID, wantTotal := nucleusRef(ref, probs, p)
+		if want := rankKey(probs[wantID], int(wantID)); thr != want {
+			t.Fatalf("trial %d (n %d, p %v): threshold key %#x, want %#x (id %d, weight %v)", trial, n, p, thr, want, wantID, probs[wantID])
+		}
+		if math.Abs(total-wantTotal) > 1e-9*wantTotal {
+			t.Fatalf("trial %d: nucleus mass %v, want %v", trial, total, wantTotal)
+		}
+		// The list the draw walks holds the whole nucleus, in order.
+		if !slices.IsSorted(memb) && cand == nil {
+			t.Fatalf("trial %d: the nucleus's list is out of id order", trial)
+		}
+		in := map[int32]bool{}
+		for _, id := range memb {
+			in[id] = true
+		}
+		for _, id := range ref {
+			if probs[id] > 0 && rankKey(probs[id], int(id)) >= thr && !in[id] {
+				t.Fatalf("trial %d: id %d is in the nucleus but not in the list", trial, id)
+			}
+		}
+	}
+}
+
+// TestSamplerFlatTopP: a flat distribution with a nucleus cut samples
+// only inside the nucleus, and reaches most of it.
+func TestSamplerFlatTopP(t *testing.T) {
+	logits := make([]float32, 1000)
+	for i := range logits {
+		logits[i] = float32(i) / 1000 // weights e^0 .. e^0.999
+	}
+	s := NewSampler(Sampling{Temperature: 1, TopP: 0.5, Seed: 3, HasSeed: true})
+	seen := map[int]bool{}
+	for range 5000 {
+		id := s.Sample(slices.Clone(logits))
+		if id < 620 { // half the mass is ids 620-999
+			t.Fatalf("sampled id %d, outside the nucleus", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) < 350 {
+		t.Errorf("%d distinct ids of the nucleus's 380", len(seen))
 	}
 }
