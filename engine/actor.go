@@ -58,6 +58,7 @@ func (a *actor) init(e *Engine) {
 	a.kvBudget, a.maxBatch = e.cfg.KVBudget, e.cfg.MaxBatch
 	a.snap.KVBudget = e.cfg.KVBudget
 	a.snap.KVSlots = n
+	a.snap.BatchLimit = e.cfg.MaxBatch
 }
 
 func (a *actor) now() time.Time { return a.e.clock.Now() }

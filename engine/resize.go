@@ -180,6 +180,7 @@ func (a *actor) setCapacity(slots, tokens int) {
 	}
 	a.snap.KVBudget = tokens
 	a.snap.KVSlots = slots
+	a.snap.BatchLimit = a.maxBatch
 }
 
 // kvMaxTokens is the resize bound of an engine over b (see KVMaxTokens).

@@ -161,6 +161,12 @@ func (s *Server) debugState(w http.ResponseWriter, _ *http.Request) error {
 // appears, only whether one is set.
 func (s *Server) configJSON() map[string]any {
 	c := s.cfg
+	// A KV resize changes the budget and the batch limit: the live values.
+	live := s.gen.Snapshot()
+	kvBudget, maxBatch := c.Engine.KVBudget, c.Engine.MaxBatch
+	if live.KVBudget > 0 {
+		kvBudget, maxBatch = live.KVBudget, live.BatchLimit
+	}
 	token := "unset"
 	if c.AccessToken != "" {
 		token = "set"
@@ -187,8 +193,8 @@ func (s *Server) configJSON() map[string]any {
 		"kernels":              c.kernelsJSON(),
 		"engine": map[string]any{
 			"queue_depth":     c.Engine.QueueDepth,
-			"max_batch":       c.Engine.MaxBatch,
-			"kv_budget":       c.Engine.KVBudget,
+			"max_batch":       maxBatch,
+			"kv_budget":       kvBudget,
 			"kv_max_tokens":   c.Engine.KVMaxTokens,
 			"prefill_chunk":   c.Engine.PrefillChunk,
 			"delivery_buffer": c.Engine.DeliveryBuffer,

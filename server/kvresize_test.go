@@ -115,6 +115,18 @@ func TestKVResizeRoute(t *testing.T) {
 		if s := h.eng.Snapshot(); s.KVBudget != st.tokens || s.KVSlots != st.slots || h.backend.Slots() != st.slots {
 			t.Errorf("engine after resizing to %d: budget %d, slots %d (backend %d)", st.tokens, s.KVBudget, s.KVSlots, h.backend.Slots())
 		}
+		var cfg struct {
+			Engine struct {
+				KVBudget int `json:"kv_budget"`
+				MaxBatch int `json:"max_batch"`
+			} `json:"engine"`
+		}
+		if err := json.Unmarshal(h.getJSON("/v1/config", nil), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Engine.KVBudget != st.tokens || cfg.Engine.MaxBatch != st.slots {
+			t.Errorf("/v1/config after resizing to %d: kv_budget %d, max_batch %d; want %d, %d", st.tokens, cfg.Engine.KVBudget, cfg.Engine.MaxBatch, st.tokens, st.slots)
+		}
 	}
 	for _, dir := range []string{"grow", "shrink", "none"} {
 		if got := h.metricValue(t, telemetry.MetricKVResizes, map[string]string{"reason": "maintenance", "direction": dir}); got != 1 {

@@ -16,6 +16,7 @@ type EngineSnapshot struct {
 	KVReserved int // KV positions reserved by active requests
 	KVBudget   int // KV positions admission may reserve (changed by a resize)
 	KVSlots    int // sequences the KV arena holds (changed by a resize)
+	BatchLimit int // requests that may be active at once (changed by a resize)
 
 	BatchLast, BatchMax int // rows of the latest and largest decode step
 	PrefillLast         int // prompt tokens prefilled in the latest cycle that prefilled
