@@ -32,6 +32,8 @@ type adapter struct {
 	path  string
 	stamp fileStamp // of the weights file when loaded
 	w     *llama.Adapter
+	bytes int64  // w.MemBytes()
+	used  uint64 // the registry's clock at its latest load: the LRU order
 }
 
 // fileStamp identifies a version of an adapter's weights file: a file
@@ -62,19 +64,57 @@ func (a *adapter) AdapterName() string { return a.name }
 // adapterRegistry is the adapters of --adapter-dir (MAINTENANCE.md
 // section 5): a subdirectory in the PEFT layout or a .gguf LoRA file, named
 // by the directory's name or the file's name without .gguf. Loaded weights
-// are kept, one per name, until the adapter is deleted; def is the server
-// default (nil: the base model).
+// are kept, one per name, while they fit in maxBytes (--adapter-cache-bytes):
+// past it the least recently loaded adapter is forgotten (requests running
+// with it keep it until they end; the next request that names it reads it
+// again). The server default (def; nil: the base model) and the adapter
+// just loaded are never forgotten, so one adapter larger than the bound is
+// still served.
 type adapterRegistry struct {
-	dir   string
-	model *llama.Model
+	dir      string
+	model    *llama.Model
+	maxBytes int64
 
 	mu     sync.Mutex
 	loaded map[string]*adapter
+	bytes  int64  // the loaded adapters' MemBytes
+	clock  uint64 // counts loads, for adapter.used
 	def    *adapter
 }
 
-func newAdapterRegistry(dir string, m *llama.Model) *adapterRegistry {
-	return &adapterRegistry{dir: dir, model: m, loaded: map[string]*adapter{}}
+func newAdapterRegistry(dir string, m *llama.Model, maxBytes int64) *adapterRegistry {
+	return &adapterRegistry{dir: dir, model: m, maxBytes: maxBytes, loaded: map[string]*adapter{}}
+}
+
+// keep records a in the cache (replacing an older version of its name) and
+// forgets the least recently loaded adapters, never a nor the default,
+// until the cache fits maxBytes. g.mu is held.
+func (g *adapterRegistry) keep(a *adapter) {
+	if old := g.loaded[a.name]; old != nil {
+		g.bytes -= old.bytes
+	}
+	g.loaded[a.name] = a
+	g.bytes += a.bytes
+	g.touch(a)
+	for g.bytes > g.maxBytes {
+		var lru *adapter
+		for _, c := range g.loaded {
+			if c != a && c != g.def && (lru == nil || c.used < lru.used) {
+				lru = c
+			}
+		}
+		if lru == nil {
+			return
+		}
+		delete(g.loaded, lru.name)
+		g.bytes -= lru.bytes
+	}
+}
+
+// touch makes a the most recently loaded. g.mu is held.
+func (g *adapterRegistry) touch(a *adapter) {
+	g.clock++
+	a.used = g.clock
 }
 
 // checkAdapterName answers 400 invalid_adapter_name unless name is a
@@ -126,8 +166,12 @@ func (g *adapterRegistry) load(param, name string) (*adapter, error) {
 	stamp := weightsStamp(path)
 	g.mu.Lock()
 	a := g.loaded[name]
+	fresh := a != nil && a.path == path && a.stamp == stamp
+	if fresh {
+		g.touch(a)
+	}
 	g.mu.Unlock()
-	if a != nil && a.path == path && a.stamp == stamp {
+	if fresh {
 		return a, nil
 	}
 	w, err := llama.LoadAdapter(path, g.model)
@@ -141,10 +185,11 @@ func (g *adapterRegistry) load(param, name string) (*adapter, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if a := g.loaded[name]; a != nil && a.path == path && a.stamp == stamp {
+		g.touch(a)
 		return a, nil // loaded meanwhile by another request: one per name
 	}
-	a = &adapter{name: name, path: path, stamp: stamp, w: w}
-	g.loaded[name] = a
+	a = &adapter{name: name, path: path, stamp: stamp, w: w, bytes: w.MemBytes()}
+	g.keep(a)
 	return a, nil
 }
 
@@ -194,7 +239,10 @@ func (g *adapterRegistry) remove(param, name string) error {
 	if err := os.RemoveAll(path); err != nil {
 		return fmt.Errorf("delete adapter %q: %w", name, err)
 	}
-	delete(g.loaded, name)
+	if a := g.loaded[name]; a != nil {
+		g.bytes -= a.bytes
+		delete(g.loaded, name)
+	}
 	return nil
 }
 

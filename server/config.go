@@ -81,6 +81,12 @@ type Config struct {
 	// name (MAINTENANCE.md section 5): PEFT subdirectories and .gguf
 	// files. Default ./adapters; a missing directory holds none.
 	AdapterDir string
+	// AdapterCacheBytes bounds the memory of the adapters kept loaded
+	// between the requests that name them (float32 A and B); past it the
+	// least recently used are read again when next named. The server
+	// default adapter is always kept. Default 2 GiB; 0 keeps only the
+	// default and the adapter of the latest load.
+	AdapterCacheBytes int64
 	// TrainDataDir is the only directory whose JSONL files a training
 	// job's dataset_path may name (MAINTENANCE.md section 8); "" (the
 	// default) refuses dataset_path.
@@ -101,25 +107,29 @@ const (
 	DefaultMaxStreams     = 1024
 	DefaultShutdownGrace  = 30 * time.Second
 	DefaultRetryAfter     = time.Second
+	// DefaultAdapterCacheBytes holds about a dozen rank-16 adapters of a
+	// 7B model on all seven projections (160 MB each in float32).
+	DefaultAdapterCacheBytes = 2 << 30
 )
 
 // DefaultConfig returns the defaults of every field.
 func DefaultConfig() Config {
 	return Config{
-		Addr:             DefaultAddr,
-		Model:            "kiln-tiny",
-		RecentRequests:   DefaultRecentRequests,
-		MaxBodyBytes:     DefaultMaxBodyBytes,
-		BodyTimeout:      DefaultBodyTimeout,
-		MaxInflightBytes: DefaultMaxInflight,
-		MaxStreams:       DefaultMaxStreams,
-		ShutdownGrace:    DefaultShutdownGrace,
-		RetryAfter:       DefaultRetryAfter,
-		Engine:           engine.DefaultConfig(),
-		ServingProfile:   ProfileStable,
-		ProfileSource:    SourceDefault,
-		MemoryReclaim:    ReclaimOff,
-		AdapterDir:       DefaultAdapterDir,
+		Addr:              DefaultAddr,
+		Model:             "kiln-tiny",
+		RecentRequests:    DefaultRecentRequests,
+		MaxBodyBytes:      DefaultMaxBodyBytes,
+		BodyTimeout:       DefaultBodyTimeout,
+		MaxInflightBytes:  DefaultMaxInflight,
+		MaxStreams:        DefaultMaxStreams,
+		ShutdownGrace:     DefaultShutdownGrace,
+		RetryAfter:        DefaultRetryAfter,
+		Engine:            engine.DefaultConfig(),
+		ServingProfile:    ProfileStable,
+		ProfileSource:     SourceDefault,
+		MemoryReclaim:     ReclaimOff,
+		AdapterDir:        DefaultAdapterDir,
+		AdapterCacheBytes: DefaultAdapterCacheBytes,
 	}
 }
 
@@ -166,6 +176,9 @@ func (c Config) Validate() error {
 	}
 	if c.AdapterDir == "" || strings.ContainsRune(c.AdapterDir, 0) {
 		return fmt.Errorf("adapter_dir: %q is not a directory path", c.AdapterDir)
+	}
+	if c.AdapterCacheBytes < 0 {
+		return fmt.Errorf("adapter_cache_bytes: must not be negative (got %d)", c.AdapterCacheBytes)
 	}
 	if err := c.validateKernelPath(); err != nil {
 		return err

@@ -189,6 +189,7 @@ func (s *Server) configJSON() map[string]any {
 		"serving_profile":      c.servingProfile(),
 		"memory_reclaim":       c.MemoryReclaim,
 		"adapter_dir":          c.AdapterDir,
+		"adapter_cache_bytes":  c.AdapterCacheBytes,
 		"train_data_dir":       c.TrainDataDir,
 		"kernels":              c.kernelsJSON(),
 		"engine": map[string]any{

@@ -180,7 +180,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := deps.Telemetry.SetTrainingSource(s.trainingStats); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	s.adapters = newAdapterRegistry(cfg.AdapterDir, deps.Model.Model)
+	s.adapters = newAdapterRegistry(cfg.AdapterDir, deps.Model.Model, cfg.AdapterCacheBytes)
 	if deps.Swapper != nil {
 		s.swapper = deps.Swapper
 		deps.Swapper.s.Store(s)

@@ -15,6 +15,8 @@ import (
 func serveAPIFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.StringVar(&cfg.AdapterDir, "adapter-dir", cfg.AdapterDir,
 		"directory of LoRA adapters (PEFT subdirectories and .gguf files) that requests and /v1/adapters name")
+	fs.Int64Var(&cfg.AdapterCacheBytes, "adapter-cache-bytes", cfg.AdapterCacheBytes,
+		"memory of the adapters kept loaded between requests; past it the least recently used are read again when next named (the server default is always kept)")
 	fs.StringVar(&cfg.TrainDataDir, "train-data-dir", cfg.TrainDataDir,
 		"directory whose JSONL files POST /v1/train/sft's dataset_path may name (default: dataset_path refused)")
 	fs.StringVar(&cfg.ServedModelName, "served-model-name", cfg.ServedModelName,
@@ -56,6 +58,7 @@ func checkServeRanges(cfg server.Config, extra serveExtra) error {
 		{"max-streams", int64(cfg.MaxStreams), 0, unbounded},
 		{"recent-requests", int64(cfg.RecentRequests), 0, 100000},
 		{"max-body-bytes", cfg.MaxBodyBytes, 1, unbounded},
+		{"adapter-cache-bytes", cfg.AdapterCacheBytes, 0, unbounded},
 	}
 	for _, r := range ints {
 		if r.v >= r.min && r.v <= r.max {

@@ -116,6 +116,17 @@ func (a *Adapter) Scale() float32 { return a.scale }
 // Model is the model the adapter was loaded for.
 func (a *Adapter) Model() *Model { return a.model }
 
+// MemBytes is the memory its weights hold: every A and B in float32.
+func (a *Adapter) MemBytes() int64 {
+	var n int64
+	for _, l := range a.layers {
+		for _, p := range l {
+			n += int64(p.a.Bytes() + p.b.Bytes())
+		}
+	}
+	return n
+}
+
 // newAdapter makes an empty adapter for m; the loaders fill its pairs with
 // set and finish with done.
 func newAdapter(m *Model, info AdapterInfo) *Adapter {
