@@ -71,8 +71,8 @@ func (a *actor) handOver(r *request, now time.Time) bool {
 	return true
 }
 
-// finish ends r for reason: its slot, KV memory and budget are freed at
-// once. If its last token still waits for room in the channel (FinishStop
+// finish ends r for reason: its slot and budget are freed at once (the
+// slot keeps its KV cache for its next request; a trim frees it). If its last token still waits for room in the channel (FinishStop
 // and FinishLength only), r moves to finishing and stays in active to
 // drain, skipped by compute; otherwise its stream closes.
 func (a *actor) finish(r *request, reason FinishReason, err error) {

@@ -7,7 +7,7 @@
 // # The cycle
 //
 // Each actor cycle: end cancelled requests and evict consumers blocked past
-// Config.EvictGrace (freeing slot, KV memory and budget at once); admit
+// Config.EvictGrace (freeing slot and budget at once); admit
 // queued requests FIFO while a slot, Config.MaxBatch and Config.KVBudget
 // allow; then, holding the Ownership lock shared, prefill up to
 // Config.PrefillChunk prompt tokens in one forward pass and run one batched

@@ -220,8 +220,9 @@ func TestLogitsOnlyWhereAsked(t *testing.T) {
 	}
 }
 
-// TestRelease checks that a released slot gives back its memory and can be
-// reused from position 0 with the results of a fresh state.
+// TestRelease checks that a released slot keeps its memory for its next
+// sequence, is reused from position 0 with the results of a fresh state,
+// and gives the memory back on Reclaim.
 func TestRelease(t *testing.T) {
 	m, err := NewRandom(Config{Dim: 32, HiddenDim: 64, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 40, SeqLen: 300}, 3, false)
 	if err != nil {
@@ -236,14 +237,32 @@ func TestRelease(t *testing.T) {
 	if s.KVBytes() == 0 {
 		t.Fatal("KV bytes still 0 after use")
 	}
+	held := s.KVBytes()
 	s.Release(0)
 	s.Release(1)
 	s.Release(-1) // ignored
 	s.Release(9)  // ignored
-	if got := s.KVBytes(); got != 0 {
-		t.Fatalf("after Release: %d KV bytes, want 0", got)
+	if got := s.KVBytes(); got != held {
+		t.Fatalf("after Release: %d KV bytes, want the %d held (kept for the next sequence)", got, held)
 	}
 	b := prefill(s, 0, 0, []int{1, 2, 3, 4, 5, 6, 7}, 7)
+	if d := maxDiff(a, b); d > 1e-5 {
+		t.Errorf("reused slot differs by %g", d)
+	}
+	// Reclaim drops the released slot 1, not slot 0 (in use again).
+	slot1 := int64(s.slots[1].capPos) * m.Config.KVBytesPerPos()
+	if got := s.Reclaim(); got < slot1 {
+		t.Errorf("Reclaim gave %d bytes, want at least slot 1's %d", got, slot1)
+	}
+	if got := s.KVBytes(); got != held-slot1 || s.slots[1].capPos != 0 || s.slots[0].capPos == 0 {
+		t.Errorf("after Reclaim: %d KV bytes (slot capacities %d, %d), want %d: slot 0's only", got, s.slots[0].capPos, s.slots[1].capPos, held-slot1)
+	}
+	s.Release(0)
+	s.Reclaim()
+	if got := s.KVBytes(); got != 0 {
+		t.Fatalf("after Release and Reclaim: %d KV bytes, want 0", got)
+	}
+	b = prefill(s, 0, 0, []int{1, 2, 3, 4, 5, 6, 7}, 7)
 	if d := maxDiff(a, b); d > 1e-5 {
 		t.Errorf("reused slot differs by %g", d)
 	}

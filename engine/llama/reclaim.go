@@ -3,11 +3,19 @@ package llama
 // Reclaim releases memory the State holds but does not need now: the
 // forward-pass scratch, sized for the largest batch seen, shrinks back to
 // one row (it grows again on demand), and the KV caches of released slots
-// (already dropped by Release) are not kept. It returns the bytes of the
-// buffers it dropped; the garbage collector frees them. Like every State
-// method it must not run concurrently with Forward or Release.
+// (kept by Release for the slot's next sequence) are dropped. It returns
+// the bytes of the buffers it dropped; the garbage collector frees them.
+// Like every State method it must not run concurrently with Forward or
+// Release.
 func (s *State) Reclaim() int64 {
 	const f32 = 4
+	var kv int64
+	for i := range s.slots {
+		if sl := &s.slots[i]; sl.released {
+			kv += int64(sl.capPos) * s.m.Config.KVBytesPerPos()
+			*sl = kvSlot{}
+		}
+	}
 	before := s.scratchFloats()
 	if s.cap > 1 {
 		s.cap = 0
@@ -15,7 +23,7 @@ func (s *State) Reclaim() int64 {
 	}
 	s.out = nil       // regrown by the next step with several logits rows
 	s.chunk.buf = nil // regrown by the next prefill run
-	return int64(before-s.scratchFloats()) * f32
+	return kv + int64(before-s.scratchFloats())*f32
 }
 
 // scratchFloats counts the float32s of the resizable scratch.
