@@ -81,10 +81,10 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// engineUnexported are the snapshot fields no family reads: /health and
-// /v1/stats serve them.
+// engineUnexported are the snapshot fields no family reads: /health,
+// /v1/stats and /v1/config serve them.
 var engineUnexported = []string{
-	"Ready", "Draining", "KVReserved", "KVBudget", "KVSlots", "PrefillLast", "LockWaitTotal",
+	"Ready", "Draining", "KVReserved", "KVBudget", "KVSlots", "BatchLimit", "PrefillLast", "LockWaitTotal",
 	"Blocked", "Admitted", "Completed", "Errors", "TrimsPending", "MutationsPending",
 }
 
