@@ -95,11 +95,10 @@ func (s *Sampler) pick(logits []float32) int {
 		return kernels.ArgMax(logits)
 	}
 	n := len(logits)
+	// Scratch is sized on first use, for what the configuration needs:
+	// a 128k vocabulary's id lists are 512 KiB each.
 	if cap(s.probs) < n {
 		s.probs = make([]float32, n)
-		s.cand = make([]int32, n)
-		s.act = make([]int32, n)
-		s.memb = make([]int32, n)
 	}
 	probs := s.probs[:n]
 	inv := 1 / s.cfg.Temperature
@@ -109,6 +108,9 @@ func (s *Sampler) pick(logits []float32) int {
 	var cand []int32
 	var sum float64
 	if k := s.cfg.TopK; k > 0 && k < n {
+		if cap(s.cand) < k {
+			s.cand = make([]int32, 0, k)
+		}
 		cand = topK(s.cand[:0], logits, k)
 		maxv := float32(math.Inf(-1))
 		for _, id := range cand {
@@ -268,7 +270,14 @@ func (s *Sampler) nucleus(cand []int32, probs []float32, sum float64) (uint64, f
 	}
 	// The candidates at or above that digit hold the nucleus; the ones at
 	// it are still in the running.
-	memb, act := s.memb[:len(probs)], s.act[:len(probs)]
+	size := len(probs)
+	if cand != nil {
+		size = len(cand)
+	}
+	if cap(s.act) < size {
+		s.act, s.memb = make([]int32, size), make([]int32, size)
+	}
+	memb, act := s.memb[:size], s.act[:size]
 	nm, na := 0, 0
 	want := uint32(d)
 	if cand == nil {

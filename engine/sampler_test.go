@@ -322,7 +322,6 @@ func TestNucleusMatchesSort(t *testing.T) {
 			p = 0.5
 		}
 		s := NewSampler(Sampling{Temperature: 1, TopP: p})
-		s.act, s.memb = make([]int32, n), make([]int32, n)
 		thr, total, memb := s.nucleus(cand, probs, sum)
 		wantID, wantTotal := nucleusRef(ref, probs, p)
 		if want := rankKey(probs[wantID], int(wantID)); thr != want {
