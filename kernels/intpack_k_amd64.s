@@ -4,7 +4,7 @@
 #include "intpack_amd64.h"
 
 // AVX-512 VNNI kernels of the K-quants over packed weights (pack.go's
-// Q3_K, Q4_K, Q5_K and Q6_K layouts): a group of sixteen weight rows, one per 32-bit
+// Q2_K, Q3_K, Q4_K, Q5_K and Q6_K layouts): a group of sixteen weight rows, one per 32-bit
 // lane, against 1, 2, 4 or 8 rows of q8KAct activations (304 bytes a
 // block: quants at 0, sums of 16 at 256, d at 288; rows xs bytes apart).
 // A VPDPBUSD.BCST meets four activation bytes with four weights of each
@@ -991,6 +991,286 @@ q3kp8loop:
 	ADDQ $304, SI
 	DECQ CX
 	JNZ  q3kp8loop
+
+	STORE8
+	VZEROUPPER
+	RET
+
+// ---- Q2_K ----
+//
+// Per quad q (0..3) of sub-blocks of a super-block, the four quant words
+// at 320+256q hold sub-block 4q+f in bits 2f..2f+1 of each byte (pack.go):
+// masks by 0x03 and 0x0C bytes (Z24, Z25) unpack sub-blocks 4q and 4q+1
+// into Z16-Z19 and Z20-Z23, then, after a shift of the words by 4,
+// 4q+2 and 4q+3. The odd sub-blocks' quants are thus 4q, their sums of
+// q*x four times the sum (at most 4*16*3*127, a word). A sub-block's
+// sixteen activations meet them in Z30, from zero, and one VPDPWSSD adds
+// the sum times the scale, a dword whose high word is zero, to the row's
+// int sum: 4*sc for an even sub-block (Z28), sc for an odd one (Z29),
+// so that the int sum is four times the reference's. A pair of
+// sub-blocks' scale bytes (m | sc<<4, side by side) widen to words
+// (VPMOVZXBW); sc<<2 of the even one is the dword shifted right by 2 and
+// masked by 0x3C (Z27), sc of the odd one the dword shifted by 20. At
+// the end of a super-block the mins are those words masked by 0x0F bytes
+// (Z26): (m, m') pairs in Z16-Z23 that meet pairs of the activation's
+// sums of 16 by VPDPWSSD.BCST; per lane, acc += (d/4*dx)*isum (d/4 is
+// exact, and so is the float of four times the sum), then acc -=
+// (dmin*dx)*imin (Z28 the d/4, Z29 dmin, Z30, Z31 scratch). The 1-, 2-
+// and 4-row kernels gather odd sub-blocks in Z12.., as Q3_K's.
+
+#define Q2KCONST \
+	MOVL         $0x03030303, AX; \
+	VPBROADCASTD AX, Z24; \
+	MOVL         $0x0c0c0c0c, AX; \
+	VPBROADCASTD AX, Z25; \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z26; \
+	MOVL         $0x3c, AX; \
+	VPBROADCASTD AX, Z27
+
+// Q2KLO(Q) unpacks sub-blocks 4Q, 4Q+1 into Z16-Z19, Z20-Z23; Q2KHI(Q)
+// sub-blocks 4Q+2, 4Q+3.
+#define Q2KLO(Q) \
+	VPANDD 320+256*Q(R8), Z24, Z16; \
+	VPANDD 384+256*Q(R8), Z24, Z17; \
+	VPANDD 448+256*Q(R8), Z24, Z18; \
+	VPANDD 512+256*Q(R8), Z24, Z19; \
+	VPANDD 320+256*Q(R8), Z25, Z20; \
+	VPANDD 384+256*Q(R8), Z25, Z21; \
+	VPANDD 448+256*Q(R8), Z25, Z22; \
+	VPANDD 512+256*Q(R8), Z25, Z23
+
+#define Q2KHI(Q) \
+	VPSRLD $4, 320+256*Q(R8), Z20; \
+	VPSRLD $4, 384+256*Q(R8), Z21; \
+	VPSRLD $4, 448+256*Q(R8), Z22; \
+	VPSRLD $4, 512+256*Q(R8), Z23; \
+	VPANDD Z24, Z20, Z16; \
+	VPANDD Z24, Z21, Z17; \
+	VPANDD Z24, Z22, Z18; \
+	VPANDD Z24, Z23, Z19; \
+	VPANDD Z25, Z20, Z20; \
+	VPANDD Z25, Z21, Z21; \
+	VPANDD Z25, Z22, Z22; \
+	VPANDD Z25, Z23, Z23
+
+// Q2KSC(OFF) widens the scales of the pair of sub-blocks at OFF(R8):
+// (4*sc, 0) of the even one into Z28, (sc, 0) of the odd one into Z29.
+#define Q2KSC(OFF) \
+	VPMOVZXBW OFF(R8), Z29; \
+	VPSRLD    $2, Z29, Z28; \
+	VPANDD    Z27, Z28, Z28; \
+	VPSRLD    $20, Z29, Z29
+
+// Q2KROW(ZI, A, X, W0, W1, W2, W3, ZS) adds the sub-block of weights
+// W0-W3, activations X..X+15 of the row at A, times its scales ZS into ZI.
+#define Q2KROW(ZI, A, X, W0, W1, W2, W3, ZS) \
+	VPXORD        Z30, Z30, Z30; \
+	VPDPBUSD.BCST X+0 A, W0, Z30; \
+	VPDPBUSD.BCST X+4 A, W1, Z30; \
+	VPDPBUSD.BCST X+8 A, W2, Z30; \
+	VPDPBUSD.BCST X+12 A, W3, Z30; \
+	VPDPWSSD      ZS, Z30, ZI
+
+// Q2KEn(X) and Q2KOn(X): an even or odd sub-block, activations X of row
+// 0, against n rows.
+#define Q2KE1(X) \
+	Q2KROW(Z8, XR0, X, Z16, Z17, Z18, Z19, Z28)
+#define Q2KO1(X) \
+	Q2KROW(Z12, XR0, X, Z20, Z21, Z22, Z23, Z29)
+#define Q2KE2(X) \
+	Q2KROW(Z8, XR0, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z9, XR1, X, Z16, Z17, Z18, Z19, Z28)
+#define Q2KO2(X) \
+	Q2KROW(Z12, XR0, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z13, XR1, X, Z20, Z21, Z22, Z23, Z29)
+#define Q2KE4(X) \
+	Q2KROW(Z8, XR0, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z9, XR1, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z10, XR2, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z11, XR3, X, Z16, Z17, Z18, Z19, Z28)
+#define Q2KO4(X) \
+	Q2KROW(Z12, XR0, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z13, XR1, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z14, XR2, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z15, XR3, X, Z20, Z21, Z22, Z23, Z29)
+#define Q2KE8(X) \
+	Q2KROW(Z8, XR0, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z9, XR1, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z10, XR2, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z11, XR3, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z12, XR4, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z13, XR5, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z14, XR6, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z15, XR7, X, Z16, Z17, Z18, Z19, Z28)
+#define Q2KO8(X) \
+	Q2KROW(Z8, XR0, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z9, XR1, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z10, XR2, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z11, XR3, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z12, XR4, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z13, XR5, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z14, XR6, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z15, XR7, X, Z20, Z21, Z22, Z23, Z29)
+// Q2KQUAD(Q, E, O): quad Q's four sub-blocks against the rows of E and O.
+#define Q2KQUAD(Q, E, O) \
+	Q2KLO(Q); \
+	Q2KSC(64*Q); \
+	E(64*Q); \
+	O(64*Q+16); \
+	Q2KHI(Q); \
+	Q2KSC(64*Q+32); \
+	E(64*Q+32); \
+	O(64*Q+48)
+
+// Q2KBLOCK(E, O) runs a super-block's four quads, then loads its mins as
+// (m, m') pairs into Z16-Z23, d/4 into Z28 and dmin into Z29.
+#define Q2KBLOCK(E, O) \
+	Q2KQUAD(0, E, O); \
+	Q2KQUAD(1, E, O); \
+	Q2KQUAD(2, E, O); \
+	Q2KQUAD(3, E, O); \
+	VPMOVZXBW    (R8), Z16; \
+	VPMOVZXBW    32(R8), Z17; \
+	VPMOVZXBW    64(R8), Z18; \
+	VPMOVZXBW    96(R8), Z19; \
+	VPMOVZXBW    128(R8), Z20; \
+	VPMOVZXBW    160(R8), Z21; \
+	VPMOVZXBW    192(R8), Z22; \
+	VPMOVZXBW    224(R8), Z23; \
+	VPANDD       Z26, Z16, Z16; \
+	VPANDD       Z26, Z17, Z17; \
+	VPANDD       Z26, Z18, Z18; \
+	VPANDD       Z26, Z19, Z19; \
+	VPANDD       Z26, Z20, Z20; \
+	VPANDD       Z26, Z21, Z21; \
+	VPANDD       Z26, Z22, Z22; \
+	VPANDD       Z26, Z23, Z23; \
+	MOVL         $0x3e800000, AX; \
+	VPBROADCASTD AX, Z31; \
+	VCVTPH2PS    256(R8), Z28; \
+	VMULPS       Z31, Z28, Z28; \
+	VCVTPH2PS    288(R8), Z29
+
+// Q2KFIN(ZF, ZI, A) ends a super-block for the row at A: ZF +=
+// (d/4*dx)*isum, then ZF -= (dmin*dx)*imin, the mins' sum gathered in Z30.
+#define Q2KFIN(ZF, ZI, A) \
+	VCVTDQ2PS     ZI, ZI; \
+	VMULPS.BCST   288 A, Z28, Z31; \
+	VFMADD231PS   Z31, ZI, ZF; \
+	VPXORD        Z30, Z30, Z30; \
+	VPDPWSSD.BCST 256 A, Z16, Z30; \
+	VPDPWSSD.BCST 260 A, Z17, Z30; \
+	VPDPWSSD.BCST 264 A, Z18, Z30; \
+	VPDPWSSD.BCST 268 A, Z19, Z30; \
+	VPDPWSSD.BCST 272 A, Z20, Z30; \
+	VPDPWSSD.BCST 276 A, Z21, Z30; \
+	VPDPWSSD.BCST 280 A, Z22, Z30; \
+	VPDPWSSD.BCST 284 A, Z23, Z30; \
+	VCVTDQ2PS     Z30, Z30; \
+	VMULPS.BCST   288 A, Z29, Z31; \
+	VFNMADD231PS  Z31, Z30, ZF
+#define Q2KFIN1 \
+	VPADDD Z12, Z8, Z8; \
+	Q2KFIN(Z0, Z8, XR0)
+#define Q2KFIN2 \
+	VPADDD Z12, Z8, Z8; \
+	VPADDD Z13, Z9, Z9; \
+	Q2KFIN(Z0, Z8, XR0); \
+	Q2KFIN(Z1, Z9, XR1)
+#define Q2KFIN4 \
+	VPADDD Z12, Z8, Z8; \
+	VPADDD Z13, Z9, Z9; \
+	VPADDD Z14, Z10, Z10; \
+	VPADDD Z15, Z11, Z11; \
+	Q2KFIN(Z0, Z8, XR0); \
+	Q2KFIN(Z1, Z9, XR1); \
+	Q2KFIN(Z2, Z10, XR2); \
+	Q2KFIN(Z3, Z11, XR3)
+#define Q2KFIN8 \
+	Q2KFIN(Z0, Z8, XR0); \
+	Q2KFIN(Z1, Z9, XR1); \
+	Q2KFIN(Z2, Z10, XR2); \
+	Q2KFIN(Z3, Z11, XR3); \
+	Q2KFIN(Z4, Z12, XR4); \
+	Q2KFIN(Z5, Z13, XR5); \
+	Q2KFIN(Z6, Z14, XR6); \
+	Q2KFIN(Z7, Z15, XR7)
+// func q2_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q2_Kp16x1(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q2KCONST
+	VPXORD Z0, Z0, Z0
+q2kp1loop:
+	ZEROPAIR(Z8, Z12)
+	Q2KBLOCK(Q2KE1, Q2KO1)
+	Q2KFIN1
+	ADDQ $1344, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q2kp1loop
+
+	STORE1
+	VZEROUPPER
+	RET
+// func q2_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q2_Kp16x2(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q2KCONST
+	ZEROPAIR(Z0, Z1)
+q2kp2loop:
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z12, Z13)
+	Q2KBLOCK(Q2KE2, Q2KO2)
+	Q2KFIN2
+	ADDQ $1344, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q2kp2loop
+
+	STORE2
+	VZEROUPPER
+	RET
+// func q2_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q2_Kp16x4(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q2KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+q2kp4loop:
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	ZEROPAIR(Z12, Z13)
+	ZEROPAIR(Z14, Z15)
+	Q2KBLOCK(Q2KE4, Q2KO4)
+	Q2KFIN4
+	ADDQ $1344, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q2kp4loop
+
+	STORE4
+	VZEROUPPER
+	RET
+// func q2_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q2_Kp16x8(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q2KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+	ZEROPAIR(Z4, Z5)
+	ZEROPAIR(Z6, Z7)
+q2kp8loop:
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	ZEROPAIR(Z12, Z13)
+	ZEROPAIR(Z14, Z15)
+	Q2KBLOCK(Q2KE8, Q2KO8)
+	Q2KFIN8
+	ADDQ $1344, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q2kp8loop
 
 	STORE8
 	VZEROUPPER
