@@ -30,7 +30,7 @@
 // per product and unpacked once per two rows; a row's result is
 // bit-identical whichever rows share its call. On the avx512 path,
 // Prepare (pack.go; the model loaders call it) gives each Q8_0, Q4_0,
-// Q5_0, Q4_1, Q5_1, Q4_K, Q5_K and Q6_K matrix a packed copy, sixteen
+// Q5_0, Q4_1, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K matrix a packed copy, sixteen
 // rows to a group, one per 32-bit lane, which the integer products read
 // instead: one VPDPBUSD of four broadcast activation bytes sums sixteen
 // rows' products in place, sixteen weight rows against up to eight

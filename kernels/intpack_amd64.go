@@ -73,8 +73,8 @@ func q5_1p16x4(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, n
 //go:noescape
 func q5_1p16x8(w unsafe.Pointer, quant uintptr, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 
-// Implemented in intpack_k_amd64.s: the same for a packed Q4_K, Q5_K or
-// Q6_K group of nb super-blocks against q8KAct activation rows.
+// Implemented in intpack_k_amd64.s: the same for a packed Q2_K, Q3_K,
+// Q4_K, Q5_K or Q6_K group of nb super-blocks against q8KAct activation rows.
 //
 //go:noescape
 func q4_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
@@ -112,6 +112,30 @@ func q6_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride u
 //go:noescape
 func q6_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
 
+//go:noescape
+func q3_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q3_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q3_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q3_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q2_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q2_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q2_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
+//go:noescape
+func q2_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+
 // packKernel selects the packed kernels of a weight type; direct calls in
 // a switch (not func values) keep the arguments from escaping.
 type packKernel DType
@@ -119,7 +143,7 @@ type packKernel DType
 // has reports whether type k has packed kernels.
 func (k packKernel) has() bool {
 	switch DType(k) {
-	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q4_K, Q5_K, Q6_K:
+	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K:
 		return true
 	}
 	return false
@@ -215,6 +239,28 @@ func (k packKernel) call(rows int, w unsafe.Pointer, quant uintptr, xa unsafe.Po
 			q6_Kp16x4(w, xa, xs, nb, out, ostride, mask)
 		case 3:
 			q6_Kp16x8(w, xa, xs, nb, out, ostride, mask)
+		}
+	case Q3_K:
+		switch rows {
+		case 0:
+			q3_Kp16x1(w, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q3_Kp16x2(w, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q3_Kp16x4(w, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q3_Kp16x8(w, xa, xs, nb, out, ostride, mask)
+		}
+	case Q2_K:
+		switch rows {
+		case 0:
+			q2_Kp16x1(w, xa, xs, nb, out, ostride, mask)
+		case 1:
+			q2_Kp16x2(w, xa, xs, nb, out, ostride, mask)
+		case 2:
+			q2_Kp16x4(w, xa, xs, nb, out, ostride, mask)
+		case 3:
+			q2_Kp16x8(w, xa, xs, nb, out, ostride, mask)
 		}
 	}
 }

@@ -4,7 +4,7 @@
 #include "intpack_amd64.h"
 
 // AVX-512 VNNI kernels of the K-quants over packed weights (pack.go's
-// Q4_K, Q5_K and Q6_K layouts): a group of sixteen weight rows, one per 32-bit
+// Q2_K, Q3_K, Q4_K, Q5_K and Q6_K layouts): a group of sixteen weight rows, one per 32-bit
 // lane, against 1, 2, 4 or 8 rows of q8KAct activations (304 bytes a
 // block: quants at 0, sums of 16 at 256, d at 288; rows xs bytes apart).
 // A VPDPBUSD.BCST meets four activation bytes with four weights of each
@@ -707,6 +707,570 @@ q5kp8loop:
 	ADDQ $304, SI
 	DECQ CX
 	JNZ  q5kp8loop
+
+	STORE8
+	VZEROUPPER
+	RET
+
+// ---- Q3_K ----
+//
+// Per pair p (0..7) of sub-blocks of a super-block, the three quant words
+// at 256+192p unpack into eight weight words (pack.go): Z16-Z19 the
+// weights of sub-block 2p, Z20-Z23 those of 2p+1; w0..w5 are bits 0-2 or
+// 3-5 of a word (a mask by 0x07 bytes in Z24, after a shift by 3), w6 and
+// w7 bits 6-7 of words 0 and 1 (shifted to 0-1) merged with bit 6 or 7 of
+// word 2 (shifted to bit 2 and masked by 0x04 bytes, Z26) by a select of
+// 0x03 bytes (Z25). A sub-block's sixteen activations meet them in Z31,
+// which starts at -4 times the activation's sum of the sixteen (the
+// -4*sums of row r's block computed once a block into 64*r(SP)), so that
+// it is the sum of (q-4)*x: at most 16*4*127 in magnitude, a word. The
+// scale bytes (sc<<2 and two bits of d) widen to words (VPMOVSXBW), shift
+// back to sc (VPSRAW) and widen again to dwords whose high word is zero
+// (VPMOVZXWD; Z29 for 2p, Z30 for 2p+1), so that one VPDPWSSD adds
+// sc*sum to the row's int sum exactly. Sub-blocks 0..7 first shift their
+// two bits of d into the words of Y28 (D = D<<2 | byte&3, the 0x0003
+// words in Z27; eight steps of a word push out what the previous
+// super-block left), which at the end of the super-block is its sixteen
+// d, converted into Z29; then a lane's int sum is scaled by d*dx into its
+// float sum. The 1-, 2- and 4-row kernels gather odd sub-blocks in
+// Z12.., which the even sums take at the end, so that a row's int sum is
+// two chains of VPDPWSSD, not one sixteen long.
+
+#define Q3KCONST \
+	MOVL         $0x07070707, AX; \
+	VPBROADCASTD AX, Z24; \
+	MOVL         $0x03030303, AX; \
+	VPBROADCASTD AX, Z25; \
+	MOVL         $0x04040404, AX; \
+	VPBROADCASTD AX, Z26; \
+	MOVL         $0x00030003, AX; \
+	VPBROADCASTD AX, Z27
+
+// Q3KOFF(A, OFF) stores -4 times the sixteen sums of 16 of the row at A
+// as dwords at OFF(SP) (Z16, Z17 scratch).
+#define Q3KOFF(A, OFF) \
+	VPMOVSXWD 256 A, Z16; \
+	VPSLLD    $2, Z16, Z16; \
+	VPXORD    Z17, Z17, Z17; \
+	VPSUBD    Z16, Z17, Z16; \
+	VMOVDQU32 Z16, OFF(SP)
+
+// Q3KQ(P) unpacks pair P's weights into Z16-Z23.
+#define Q3KQ(P) \
+	VPSRLD     $6, 256+192*P(R8), Z22; \
+	VPSRLD     $4, 384+192*P(R8), Z21; \
+	VPANDD     Z26, Z21, Z21; \
+	VPTERNLOGD $0xe4, Z25, Z21, Z22; \
+	VPSRLD     $6, 320+192*P(R8), Z23; \
+	VPSRLD     $5, 384+192*P(R8), Z21; \
+	VPANDD     Z26, Z21, Z21; \
+	VPTERNLOGD $0xe4, Z25, Z21, Z23; \
+	VPANDD     256+192*P(R8), Z24, Z16; \
+	VPSRLD     $3, 256+192*P(R8), Z17; \
+	VPANDD     Z24, Z17, Z17; \
+	VPANDD     320+192*P(R8), Z24, Z18; \
+	VPSRLD     $3, 320+192*P(R8), Z19; \
+	VPANDD     Z24, Z19, Z19; \
+	VPANDD     384+192*P(R8), Z24, Z20; \
+	VPSRLD     $3, 384+192*P(R8), Z21; \
+	VPANDD     Z24, Z21, Z21
+
+// Q3KSC(OFF, YS, ZS) widens the scales at OFF(R8) into (sc, 0) word
+// pairs in ZS; Q3KSCD also shifts their two bits of d into Y28.
+#define Q3KSC(OFF, YS, ZS) \
+	VPMOVSXBW OFF(R8), YS; \
+	VPSRAW    $2, YS, YS; \
+	VPMOVZXWD YS, ZS
+
+#define Q3KSCD(OFF, YS, ZS) \
+	VPMOVSXBW  OFF(R8), YS; \
+	VPSLLW     $2, Y28, Y28; \
+	VPTERNLOGD $0xf8, Y27, YS, Y28; \
+	VPSRAW     $2, YS, YS; \
+	VPMOVZXWD  YS, ZS
+
+// Q3KROW(ZI, A, OFF, X, W0, W1, W2, W3, ZS) adds the sub-block of weights
+// W0-W3, activations X..X+15 of the row at A, from its offset at OFF(SP),
+// times its scales ZS into ZI.
+#define Q3KROW(ZI, A, OFF, X, W0, W1, W2, W3, ZS) \
+	VPBROADCASTD  OFF(SP), Z31; \
+	VPDPBUSD.BCST X+0 A, W0, Z31; \
+	VPDPBUSD.BCST X+4 A, W1, Z31; \
+	VPDPBUSD.BCST X+8 A, W2, Z31; \
+	VPDPBUSD.BCST X+12 A, W3, Z31; \
+	VPDPWSSD      ZS, Z31, ZI
+
+// Q3KEn(OFF, X) and Q3KOn(OFF, X): an even or odd sub-block against n
+// rows (OFF and X row 0's offset and activations).
+#define Q3KE1(OFF, X) \
+	Q3KROW(Z8, XR0, OFF, X, Z16, Z17, Z18, Z19, Z29)
+#define Q3KO1(OFF, X) \
+	Q3KROW(Z12, XR0, OFF, X, Z20, Z21, Z22, Z23, Z30)
+#define Q3KE2(OFF, X) \
+	Q3KROW(Z8, XR0, OFF, X, Z16, Z17, Z18, Z19, Z29); \
+	Q3KROW(Z9, XR1, 64+OFF, X, Z16, Z17, Z18, Z19, Z29)
+#define Q3KO2(OFF, X) \
+	Q3KROW(Z12, XR0, OFF, X, Z20, Z21, Z22, Z23, Z30); \
+	Q3KROW(Z13, XR1, 64+OFF, X, Z20, Z21, Z22, Z23, Z30)
+#define Q3KE4(OFF, X) \
+	Q3KROW(Z8, XR0, OFF, X, Z16, Z17, Z18, Z19, Z29); \
+	Q3KROW(Z9, XR1, 64+OFF, X, Z16, Z17, Z18, Z19, Z29); \
+	Q3KROW(Z10, XR2, 128+OFF, X, Z16, Z17, Z18, Z19, Z29); \
+	Q3KROW(Z11, XR3, 192+OFF, X, Z16, Z17, Z18, Z19, Z29)
+#define Q3KO4(OFF, X) \
+	Q3KROW(Z12, XR0, OFF, X, Z20, Z21, Z22, Z23, Z30); \
+	Q3KROW(Z13, XR1, 64+OFF, X, Z20, Z21, Z22, Z23, Z30); \
+	Q3KROW(Z14, XR2, 128+OFF, X, Z20, Z21, Z22, Z23, Z30); \
+	Q3KROW(Z15, XR3, 192+OFF, X, Z20, Z21, Z22, Z23, Z30)
+#define Q3KE8(OFF, X) \
+	Q3KROW(Z8, XR0, OFF, X, Z16, Z17, Z18, Z19, Z29); \
+	Q3KROW(Z9, XR1, 64+OFF, X, Z16, Z17, Z18, Z19, Z29); \
+	Q3KROW(Z10, XR2, 128+OFF, X, Z16, Z17, Z18, Z19, Z29); \
+	Q3KROW(Z11, XR3, 192+OFF, X, Z16, Z17, Z18, Z19, Z29); \
+	Q3KROW(Z12, XR4, 256+OFF, X, Z16, Z17, Z18, Z19, Z29); \
+	Q3KROW(Z13, XR5, 320+OFF, X, Z16, Z17, Z18, Z19, Z29); \
+	Q3KROW(Z14, XR6, 384+OFF, X, Z16, Z17, Z18, Z19, Z29); \
+	Q3KROW(Z15, XR7, 448+OFF, X, Z16, Z17, Z18, Z19, Z29)
+#define Q3KO8(OFF, X) \
+	Q3KROW(Z8, XR0, OFF, X, Z20, Z21, Z22, Z23, Z30); \
+	Q3KROW(Z9, XR1, 64+OFF, X, Z20, Z21, Z22, Z23, Z30); \
+	Q3KROW(Z10, XR2, 128+OFF, X, Z20, Z21, Z22, Z23, Z30); \
+	Q3KROW(Z11, XR3, 192+OFF, X, Z20, Z21, Z22, Z23, Z30); \
+	Q3KROW(Z12, XR4, 256+OFF, X, Z20, Z21, Z22, Z23, Z30); \
+	Q3KROW(Z13, XR5, 320+OFF, X, Z20, Z21, Z22, Z23, Z30); \
+	Q3KROW(Z14, XR6, 384+OFF, X, Z20, Z21, Z22, Z23, Z30); \
+	Q3KROW(Z15, XR7, 448+OFF, X, Z20, Z21, Z22, Z23, Z30)
+// Q3KPAIR(P, SC, E, O): pair P's two sub-blocks, their scales by SC,
+// against the rows of E and O.
+#define Q3KPAIR(P, SC, E, O) \
+	Q3KQ(P); \
+	SC(32*P, Y29, Z29); \
+	E(8*P, 32*P); \
+	SC(32*P+16, Y30, Z30); \
+	O(8*P+4, 32*P+16)
+
+// Q3KBLOCK(E, O) runs a super-block's eight pairs and converts its d
+// into Z29.
+#define Q3KBLOCK(E, O) \
+	Q3KPAIR(0, Q3KSCD, E, O); \
+	Q3KPAIR(1, Q3KSCD, E, O); \
+	Q3KPAIR(2, Q3KSCD, E, O); \
+	Q3KPAIR(3, Q3KSCD, E, O); \
+	Q3KPAIR(4, Q3KSC, E, O); \
+	Q3KPAIR(5, Q3KSC, E, O); \
+	Q3KPAIR(6, Q3KSC, E, O); \
+	Q3KPAIR(7, Q3KSC, E, O); \
+	VCVTPH2PS Y28, Z29
+
+// Q3KFIN(ZF, ZI, A) ends a super-block for the row at A: ZF += (d*dx)*isum.
+#define Q3KFIN(ZF, ZI, A) \
+	VCVTDQ2PS   ZI, ZI; \
+	VMULPS.BCST 288 A, Z29, Z31; \
+	VFMADD231PS Z31, ZI, ZF
+#define Q3KOFF1 \
+	Q3KOFF(XR0, 0)
+#define Q3KFIN1 \
+	VPADDD Z12, Z8, Z8; \
+	Q3KFIN(Z0, Z8, XR0)
+#define Q3KOFF2 \
+	Q3KOFF(XR0, 0); \
+	Q3KOFF(XR1, 64)
+#define Q3KFIN2 \
+	VPADDD Z12, Z8, Z8; \
+	VPADDD Z13, Z9, Z9; \
+	Q3KFIN(Z0, Z8, XR0); \
+	Q3KFIN(Z1, Z9, XR1)
+#define Q3KOFF4 \
+	Q3KOFF(XR0, 0); \
+	Q3KOFF(XR1, 64); \
+	Q3KOFF(XR2, 128); \
+	Q3KOFF(XR3, 192)
+#define Q3KFIN4 \
+	VPADDD Z12, Z8, Z8; \
+	VPADDD Z13, Z9, Z9; \
+	VPADDD Z14, Z10, Z10; \
+	VPADDD Z15, Z11, Z11; \
+	Q3KFIN(Z0, Z8, XR0); \
+	Q3KFIN(Z1, Z9, XR1); \
+	Q3KFIN(Z2, Z10, XR2); \
+	Q3KFIN(Z3, Z11, XR3)
+#define Q3KOFF8 \
+	Q3KOFF(XR0, 0); \
+	Q3KOFF(XR1, 64); \
+	Q3KOFF(XR2, 128); \
+	Q3KOFF(XR3, 192); \
+	Q3KOFF(XR4, 256); \
+	Q3KOFF(XR5, 320); \
+	Q3KOFF(XR6, 384); \
+	Q3KOFF(XR7, 448)
+#define Q3KFIN8 \
+	Q3KFIN(Z0, Z8, XR0); \
+	Q3KFIN(Z1, Z9, XR1); \
+	Q3KFIN(Z2, Z10, XR2); \
+	Q3KFIN(Z3, Z11, XR3); \
+	Q3KFIN(Z4, Z12, XR4); \
+	Q3KFIN(Z5, Z13, XR5); \
+	Q3KFIN(Z6, Z14, XR6); \
+	Q3KFIN(Z7, Z15, XR7)
+// func q3_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q3_Kp16x1(SB), NOSPLIT, $64-56
+	LOADARGSK
+	Q3KCONST
+	VPXORD Z0, Z0, Z0
+q3kp1loop:
+	Q3KOFF1
+	ZEROPAIR(Z8, Z12)
+	Q3KBLOCK(Q3KE1, Q3KO1)
+	Q3KFIN1
+	ADDQ $1792, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q3kp1loop
+
+	STORE1
+	VZEROUPPER
+	RET
+// func q3_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q3_Kp16x2(SB), NOSPLIT, $128-56
+	LOADARGSK
+	Q3KCONST
+	ZEROPAIR(Z0, Z1)
+q3kp2loop:
+	Q3KOFF2
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z12, Z13)
+	Q3KBLOCK(Q3KE2, Q3KO2)
+	Q3KFIN2
+	ADDQ $1792, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q3kp2loop
+
+	STORE2
+	VZEROUPPER
+	RET
+// func q3_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q3_Kp16x4(SB), NOSPLIT, $256-56
+	LOADARGSK
+	Q3KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+q3kp4loop:
+	Q3KOFF4
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	ZEROPAIR(Z12, Z13)
+	ZEROPAIR(Z14, Z15)
+	Q3KBLOCK(Q3KE4, Q3KO4)
+	Q3KFIN4
+	ADDQ $1792, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q3kp4loop
+
+	STORE4
+	VZEROUPPER
+	RET
+// func q3_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q3_Kp16x8(SB), NOSPLIT, $512-56
+	LOADARGSK
+	Q3KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+	ZEROPAIR(Z4, Z5)
+	ZEROPAIR(Z6, Z7)
+q3kp8loop:
+	Q3KOFF8
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	ZEROPAIR(Z12, Z13)
+	ZEROPAIR(Z14, Z15)
+	Q3KBLOCK(Q3KE8, Q3KO8)
+	Q3KFIN8
+	ADDQ $1792, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q3kp8loop
+
+	STORE8
+	VZEROUPPER
+	RET
+
+// ---- Q2_K ----
+//
+// Per quad q (0..3) of sub-blocks of a super-block, the four quant words
+// at 320+256q hold sub-block 4q+f in bits 2f..2f+1 of each byte (pack.go):
+// masks by 0x03 and 0x0C bytes (Z24, Z25) unpack sub-blocks 4q and 4q+1
+// into Z16-Z19 and Z20-Z23, then, after a shift of the words by 4,
+// 4q+2 and 4q+3. The odd sub-blocks' quants are thus 4q, their sums of
+// q*x four times the sum (at most 4*16*3*127, a word). A sub-block's
+// sixteen activations meet them in Z30, from zero, and one VPDPWSSD adds
+// the sum times the scale, a dword whose high word is zero, to the row's
+// int sum: 4*sc for an even sub-block (Z28), sc for an odd one (Z29),
+// so that the int sum is four times the reference's. A pair of
+// sub-blocks' scale bytes (m | sc<<4, side by side) widen to words
+// (VPMOVZXBW); sc<<2 of the even one is the dword shifted right by 2 and
+// masked by 0x3C (Z27), sc of the odd one the dword shifted by 20. At
+// the end of a super-block the mins are those words masked by 0x0F bytes
+// (Z26): (m, m') pairs in Z16-Z23 that meet pairs of the activation's
+// sums of 16 by VPDPWSSD.BCST; per lane, acc += (d/4*dx)*isum (d/4 is
+// exact, and so is the float of four times the sum), then acc -=
+// (dmin*dx)*imin (Z28 the d/4, Z29 dmin, Z30, Z31 scratch). The 1-, 2-
+// and 4-row kernels gather odd sub-blocks in Z12.., as Q3_K's.
+
+#define Q2KCONST \
+	MOVL         $0x03030303, AX; \
+	VPBROADCASTD AX, Z24; \
+	MOVL         $0x0c0c0c0c, AX; \
+	VPBROADCASTD AX, Z25; \
+	MOVL         $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z26; \
+	MOVL         $0x3c, AX; \
+	VPBROADCASTD AX, Z27
+
+// Q2KLO(Q) unpacks sub-blocks 4Q, 4Q+1 into Z16-Z19, Z20-Z23; Q2KHI(Q)
+// sub-blocks 4Q+2, 4Q+3.
+#define Q2KLO(Q) \
+	VPANDD 320+256*Q(R8), Z24, Z16; \
+	VPANDD 384+256*Q(R8), Z24, Z17; \
+	VPANDD 448+256*Q(R8), Z24, Z18; \
+	VPANDD 512+256*Q(R8), Z24, Z19; \
+	VPANDD 320+256*Q(R8), Z25, Z20; \
+	VPANDD 384+256*Q(R8), Z25, Z21; \
+	VPANDD 448+256*Q(R8), Z25, Z22; \
+	VPANDD 512+256*Q(R8), Z25, Z23
+
+#define Q2KHI(Q) \
+	VPSRLD $4, 320+256*Q(R8), Z20; \
+	VPSRLD $4, 384+256*Q(R8), Z21; \
+	VPSRLD $4, 448+256*Q(R8), Z22; \
+	VPSRLD $4, 512+256*Q(R8), Z23; \
+	VPANDD Z24, Z20, Z16; \
+	VPANDD Z24, Z21, Z17; \
+	VPANDD Z24, Z22, Z18; \
+	VPANDD Z24, Z23, Z19; \
+	VPANDD Z25, Z20, Z20; \
+	VPANDD Z25, Z21, Z21; \
+	VPANDD Z25, Z22, Z22; \
+	VPANDD Z25, Z23, Z23
+
+// Q2KSC(OFF) widens the scales of the pair of sub-blocks at OFF(R8):
+// (4*sc, 0) of the even one into Z28, (sc, 0) of the odd one into Z29.
+#define Q2KSC(OFF) \
+	VPMOVZXBW OFF(R8), Z29; \
+	VPSRLD    $2, Z29, Z28; \
+	VPANDD    Z27, Z28, Z28; \
+	VPSRLD    $20, Z29, Z29
+
+// Q2KROW(ZI, A, X, W0, W1, W2, W3, ZS) adds the sub-block of weights
+// W0-W3, activations X..X+15 of the row at A, times its scales ZS into ZI.
+#define Q2KROW(ZI, A, X, W0, W1, W2, W3, ZS) \
+	VPXORD        Z30, Z30, Z30; \
+	VPDPBUSD.BCST X+0 A, W0, Z30; \
+	VPDPBUSD.BCST X+4 A, W1, Z30; \
+	VPDPBUSD.BCST X+8 A, W2, Z30; \
+	VPDPBUSD.BCST X+12 A, W3, Z30; \
+	VPDPWSSD      ZS, Z30, ZI
+
+// Q2KEn(X) and Q2KOn(X): an even or odd sub-block, activations X of row
+// 0, against n rows.
+#define Q2KE1(X) \
+	Q2KROW(Z8, XR0, X, Z16, Z17, Z18, Z19, Z28)
+#define Q2KO1(X) \
+	Q2KROW(Z12, XR0, X, Z20, Z21, Z22, Z23, Z29)
+#define Q2KE2(X) \
+	Q2KROW(Z8, XR0, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z9, XR1, X, Z16, Z17, Z18, Z19, Z28)
+#define Q2KO2(X) \
+	Q2KROW(Z12, XR0, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z13, XR1, X, Z20, Z21, Z22, Z23, Z29)
+#define Q2KE4(X) \
+	Q2KROW(Z8, XR0, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z9, XR1, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z10, XR2, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z11, XR3, X, Z16, Z17, Z18, Z19, Z28)
+#define Q2KO4(X) \
+	Q2KROW(Z12, XR0, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z13, XR1, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z14, XR2, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z15, XR3, X, Z20, Z21, Z22, Z23, Z29)
+#define Q2KE8(X) \
+	Q2KROW(Z8, XR0, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z9, XR1, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z10, XR2, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z11, XR3, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z12, XR4, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z13, XR5, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z14, XR6, X, Z16, Z17, Z18, Z19, Z28); \
+	Q2KROW(Z15, XR7, X, Z16, Z17, Z18, Z19, Z28)
+#define Q2KO8(X) \
+	Q2KROW(Z8, XR0, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z9, XR1, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z10, XR2, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z11, XR3, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z12, XR4, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z13, XR5, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z14, XR6, X, Z20, Z21, Z22, Z23, Z29); \
+	Q2KROW(Z15, XR7, X, Z20, Z21, Z22, Z23, Z29)
+// Q2KQUAD(Q, E, O): quad Q's four sub-blocks against the rows of E and O.
+#define Q2KQUAD(Q, E, O) \
+	Q2KLO(Q); \
+	Q2KSC(64*Q); \
+	E(64*Q); \
+	O(64*Q+16); \
+	Q2KHI(Q); \
+	Q2KSC(64*Q+32); \
+	E(64*Q+32); \
+	O(64*Q+48)
+
+// Q2KBLOCK(E, O) runs a super-block's four quads, then loads its mins as
+// (m, m') pairs into Z16-Z23, d/4 into Z28 and dmin into Z29.
+#define Q2KBLOCK(E, O) \
+	Q2KQUAD(0, E, O); \
+	Q2KQUAD(1, E, O); \
+	Q2KQUAD(2, E, O); \
+	Q2KQUAD(3, E, O); \
+	VPMOVZXBW    (R8), Z16; \
+	VPMOVZXBW    32(R8), Z17; \
+	VPMOVZXBW    64(R8), Z18; \
+	VPMOVZXBW    96(R8), Z19; \
+	VPMOVZXBW    128(R8), Z20; \
+	VPMOVZXBW    160(R8), Z21; \
+	VPMOVZXBW    192(R8), Z22; \
+	VPMOVZXBW    224(R8), Z23; \
+	VPANDD       Z26, Z16, Z16; \
+	VPANDD       Z26, Z17, Z17; \
+	VPANDD       Z26, Z18, Z18; \
+	VPANDD       Z26, Z19, Z19; \
+	VPANDD       Z26, Z20, Z20; \
+	VPANDD       Z26, Z21, Z21; \
+	VPANDD       Z26, Z22, Z22; \
+	VPANDD       Z26, Z23, Z23; \
+	MOVL         $0x3e800000, AX; \
+	VPBROADCASTD AX, Z31; \
+	VCVTPH2PS    256(R8), Z28; \
+	VMULPS       Z31, Z28, Z28; \
+	VCVTPH2PS    288(R8), Z29
+
+// Q2KFIN(ZF, ZI, A) ends a super-block for the row at A: ZF +=
+// (d/4*dx)*isum, then ZF -= (dmin*dx)*imin, the mins' sum gathered in Z30.
+#define Q2KFIN(ZF, ZI, A) \
+	VCVTDQ2PS     ZI, ZI; \
+	VMULPS.BCST   288 A, Z28, Z31; \
+	VFMADD231PS   Z31, ZI, ZF; \
+	VPXORD        Z30, Z30, Z30; \
+	VPDPWSSD.BCST 256 A, Z16, Z30; \
+	VPDPWSSD.BCST 260 A, Z17, Z30; \
+	VPDPWSSD.BCST 264 A, Z18, Z30; \
+	VPDPWSSD.BCST 268 A, Z19, Z30; \
+	VPDPWSSD.BCST 272 A, Z20, Z30; \
+	VPDPWSSD.BCST 276 A, Z21, Z30; \
+	VPDPWSSD.BCST 280 A, Z22, Z30; \
+	VPDPWSSD.BCST 284 A, Z23, Z30; \
+	VCVTDQ2PS     Z30, Z30; \
+	VMULPS.BCST   288 A, Z29, Z31; \
+	VFNMADD231PS  Z31, Z30, ZF
+#define Q2KFIN1 \
+	VPADDD Z12, Z8, Z8; \
+	Q2KFIN(Z0, Z8, XR0)
+#define Q2KFIN2 \
+	VPADDD Z12, Z8, Z8; \
+	VPADDD Z13, Z9, Z9; \
+	Q2KFIN(Z0, Z8, XR0); \
+	Q2KFIN(Z1, Z9, XR1)
+#define Q2KFIN4 \
+	VPADDD Z12, Z8, Z8; \
+	VPADDD Z13, Z9, Z9; \
+	VPADDD Z14, Z10, Z10; \
+	VPADDD Z15, Z11, Z11; \
+	Q2KFIN(Z0, Z8, XR0); \
+	Q2KFIN(Z1, Z9, XR1); \
+	Q2KFIN(Z2, Z10, XR2); \
+	Q2KFIN(Z3, Z11, XR3)
+#define Q2KFIN8 \
+	Q2KFIN(Z0, Z8, XR0); \
+	Q2KFIN(Z1, Z9, XR1); \
+	Q2KFIN(Z2, Z10, XR2); \
+	Q2KFIN(Z3, Z11, XR3); \
+	Q2KFIN(Z4, Z12, XR4); \
+	Q2KFIN(Z5, Z13, XR5); \
+	Q2KFIN(Z6, Z14, XR6); \
+	Q2KFIN(Z7, Z15, XR7)
+// func q2_Kp16x1(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q2_Kp16x1(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q2KCONST
+	VPXORD Z0, Z0, Z0
+q2kp1loop:
+	ZEROPAIR(Z8, Z12)
+	Q2KBLOCK(Q2KE1, Q2KO1)
+	Q2KFIN1
+	ADDQ $1344, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q2kp1loop
+
+	STORE1
+	VZEROUPPER
+	RET
+// func q2_Kp16x2(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q2_Kp16x2(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q2KCONST
+	ZEROPAIR(Z0, Z1)
+q2kp2loop:
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z12, Z13)
+	Q2KBLOCK(Q2KE2, Q2KO2)
+	Q2KFIN2
+	ADDQ $1344, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q2kp2loop
+
+	STORE2
+	VZEROUPPER
+	RET
+// func q2_Kp16x4(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q2_Kp16x4(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q2KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+q2kp4loop:
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	ZEROPAIR(Z12, Z13)
+	ZEROPAIR(Z14, Z15)
+	Q2KBLOCK(Q2KE4, Q2KO4)
+	Q2KFIN4
+	ADDQ $1344, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q2kp4loop
+
+	STORE4
+	VZEROUPPER
+	RET
+// func q2_Kp16x8(w, xa unsafe.Pointer, xs uintptr, nb int, out *float32, ostride uintptr, mask int)
+TEXT ·q2_Kp16x8(SB), NOSPLIT, $0-56
+	LOADARGSK
+	Q2KCONST
+	ZEROPAIR(Z0, Z1)
+	ZEROPAIR(Z2, Z3)
+	ZEROPAIR(Z4, Z5)
+	ZEROPAIR(Z6, Z7)
+q2kp8loop:
+	ZEROPAIR(Z8, Z9)
+	ZEROPAIR(Z10, Z11)
+	ZEROPAIR(Z12, Z13)
+	ZEROPAIR(Z14, Z15)
+	Q2KBLOCK(Q2KE8, Q2KO8)
+	Q2KFIN8
+	ADDQ $1344, R8
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q2kp8loop
 
 	STORE8
 	VZEROUPPER

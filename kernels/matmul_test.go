@@ -183,7 +183,7 @@ func TestPoolMatMul(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, typ := range []DType{F32, F16, Q8_0, Q4_K, Q6_K} {
+		for _, typ := range []DType{F32, F16, Q8_0, Q2_K, Q3_K, Q4_K, Q6_K} {
 			for _, tc := range []struct{ rows, cols, batch int }{{1, 256, 1}, {9, 256, 2}, {130, 512, 1}, {257, 768, 5}} {
 				t.Run(fmt.Sprintf("w%d/%v/%dx%dx%d", workers, typ, tc.rows, tc.cols, tc.batch), func(t *testing.T) {
 					w := randMatrix(t, rng, typ, tc.rows, tc.cols)
@@ -218,7 +218,7 @@ func TestPoolMatMulNoAlloc(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, typ := range []DType{F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K} {
+			for _, typ := range []DType{F32, F16, BF16, Q8_0, Q4_0, Q2_K, Q3_K, Q4_K, Q6_K} {
 				w := randMatrix(t, rng, typ, 256, 256)
 				for _, batch := range []int{1, 3, 7} {
 					x := randVec(rng, batch*256)

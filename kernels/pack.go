@@ -85,6 +85,42 @@ import (
 //	      of its four bytes, and bits 2j..2j+1 of weights 16s+12..16s+15
 //	      in bits 6-7
 //
+// Q3_K, 1792 bytes a super-block (16x110 = 1760; +1.8%): the 3-bit
+// quants q (0..7, the weight q-4: the two low bits and the hmask bit as
+// bit 2) of a pair of sub-blocks, eight four-weight words w0..w7 a lane,
+// stored in three bytes a weight position: bytes of word j (0..2) hold
+// w_2j in bits 0-2 and w_2j+1 in bits 3-5, and bits 6-7 the rest of w6
+// and w7 (word 0: w6's bits 0-1, word 1: w7's bits 0-1, word 2: bit 6
+// w6's bit 2, bit 7 w7's), so that six words are a mask or a shift and
+// a mask each, and w6, w7 two shifts, a mask and a select. The sixteen
+// signed 6-bit scales are kept as bytes sc<<2, whose two free low bits
+// carry d (bits 14-2s..15-2s in sub-block s's byte, s = 0..7), so that a
+// group is exactly its rows' 3.4375 bits a weight, padded to a cache line:
+//
+//	0     scales: sub-block s (0..15) at 16s, a byte a lane: sc<<2 | the
+//	      two bits of d
+//	256   quants: pair p (0..7, sub-blocks 2p, 2p+1) at 256+192p, word j
+//	      (0..2) at +64j: for lane i at 4i, bytes t = 0..3 for weights
+//	      32p+4k+t (k = 0..7) as above
+//
+// Q2_K, 1344 bytes a super-block (16x84 = 1344: as many as the rows):
+// the 2-bit quants of a quad of sub-blocks 4q..4q+3, four four-weight
+// words a lane for each, in four words, sub-block 4q+f in bits 2f..2f+1
+// of each byte. A mask by 0x03 or 0x0C bytes, after a shift by 4 for
+// f = 2, 3, unpacks them: the odd sub-blocks' quants as 4q, so that
+// their sums are four times the sum (still a word: 4*16*3*127), which
+// the even ones' scales, taken as 4*sc, match: the super-block's int sum
+// is four times the reference's, exactly. Scale and min of a sub-block
+// share a byte (as in the rows, but the min in the low nibble), the two
+// of a pair of sub-blocks side by side:
+//
+//	0     scales: pair k (0..7, sub-blocks 2k, 2k+1) at 32k: for lane i,
+//	      at 2i sub-block 2k's byte m | sc<<4, at 2i+1 that of 2k+1
+//	256   d, 16 halves        288   dmin, 16 halves
+//	320   quants: quad q (0..3) at 320+256q, word j (0..3) at +64j: for
+//	      lane i at 4i, byte t holds in bits 2f..2f+1 the quant of weight
+//	      4j+t of sub-block 4q+f
+//
 // F32, F16 and BF16 keep their values as stored (four or two bytes),
 // interleaved by column for the outer-product kernels of floatp_amd64.s:
 //
@@ -117,6 +153,8 @@ const (
 	q4KPackBlock = 2368
 	q5KPackBlock = 2880
 	q6KPackBlock = 3392
+	q3KPackBlock = 1792
+	q2KPackBlock = 1344
 )
 
 // packedOf is m's packed copy, or nil when it has none or when m is a copy
@@ -143,7 +181,7 @@ func (p *packed) groupAt(g int) unsafe.Pointer {
 
 // Prepare lays out each matrix's weights for this CPU's fastest kernels,
 // once, after loading: on the avx512 path a Q8_0, Q4_0, Q5_0, Q4_1, Q5_1,
-// Q4_K, Q5_K, Q6_K, F32, F16 or BF16 matrix gets a packed copy (as many
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, F32, F16 or BF16 matrix gets a packed copy (as many
 // bytes again as its weights, but for padding: at most 3% more, and a
 // float matrix's rows up to a multiple of 16) that products on that path
 // read instead of the row-major data; on the avxvnni path a Q8_0 one.
@@ -215,7 +253,7 @@ func prepare(ms []*Matrix, p kpath, then func(*Matrix)) {
 // path.
 func packable(t DType) bool {
 	switch t {
-	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q4_K, Q5_K, Q6_K, F32, F16, BF16:
+	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, F32, F16, BF16:
 		return true
 	}
 	return false
@@ -258,6 +296,10 @@ func pack(m *Matrix, buf []byte) *packed {
 		return packQ5_K(m, buf)
 	case Q6_K:
 		return packQ6_K(m, buf)
+	case Q3_K:
+		return packQ3_K(m, buf)
+	case Q2_K:
+		return packQ2_K(m, buf)
 	case F32:
 		return packF32(m, buf)
 	case F16, BF16:
@@ -297,6 +339,10 @@ func packLayout(m *Matrix) (group, quant int) {
 		return m.Cols / QK_K * q5KPackBlock, 0
 	case Q6_K:
 		return m.Cols / QK_K * q6KPackBlock, 0
+	case Q3_K:
+		return m.Cols / QK_K * q3KPackBlock, 0
+	case Q2_K:
+		return m.Cols / QK_K * q2KPackBlock, 0
 	case F32:
 		return m.Cols * packRows * 4, 0
 	case F16, BF16:
@@ -474,6 +520,157 @@ func packQ6_K(m *Matrix, buf []byte) *packed {
 	return p
 }
 
+// q3KQuants unpacks a Q3_K block's 256 unsigned 3-bit quants (0..7, the
+// weight plus 4), in weight order (dequantQ3_K's bit positions).
+func q3KQuants(blk []byte) (q [QK_K]byte) {
+	hmask, qs := (*[32]byte)(blk[0:32]), (*[64]byte)(blk[32:96])
+	for e := range q {
+		lo := qs[e/128*32+e%32] >> (2 * uint(e%128/32)) & 3
+		q[e] = lo | hmask[e%32]>>(uint(e)/32)&1<<2
+	}
+	return q
+}
+
+func packQ3_K(m *Matrix, buf []byte) *packed {
+	nb := m.Cols / QK_K
+	p := newPacked(m, buf)
+	rb := m.rowBytes()
+	for g := range len(p.data) / p.group {
+		grp := p.data[g*p.group : (g+1)*p.group]
+		for i := range packRows {
+			row := m.Raw[packRow(m, g, i)*rb:][:rb]
+			for k := range nb {
+				blk := row[k*110 : (k+1)*110]
+				dst := (*[q3KPackBlock]byte)(grp[k*q3KPackBlock:])
+				sc := q3Scales(blk[96:108])
+				d := binary.LittleEndian.Uint16(blk[108:])
+				for s := range 16 {
+					b := byte(sc[s]) << 2
+					if s < 8 {
+						b |= byte(d >> (14 - 2*uint(s)) & 3)
+					}
+					dst[16*s+i] = b
+				}
+				q := q3KQuants(blk)
+				for pr := range 8 {
+					for t := range 4 {
+						var w [8]byte
+						for k := range w {
+							w[k] = q[32*pr+4*k+t]
+						}
+						o := 256 + 192*pr + 4*i + t
+						dst[o] = w[0] | w[1]<<3 | w[6]&3<<6
+						dst[o+64] = w[2] | w[3]<<3 | w[7]&3<<6
+						dst[o+128] = w[4] | w[5]<<3 | w[6]>>2<<6 | w[7]>>2<<7
+					}
+				}
+			}
+		}
+	}
+	return p
+}
+
+// packedQ3_KLane is lane i of a packed Q3_K group against one activation
+// row: per sub-block of 16, the sum of q*x starting from -4 times the
+// activation's sum (so that it is the sum of (q-4)*x, at most 8128 in
+// magnitude: the kernels' VPDPWSSD takes it as a word), times the scale;
+// d gathered from the scale bytes' low bits.
+func packedQ3_KLane(grp []byte, i int, xa []q8KAct) float32 {
+	var s float32
+	for k := range xa {
+		a := &xa[k]
+		blk := grp[k*q3KPackBlock : (k+1)*q3KPackBlock]
+		var isum int32
+		var d uint16
+		for sb := range 16 {
+			b := blk[16*sb+i]
+			if sb < 8 {
+				d = d<<2 | uint16(b&3)
+			}
+			qs := blk[256+192*(sb/2):]
+			is := -4 * int32(a.bsums[sb])
+			for t := range 4 {
+				s0, s1, s2 := qs[4*i+t], qs[64+4*i+t], qs[128+4*i+t]
+				w := [8]byte{s0 & 7, s0 >> 3 & 7, s1 & 7, s1 >> 3 & 7, s2 & 7, s2 >> 3 & 7,
+					s0>>6 | s2>>6&1<<2, s1>>6 | s2>>7<<2}
+				x := a.qs[16*sb+t:]
+				for j := range 4 {
+					is += int32(w[4*(sb%2)+j]) * int32(x[4*j])
+				}
+			}
+			isum += int32(int8(b)>>2) * is
+		}
+		s += HalfToFloat(d) * a.d * float32(isum)
+	}
+	return s
+}
+
+func packQ2_K(m *Matrix, buf []byte) *packed {
+	nb := m.Cols / QK_K
+	p := newPacked(m, buf)
+	rb := m.rowBytes()
+	for g := range len(p.data) / p.group {
+		grp := p.data[g*p.group : (g+1)*p.group]
+		for i := range packRows {
+			row := m.Raw[packRow(m, g, i)*rb:][:rb]
+			for k := range nb {
+				blk := row[k*84 : (k+1)*84]
+				dst := (*[q2KPackBlock]byte)(grp[k*q2KPackBlock:])
+				for s, b := range blk[:16] {
+					dst[32*(s/2)+2*i+s%2] = b>>4 | b<<4
+				}
+				copy(dst[256+2*i:], blk[80:82])
+				copy(dst[288+2*i:], blk[82:84])
+				qs := (*[64]byte)(blk[16:80])
+				var q [QK_K]byte
+				for e := range q {
+					q[e] = qs[e/128*32+e%32] >> (2 * uint(e%128/32)) & 3
+				}
+				for qd := range 4 {
+					for j := range 4 {
+						for t := range 4 {
+							var b byte
+							for f := range 4 {
+								b |= q[16*(4*qd+f)+4*j+t] << (2 * uint(f))
+							}
+							dst[320+256*qd+64*j+4*i+t] = b
+						}
+					}
+				}
+			}
+		}
+	}
+	return p
+}
+
+// packedQ2_KLane is lane i of a packed Q2_K group against one activation
+// row: per sub-block, the sum of q*x times the scale, the mins against
+// the activation's sums of 16, in the reference's order (the kernels'
+// int sum, four times this one, converts to the same float times d/4).
+func packedQ2_KLane(grp []byte, i int, xa []q8KAct) float32 {
+	var s float32
+	for k := range xa {
+		a := &xa[k]
+		blk := grp[k*q2KPackBlock : (k+1)*q2KPackBlock]
+		var isum, imin int32
+		for sb := range 16 {
+			b := blk[32*(sb/2)+2*i+sb%2]
+			qs := blk[320+256*(sb/4):]
+			var v int32
+			for j := range 4 {
+				for t := range 4 {
+					q := qs[64*j+4*i+t] >> (2 * uint(sb%4)) & 3
+					v += int32(q) * int32(a.qs[16*sb+4*j+t])
+				}
+			}
+			isum += int32(b>>4) * v
+			imin += int32(b&15) * int32(a.bsums[sb])
+		}
+		s += half(blk[256+2*i:])*a.d*float32(isum) - half(blk[288+2*i:])*a.d*float32(imin)
+	}
+	return s
+}
+
 // nibbleLayout is where a legacy 4- or 5-bit type keeps its fields, in
 // its row-major blocks and in the packed groups.
 type nibbleLayout struct {
@@ -574,6 +771,10 @@ func packedRowsGo(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) {
 					out[b*w.Rows+r] = packedQ5_KLane(grp, i, xk)
 				case Q6_K:
 					out[b*w.Rows+r] = packedQ6_KLane(grp, i, xk)
+				case Q3_K:
+					out[b*w.Rows+r] = packedQ3_KLane(grp, i, xk)
+				case Q2_K:
+					out[b*w.Rows+r] = packedQ2_KLane(grp, i, xk)
 				}
 				continue
 			}

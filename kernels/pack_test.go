@@ -124,11 +124,11 @@ func TestPackedKernels(t *testing.T) {
 }
 
 // TestPrepareLeavesOtherTypes: Prepare packs only the types the avx512
-// kernels read packed (Q8_0, the legacy 4- and 5-bit types, Q4_K, Q5_K,
-// Q6_K, F32, F16 and BF16), packs a matrix once, and keeps a full group's
+// kernels read packed (Q8_0, the legacy 4- and 5-bit types, Q2_K, Q3_K, Q4_K,
+// Q5_K, Q6_K, F32, F16 and BF16), packs a matrix once, and keeps a full group's
 // packed bytes within 5% of its rows' (decode streams them).
 func TestPrepareLeavesOtherTypes(t *testing.T) {
-	packed := map[DType]bool{Q8_0: true, Q4_0: true, Q5_0: true, Q4_1: true, Q5_1: true, Q4_K: true, Q5_K: true, Q6_K: true, F32: true, F16: true, BF16: true}
+	packed := map[DType]bool{Q8_0: true, Q4_0: true, Q5_0: true, Q4_1: true, Q5_1: true, Q2_K: true, Q3_K: true, Q4_K: true, Q5_K: true, Q6_K: true, F32: true, F16: true, BF16: true}
 	rng := rand.New(rand.NewPCG(33, 34))
 	for _, typ := range Types() {
 		if packable(typ) != packed[typ] {
