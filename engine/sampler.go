@@ -408,10 +408,10 @@ func topK(dst []int32, logits []float32, k int) []int32 {
 	// The rest meet the heap's worst; thr is its logit, and a logit below
 	// it (the common case, never true of a NaN) cannot enter.
 	thr := logits[h[0]]
-	for _, v := range logits[i:] {
-		if v < thr {
-			i++
-			continue
+	for {
+		i += int32(kernels.NotBelow(logits[i:], thr))
+		if i >= n {
+			break
 		}
 		if worse(h[0], i) {
 			h[0] = i

@@ -318,6 +318,20 @@ func indexAVX(x *float32, n int, v float32) int
 //go:noescape
 func expScaleSumAVX(dst, x *float32, n int, sub, scale float32) float64
 
+// notBelowAVX is the first of n (a multiple of 8) values that is not below
+// v (NaN included), or -1.
+//
+//go:noescape
+func notBelowAVX(x *float32, n int, v float32) int
+
+func notBelowArch(x []float32, v float32) (int, int) {
+	n := len(x) &^ 7
+	if !haveAVX2 || n == 0 {
+		return -1, 0
+	}
+	return notBelowAVX(&x[0], n, v), n
+}
+
 func maxNumberArch(x []float32) (float32, int) {
 	n := len(x) &^ 31
 	if !haveAVX2 || n == 0 {

@@ -719,3 +719,32 @@ expscaleloop:
 	VMOVSD       X5, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func notBelowAVX(x *float32, n int, v float32) int
+// The first i < n (a multiple of 8) where x[i] < v is false (x[i] >= v or
+// NaN), or -1.
+TEXT ·notBelowAVX(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS v+16(FP), Y1
+	XORQ         AX, AX
+
+notbelowloop:
+	VMOVUPS   (SI)(AX*4), Y0
+	VCMPPS    $0x15, Y1, Y0, Y0 // NLT_UQ: not (x < v), true for NaN
+	VMOVMSKPS Y0, DX
+	TESTL     DX, DX
+	JNZ       notbelowfound
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JLT       notbelowloop
+	MOVQ      $-1, ret+24(FP)
+	VZEROUPPER
+	RET
+
+notbelowfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET

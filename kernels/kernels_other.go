@@ -60,3 +60,5 @@ func maxNumberArch(x []float32) (float32, int) { return 0, 0 }
 func indexArch(x []float32, v float32) (int, int) { return -1, 0 }
 
 func expScaleSumArch(dst, x []float32, sub, scale float32) (float64, int) { return 0, 0 }
+
+func notBelowArch(x []float32, v float32) (int, int) { return -1, 0 }

@@ -23,6 +23,22 @@ func ArgMax(x []float32) int {
 	return 0 // every value is NaN
 }
 
+// NotBelow returns the index of the first value of x that is not below v
+// (at least v, or NaN), or len(x) if there is none: a top-k scan skips the
+// logits under its heap's worst with it.
+func NotBelow(x []float32, v float32) int {
+	i, done := notBelowArch(x, v)
+	if i >= 0 {
+		return i
+	}
+	for j, w := range x[done:] {
+		if !(w < v) {
+			return done + j
+		}
+	}
+	return len(x)
+}
+
 // maxNumber is the largest value in x that is not NaN, -Inf if none is.
 func maxNumber(x []float32) float32 {
 	m, done := maxNumberArch(x)

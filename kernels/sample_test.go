@@ -58,6 +58,33 @@ func TestArgMax(t *testing.T) {
 	}
 }
 
+func TestNotBelow(t *testing.T) {
+	nan := float32(math.NaN())
+	r := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n <= 100; n++ {
+		for range 30 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.IntN(20))
+				if r.IntN(40) == 0 {
+					x[i] = nan
+				}
+			}
+			v := float32(r.IntN(25))
+			want := n
+			for i, w := range x {
+				if !(w < v) {
+					want = i
+					break
+				}
+			}
+			if got := NotBelow(x, v); got != want {
+				t.Fatalf("NotBelow(%v, %v) = %d, want %d", x, v, got, want)
+			}
+		}
+	}
+}
+
 func TestExpScaleSum(t *testing.T) {
 	nan := float32(math.NaN())
 	r := rand.New(rand.NewPCG(3, 4))
