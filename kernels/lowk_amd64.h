@@ -83,3 +83,41 @@ GLOBL lowk<>(SB), RODATA|NOPTR, $72
 	Q3HALF(P, 0, GROUP); \
 	VPSRLW    $4, Y9, Y9; \
 	Q3HALF(P, 1, GROUP)
+
+// Q2_K block (84 bytes): 16 scale bytes at 0 (sub-block s's scale in the
+// low nibble, its min in the high one), the 2-bit quants at 16 (half h at
+// 16+32h), d and dmin (halves) at 80 and 82. The quants (0..3) meet x
+// by VPMADDUBSW and their sub-blocks' scales by VPMADDWD; the mins meet
+// the activation's 16-value sums once per block, for dmin*dx to
+// subtract.
+
+// Q2SCALES unpacks the block at P's sixteen scales into the bytes of X4
+// and its mins into the words of Y11. Uses X6.
+#define Q2SCALES(P) \
+	VMOVDQU   (P), X6; \
+	VPAND     lowk<>+0(SB), X6, X4; \
+	VPSRLW    $4, X6, X6; \
+	VPAND     lowk<>+0(SB), X6, X6; \
+	VPMOVZXBW X6, Y11
+
+// Q2HALF builds the quants of half H of the block at P in Y7, a group at
+// a time, and hands each to GROUP(activation offset, q6shuf<> row
+// offset), as Q3HALF does; Q2QUANTS runs it over both halves. Y15 holds
+// 0x03 bytes. Uses Y5.
+#define Q2HALF(P, H, GROUP) \
+	VMOVDQU   16+32*H(P), Y5; \
+	VPAND     Y15, Y5, Y7; \
+	GROUP(128*H, 64*H); \
+	VPSRLW    $2, Y5, Y7; \
+	VPAND     Y15, Y7, Y7; \
+	GROUP(128*H+32, 64*H+16); \
+	VPSRLW    $4, Y5, Y7; \
+	VPAND     Y15, Y7, Y7; \
+	GROUP(128*H+64, 64*H+32); \
+	VPSRLW    $6, Y5, Y7; \
+	VPAND     Y15, Y7, Y7; \
+	GROUP(128*H+96, 64*H+48)
+
+#define Q2QUANTS(P, GROUP) \
+	Q2HALF(P, 0, GROUP); \
+	Q2HALF(P, 1, GROUP)
