@@ -22,9 +22,10 @@
 // (ggml's q8_0 blocks for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, q8_K blocks
 // for the K-quants Q2_K..Q6_K; actquant.go), and each weight block meets
 // them in int8/int32 arithmetic with one float scale per block (dot_int*.go
-// in Go; in AVX2 assembly, VPMADDUBSW and VPMADDWD, for every type but
-// Q2_K and Q3_K: intdot_amd64.s, intdot_k_amd64.s, and the two-row tiles
-// of intdot_x2_amd64.s and intdot_kx2_amd64.s). Four weight rows per call
+// in Go; in AVX2 assembly, VPMADDUBSW and VPMADDWD, for every type:
+// intdot_amd64.s, intdot_k_amd64.s, and the two-row tiles of
+// intdot_x2_amd64.s and intdot_kx2_amd64.s, reading the row-major blocks
+// as stored). Four weight rows per call
 // meet two activation rows at a time (one where a type has no two-row
 // tile, and for a batch's odd row), so a weight is read from memory once
 // per product and unpacked once per two rows; a row's result is

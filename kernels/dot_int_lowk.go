@@ -1,9 +1,10 @@
 package kernels
 
 // Integer-dot products of the low-bit K-quants (Q2_K, Q3_K) against
-// 256-value activation blocks, in pure Go: the generic path, and every
-// path but avx512 and amx, which read both types' matrices packed
-// (intpack_k_amd64.s). Their sub-blocks are 16 weights, the
+// 256-value activation blocks, in pure Go: the generic path's, and the
+// reference of the avx2 and avxvnni paths' assembly (intdot_k_amd64.s,
+// intdot_kx2_amd64.s: the same integer sums); avx512 and amx read both
+// types' matrices packed (intpack_k_amd64.s). Their sub-blocks are 16 weights, the
 // span of the activation's bsums, so a sub-block's offset term is its
 // scale times one bsum.
 //

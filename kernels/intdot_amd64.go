@@ -6,8 +6,8 @@ import "unsafe"
 
 // Implemented in intdot_amd64.s: the integer products of four weight rows
 // (a short block repeats its last row) with one row of n quantized
-// activation blocks at xa (q8Act for the 32-value types, q8KAct for Q4_K,
-// Q5_K and Q6_K); out[0:4] receives the four sums.
+// activation blocks at xa (q8Act for the 32-value types, q8KAct for the
+// K-quants); out[0:4] receives the four sums.
 //
 //go:noescape
 func q8_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
@@ -17,6 +17,12 @@ func q4_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
 
 //go:noescape
 func q5_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q2_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q3_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
 
 //go:noescape
 func q4_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
@@ -60,9 +66,15 @@ func q5_1x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
 //go:noescape
 func q8_0x4x2n(w0, w1, w2, w3, xa unsafe.Pointer, xs uintptr, pairs, n int, out *float32, ostride uintptr)
 
-// Implemented in intdot_kx2_amd64.s: the two-row forms of Q4_K and Q6_K,
-// against q8KAct rows.
+// Implemented in intdot_kx2_amd64.s: the two-row forms of Q2_K, Q3_K,
+// Q4_K and Q6_K, against q8KAct rows.
 //
+//go:noescape
+func q2_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+
+//go:noescape
+func q3_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+
 //go:noescape
 func q4_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
 
@@ -85,6 +97,10 @@ func (k intKernel) call(p0, p1, p2, p3, xa unsafe.Pointer, n int, res *[8]float3
 		q4_1x4(p0, p1, p2, p3, xa, n, res)
 	case Q5_1:
 		q5_1x4(p0, p1, p2, p3, xa, n, res)
+	case Q2_K:
+		q2_Kx4(p0, p1, p2, p3, xa, n, res)
+	case Q3_K:
+		q3_Kx4(p0, p1, p2, p3, xa, n, res)
 	case Q4_K:
 		q4_Kx4(p0, p1, p2, p3, xa, n, res)
 	case Q5_K:
@@ -120,6 +136,10 @@ func (k intKernel) call2(p0, p1, p2, p3, xa0, xa1 unsafe.Pointer, n int, res *[8
 		q4_1x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
 	case Q5_1:
 		q5_1x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
+	case Q2_K:
+		q2_Kx4x2(p0, p1, p2, p3, xa0, xa1, n, res)
+	case Q3_K:
+		q3_Kx4x2(p0, p1, p2, p3, xa0, xa1, n, res)
 	case Q4_K:
 		q4_Kx4x2(p0, p1, p2, p3, xa0, xa1, n, res)
 	case Q6_K:
@@ -139,7 +159,7 @@ func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) boo
 	kq := false // the activations are q8KAct blocks, else q8Act
 	switch w.Type {
 	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
-	case Q4_K, Q5_K, Q6_K:
+	case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K:
 		kq = true
 	default:
 		return false

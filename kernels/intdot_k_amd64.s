@@ -4,8 +4,9 @@
 #include "intdot_amd64.h"
 #include "prefetch_amd64.h"
 #include "q6k_amd64.h"
+#include "lowk_amd64.h"
 
-// AVX2 integer-dot kernels of the K-quants (Q4_K, Q5_K, Q6_K) against
+// AVX2 integer-dot kernels of the K-quants (Q2_K..Q6_K) against
 // q8KAct activation blocks; see intdot_amd64.s for the scheme.
 
 // Q4_K super-block at P (d, dmin halves; 12 bytes of packed 6-bit scales
@@ -155,6 +156,50 @@
 
 
 
+// Q3_K (lowk_amd64.h): the block's quants meet x and their scales group
+// by group as Q6_K's do (Q6GROUP); the -4 offset is then subtracted as
+// 4 times the scales against the 16-value sums, and the int32 sums
+// (Y12) times d*dx added to ACC. Y15 holds 0x03 bytes, Y14 0x04 bytes.
+#define Q3KROW(P, ACC) \
+	Q3SCALES(P); \
+	VPXOR        Y12, Y12, Y12; \
+	Q3QUANTS(P, Q6GROUP); \
+	VPMOVSXBW    X4, Y11; \
+	VPMADDWD     256(SI), Y11, Y11; \
+	VPSLLD       $2, Y11, Y11; \
+	VPSUBD       Y11, Y12, Y12; \
+	VCVTDQ2PS    Y12, Y12; \
+	MOVWLZX      108(P), AX; \
+	VMOVD        AX, X13; \
+	VCVTPH2PS    X13, X13; \
+	VMULSS       288(SI), X13, X13; \
+	VBROADCASTSS X13, Y13; \
+	VFMADD231PS  Y13, Y12, ACC
+
+// Q2_K (lowk_amd64.h): the quants meet x and their scales group by group
+// as Q6_K's do (Q6GROUP: the 4-bit scales are non-negative, so sign
+// extension widens them as well), the mins the 16-value sums (Y11); then
+// KFINISH's steps with d and dmin at 80(P), read as one dword (VCVTPH2PS
+// from memory would read 8 bytes, past the last block of a matrix). Y15
+// holds 0x03 bytes.
+#define Q2KROW(P, ACC) \
+	Q2SCALES(P); \
+	VPMADDWD     256(SI), Y11, Y11; \
+	VPXOR        Y12, Y12, Y12; \
+	Q2QUANTS(P, Q6GROUP); \
+	VCVTDQ2PS    Y12, Y12; \
+	VCVTDQ2PS    Y11, Y11; \
+	MOVL         80(P), AX; \
+	VMOVD        AX, X13; \
+	VCVTPH2PS    X13, X13; \
+	VBROADCASTSS 288(SI), X14; \
+	VMULPS       X14, X13, X13; \
+	VMOVSHDUP    X13, X14; \
+	VBROADCASTSS X13, Y13; \
+	VBROADCASTSS X14, Y14; \
+	VFMADD231PS  Y13, Y12, ACC; \
+	VFNMADD231PS Y14, Y11, ACC
+
 // The kernels: the macros above are all defined before any TEXT so that
 // go vet checks each stack offset against its own function's frame.
 
@@ -253,6 +298,64 @@ q6kloop:
 	ADDQ $304, SI
 	DECQ CX
 	JNZ  q6kloop
+
+	HSUMI4((DI))
+	VZEROUPPER
+	RET
+
+// func q3_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q3_Kx4(SB), NOSPLIT, $0-56
+	LOADARGSI
+	ZEROACC
+	VPBROADCASTD lowk<>+64(SB), Y15
+	VPBROADCASTD lowk<>+68(SB), Y14
+	PFNEXT
+
+q3kloop:
+	PF4L(0)
+	PREFETCHT0 256(R13)
+	PREFETCHT0 320(R13)
+	PREFETCHT0 384(R13)
+	ADDQ       $440, R13
+	Q3KROW(R8, Y0)
+	Q3KROW(R9, Y1)
+	Q3KROW(R10, Y2)
+	Q3KROW(R11, Y3)
+	ADDQ $110, R8
+	ADDQ $110, R9
+	ADDQ $110, R10
+	ADDQ $110, R11
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q3kloop
+
+	HSUMI4((DI))
+	VZEROUPPER
+	RET
+
+// func q2_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q2_Kx4(SB), NOSPLIT, $0-56
+	LOADARGSI
+	ZEROACC
+	VPBROADCASTD lowk<>+64(SB), Y15
+	PFNEXT
+
+q2kloop:
+	PF4L(0)
+	PREFETCHT0 256(R13)
+	PREFETCHT0 320(R13)
+	ADDQ       $336, R13
+	Q2KROW(R8, Y0)
+	Q2KROW(R9, Y1)
+	Q2KROW(R10, Y2)
+	Q2KROW(R11, Y3)
+	ADDQ $84, R8
+	ADDQ $84, R9
+	ADDQ $84, R10
+	ADDQ $84, R11
+	ADDQ $304, SI
+	DECQ CX
+	JNZ  q2kloop
 
 	HSUMI4((DI))
 	VZEROUPPER

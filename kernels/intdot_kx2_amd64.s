@@ -3,8 +3,10 @@
 #include "textflag.h"
 #include "intdot_amd64.h"
 #include "q6k_amd64.h"
+#include "lowk_amd64.h"
 
-// Two-activation-row forms of the Q4_K and Q6_K kernels (intdot_k_amd64.s):
+// Two-activation-row forms of the Q2_K, Q3_K, Q4_K and Q6_K kernels
+// (intdot_k_amd64.s):
 // each super-block of a weight row is loaded, its scales unpacked and its
 // quants built once for the two activation rows at SI and DX. The eight
 // float accumulators (four weight rows times two activation rows) live on
@@ -177,6 +179,61 @@
 	Q6FIN1(SI, Y12, A0); \
 	Q6FIN1(DX, Y13, A1)
 
+// Q3_K: Q3KROW (intdot_k_amd64.s) for both rows, the groups met by
+// Q6GROUP2 (sums in Y12 and Y13); Q3FIN1 is Q6FIN1 with the -4 offset.
+#define Q3FIN1(XP, S, ACC) \
+	VPMADDWD     256(XP), Y11, Y2; \
+	VPSLLD       $2, Y2, Y2; \
+	VPSUBD       Y2, S, S; \
+	VCVTDQ2PS    S, S; \
+	VMULSS       288(XP), X10, X3; \
+	VBROADCASTSS X3, Y3; \
+	VMOVUPS      ACC(SP), Y2; \
+	VFMADD231PS  Y3, S, Y2; \
+	VMOVUPS      Y2, ACC(SP)
+
+#define Q3KROW2(P, A0, A1) \
+	Q3SCALES(P); \
+	VPXOR     Y12, Y12, Y12; \
+	VPXOR     Y13, Y13, Y13; \
+	Q3QUANTS(P, Q6GROUP2); \
+	VPMOVSXBW X4, Y11; \
+	MOVWLZX   108(P), AX; \
+	VMOVD     AX, X10; \
+	VCVTPH2PS X10, X10; \
+	Q3FIN1(SI, Y12, A0); \
+	Q3FIN1(DX, Y13, A1)
+
+// Q2_K: Q2KROW (intdot_k_amd64.s) for both rows, the groups met by
+// Q6GROUP2 (sums in Y12 and Y13), the mins against both rows' 16-value
+// sums in Y2 (SI) and Y3 (DX). Q2FIN1 is KFIN1 with d and dmin (as floats
+// in X6) converted once for both rows; uses Y0, Y1, Y9.
+#define Q2FIN1(XP, S, M, ACC) \
+	VCVTDQ2PS    S, S; \
+	VCVTDQ2PS    M, M; \
+	VBROADCASTSS 288(XP), X0; \
+	VMULPS       X0, X6, X0; \
+	VMOVSHDUP    X0, X1; \
+	VBROADCASTSS X0, Y0; \
+	VBROADCASTSS X1, Y1; \
+	VMOVUPS      ACC(SP), Y9; \
+	VFMADD231PS  Y0, S, Y9; \
+	VFNMADD231PS Y1, M, Y9; \
+	VMOVUPS      Y9, ACC(SP)
+
+#define Q2KROW2(P, A0, A1) \
+	Q2SCALES(P); \
+	VPMADDWD  256(DX), Y11, Y3; \
+	VPMADDWD  256(SI), Y11, Y2; \
+	VPXOR     Y12, Y12, Y12; \
+	VPXOR     Y13, Y13, Y13; \
+	Q2QUANTS(P, Q6GROUP2); \
+	MOVL      80(P), AX; \
+	VMOVD     AX, X6; \
+	VCVTPH2PS X6, X6; \
+	Q2FIN1(SI, Y12, Y2, A0); \
+	Q2FIN1(DX, Y13, Y3, A1)
+
 // The kernels: the macros above are all defined before any TEXT so that
 // go vet checks each stack offset against its own function's frame.
 
@@ -230,6 +287,55 @@ q6kx2loop:
 	ADDQ $304, DX
 	DECQ CX
 	JNZ  q6kx2loop
+
+	HSUM8
+	VZEROUPPER
+	RET
+
+// func q3_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q3_Kx4x2(SB), NOSPLIT, $320-64
+	LOADARGS2K
+	ZEROACC8
+	VPBROADCASTD lowk<>+64(SB), Y15
+	VPBROADCASTD lowk<>+68(SB), Y14
+
+q3kx2loop:
+	Q3KROW2(R8, 64, 192)
+	Q3KROW2(R9, 96, 224)
+	Q3KROW2(R10, 128, 256)
+	Q3KROW2(R11, 160, 288)
+	ADDQ $110, R8
+	ADDQ $110, R9
+	ADDQ $110, R10
+	ADDQ $110, R11
+	ADDQ $304, SI
+	ADDQ $304, DX
+	DECQ CX
+	JNZ  q3kx2loop
+
+	HSUM8
+	VZEROUPPER
+	RET
+
+// func q2_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
+TEXT ·q2_Kx4x2(SB), NOSPLIT, $320-64
+	LOADARGS2K
+	ZEROACC8
+	VPBROADCASTD lowk<>+64(SB), Y15
+
+q2kx2loop:
+	Q2KROW2(R8, 64, 192)
+	Q2KROW2(R9, 96, 224)
+	Q2KROW2(R10, 128, 256)
+	Q2KROW2(R11, 160, 288)
+	ADDQ $84, R8
+	ADDQ $84, R9
+	ADDQ $84, R10
+	ADDQ $84, R11
+	ADDQ $304, SI
+	ADDQ $304, DX
+	DECQ CX
+	JNZ  q2kx2loop
 
 	HSUM8
 	VZEROUPPER
