@@ -400,7 +400,11 @@ func packQ8_0(m *Matrix, buf []byte) *packed {
 	return p
 }
 
-func packQ4_K(m *Matrix, buf []byte) *packed {
+// packKBlocks packs a K-quant matrix whose rows hold blocks of rowBlock
+// bytes into super-blocks of packBlock bytes: lane(dst, blk, i) lays row
+// block blk out as lane i of the group's super-block dst, for every row
+// of every group.
+func packKBlocks(m *Matrix, buf []byte, rowBlock, packBlock int, lane func(dst, blk []byte, i int)) *packed {
 	nb := m.Cols / QK_K
 	p := newPacked(m, buf)
 	rb := m.rowBytes()
@@ -409,14 +413,18 @@ func packQ4_K(m *Matrix, buf []byte) *packed {
 		for i := range packRows {
 			row := m.Raw[packRow(m, g, i)*rb:][:rb]
 			for k := range nb {
-				blk := row[k*144 : (k+1)*144]
-				dst := grp[k*q4KPackBlock : (k+1)*q4KPackBlock]
-				packKScales(dst, blk, i)
-				packKNibbles(dst[320:], blk[16:], i)
+				lane(grp[k*packBlock:(k+1)*packBlock], row[k*rowBlock:(k+1)*rowBlock], i)
 			}
 		}
 	}
 	return p
+}
+
+func packQ4_K(m *Matrix, buf []byte) *packed {
+	return packKBlocks(m, buf, 144, q4KPackBlock, func(dst, blk []byte, i int) {
+		packKScales(dst, blk, i)
+		packKNibbles(dst[320:], blk[16:], i)
+	})
 }
 
 // packKScales writes lane i's d, dmin, sub-block scales and mins of a
@@ -454,25 +462,13 @@ var q5KBits = func() (t [256]byte) {
 }()
 
 func packQ5_K(m *Matrix, buf []byte) *packed {
-	nb := m.Cols / QK_K
-	p := newPacked(m, buf)
-	rb := m.rowBytes()
-	for g := range len(p.data) / p.group {
-		grp := p.data[g*p.group : (g+1)*p.group]
-		for i := range packRows {
-			row := m.Raw[packRow(m, g, i)*rb:][:rb]
-			for k := range nb {
-				blk := row[k*176 : (k+1)*176]
-				dst := grp[k*q5KPackBlock : (k+1)*q5KPackBlock]
-				packKScales(dst, blk, i)
-				for l, h := range (*[32]byte)(blk[16:48]) {
-					dst[320+64*(l/4)+4*i+l%4] = q5KBits[h]
-				}
-				packKNibbles(dst[832:], blk[48:], i)
-			}
+	return packKBlocks(m, buf, 176, q5KPackBlock, func(dst, blk []byte, i int) {
+		packKScales(dst, blk, i)
+		for l, h := range (*[32]byte)(blk[16:48]) {
+			dst[320+64*(l/4)+4*i+l%4] = q5KBits[h]
 		}
-	}
-	return p
+		packKNibbles(dst[832:], blk[48:], i)
+	})
 }
 
 // q6KQuants unpacks a Q6_K block's 256 unsigned 6-bit quants (0..63), in
@@ -492,32 +488,21 @@ func q6KQuants(blk []byte) (q [QK_K]byte) {
 }
 
 func packQ6_K(m *Matrix, buf []byte) *packed {
-	nb := m.Cols / QK_K
-	p := newPacked(m, buf)
-	rb := m.rowBytes()
-	for g := range len(p.data) / p.group {
-		grp := p.data[g*p.group : (g+1)*p.group]
-		for i := range packRows {
-			row := m.Raw[packRow(m, g, i)*rb:][:rb]
-			for k := range nb {
-				blk := row[k*210 : (k+1)*210]
-				dst := (*[q6KPackBlock]byte)(grp[k*q6KPackBlock:])
-				q := q6KQuants(blk)
-				for s := range 16 {
-					dst[16*s+i] = blk[192+s]
-					w, hi := (*[16]byte)(q[16*s:]), (*[4]byte)(q[16*s+12:])
-					for j := range 3 {
-						d := (*[4]byte)(dst[320+192*s+64*j+4*i:])
-						for t, h := range hi {
-							d[t] = w[4*j+t] | h>>(2*uint(j))&3<<6
-						}
-					}
+	return packKBlocks(m, buf, 210, q6KPackBlock, func(out, blk []byte, i int) {
+		dst := (*[q6KPackBlock]byte)(out)
+		q := q6KQuants(blk)
+		for s := range 16 {
+			dst[16*s+i] = blk[192+s]
+			w, hi := (*[16]byte)(q[16*s:]), (*[4]byte)(q[16*s+12:])
+			for j := range 3 {
+				d := (*[4]byte)(dst[320+192*s+64*j+4*i:])
+				for t, h := range hi {
+					d[t] = w[4*j+t] | h>>(2*uint(j))&3<<6
 				}
-				copy(dst[256+2*i:], blk[208:210])
 			}
 		}
-	}
-	return p
+		copy(dst[256+2*i:], blk[208:210])
+	})
 }
 
 // q3KQuants unpacks a Q3_K block's 256 unsigned 3-bit quants (0..7, the
@@ -532,42 +517,31 @@ func q3KQuants(blk []byte) (q [QK_K]byte) {
 }
 
 func packQ3_K(m *Matrix, buf []byte) *packed {
-	nb := m.Cols / QK_K
-	p := newPacked(m, buf)
-	rb := m.rowBytes()
-	for g := range len(p.data) / p.group {
-		grp := p.data[g*p.group : (g+1)*p.group]
-		for i := range packRows {
-			row := m.Raw[packRow(m, g, i)*rb:][:rb]
-			for k := range nb {
-				blk := row[k*110 : (k+1)*110]
-				dst := (*[q3KPackBlock]byte)(grp[k*q3KPackBlock:])
-				sc := q3Scales(blk[96:108])
-				d := binary.LittleEndian.Uint16(blk[108:])
-				for s := range 16 {
-					b := byte(sc[s]) << 2
-					if s < 8 {
-						b |= byte(d >> (14 - 2*uint(s)) & 3)
-					}
-					dst[16*s+i] = b
+	return packKBlocks(m, buf, 110, q3KPackBlock, func(out, blk []byte, i int) {
+		dst := (*[q3KPackBlock]byte)(out)
+		sc := q3Scales(blk[96:108])
+		d := binary.LittleEndian.Uint16(blk[108:])
+		for s := range 16 {
+			b := byte(sc[s]) << 2
+			if s < 8 {
+				b |= byte(d >> (14 - 2*uint(s)) & 3)
+			}
+			dst[16*s+i] = b
+		}
+		q := q3KQuants(blk)
+		for pr := range 8 {
+			for t := range 4 {
+				var w [8]byte
+				for k := range w {
+					w[k] = q[32*pr+4*k+t]
 				}
-				q := q3KQuants(blk)
-				for pr := range 8 {
-					for t := range 4 {
-						var w [8]byte
-						for k := range w {
-							w[k] = q[32*pr+4*k+t]
-						}
-						o := 256 + 192*pr + 4*i + t
-						dst[o] = w[0] | w[1]<<3 | w[6]&3<<6
-						dst[o+64] = w[2] | w[3]<<3 | w[7]&3<<6
-						dst[o+128] = w[4] | w[5]<<3 | w[6]>>2<<6 | w[7]>>2<<7
-					}
-				}
+				o := 256 + 192*pr + 4*i + t
+				dst[o] = w[0] | w[1]<<3 | w[6]&3<<6
+				dst[o+64] = w[2] | w[3]<<3 | w[7]&3<<6
+				dst[o+128] = w[4] | w[5]<<3 | w[6]>>2<<6 | w[7]>>2<<7
 			}
 		}
-	}
-	return p
+	})
 }
 
 // packedQ3_KLane is lane i of a packed Q3_K group against one activation
@@ -606,41 +580,30 @@ func packedQ3_KLane(grp []byte, i int, xa []q8KAct) float32 {
 }
 
 func packQ2_K(m *Matrix, buf []byte) *packed {
-	nb := m.Cols / QK_K
-	p := newPacked(m, buf)
-	rb := m.rowBytes()
-	for g := range len(p.data) / p.group {
-		grp := p.data[g*p.group : (g+1)*p.group]
-		for i := range packRows {
-			row := m.Raw[packRow(m, g, i)*rb:][:rb]
-			for k := range nb {
-				blk := row[k*84 : (k+1)*84]
-				dst := (*[q2KPackBlock]byte)(grp[k*q2KPackBlock:])
-				for s, b := range blk[:16] {
-					dst[32*(s/2)+2*i+s%2] = b>>4 | b<<4
-				}
-				copy(dst[256+2*i:], blk[80:82])
-				copy(dst[288+2*i:], blk[82:84])
-				qs := (*[64]byte)(blk[16:80])
-				var q [QK_K]byte
-				for e := range q {
-					q[e] = qs[e/128*32+e%32] >> (2 * uint(e%128/32)) & 3
-				}
-				for qd := range 4 {
-					for j := range 4 {
-						for t := range 4 {
-							var b byte
-							for f := range 4 {
-								b |= q[16*(4*qd+f)+4*j+t] << (2 * uint(f))
-							}
-							dst[320+256*qd+64*j+4*i+t] = b
-						}
+	return packKBlocks(m, buf, 84, q2KPackBlock, func(out, blk []byte, i int) {
+		dst := (*[q2KPackBlock]byte)(out)
+		for s, b := range blk[:16] {
+			dst[32*(s/2)+2*i+s%2] = b>>4 | b<<4
+		}
+		copy(dst[256+2*i:], blk[80:82])
+		copy(dst[288+2*i:], blk[82:84])
+		qs := (*[64]byte)(blk[16:80])
+		var q [QK_K]byte
+		for e := range q {
+			q[e] = qs[e/128*32+e%32] >> (2 * uint(e%128/32)) & 3
+		}
+		for qd := range 4 {
+			for j := range 4 {
+				for t := range 4 {
+					var b byte
+					for f := range 4 {
+						b |= q[16*(4*qd+f)+4*j+t] << (2 * uint(f))
 					}
+					dst[320+256*qd+64*j+4*i+t] = b
 				}
 			}
 		}
-	}
-	return p
+	})
 }
 
 // packedQ2_KLane is lane i of a packed Q2_K group against one activation
