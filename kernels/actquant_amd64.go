@@ -22,11 +22,19 @@ func quantizeQ8ActArch(dst []q8Act, x []float32) bool {
 //go:noescape
 func quantizeQ8KActAVX512(dst *q8KAct, x *float32, n int)
 
-// quantizeQ8KActArch is quantizeQ8KAct in AVX-512 assembly (on CPUs with
-// the avx512 path), bit-identical to it for values that are not NaN;
-// false means the caller runs the Go form.
-func quantizeQ8KActArch(dst []q8KAct, x []float32) bool {
-	if !haveAVX512 {
+// Implemented in actquant_k2_amd64.s.
+//
+//go:noescape
+func quantizeQ8KActAVX2(dst *q8KAct, x *float32, n int)
+
+// quantizeQ8KActArch is quantizeQ8KAct in assembly for kernel path kp:
+// AVX-512 on avx512 and amx, AVX2 on avx2 and avxvnni (which must run
+// on CPUs without AVX-512, and through Options.Path on those with it);
+// both are bit-identical to the Go form for values that are not NaN.
+// False means the caller runs the Go form.
+func quantizeQ8KActArch(kp kpath, dst []q8KAct, x []float32) bool {
+	avx512 := kp >= pathAVX512 && haveAVX512
+	if !avx512 && (kp < pathAVX2 || !haveAVX2) {
 		return false
 	}
 	n := len(x) / QK_K
@@ -34,6 +42,10 @@ func quantizeQ8KActArch(dst []q8KAct, x []float32) bool {
 		return true
 	}
 	_ = dst[n-1]
-	quantizeQ8KActAVX512(&dst[0], &x[0], n)
+	if avx512 {
+		quantizeQ8KActAVX512(&dst[0], &x[0], n)
+	} else {
+		quantizeQ8KActAVX2(&dst[0], &x[0], n)
+	}
 	return true
 }

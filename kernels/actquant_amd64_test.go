@@ -104,45 +104,88 @@ func FuzzQuantizeQ8ActAVX(f *testing.F) {
 	})
 }
 
-// TestQuantizeQ8KActAVX512 checks that the AVX-512 quantizer of the
+// q8KArchPaths are the kernel paths whose assembly quantizer of the
+// K-quants' activations this CPU runs: avx2 (the AVX2 form, which avxvnni
+// shares) and avx512 (the AVX-512 form, which amx shares).
+func q8KArchPaths() []kpath {
+	var ps []kpath
+	for _, p := range []kpath{pathAVX2, pathAVX512} {
+		if p.runs() {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// TestQuantizeQ8KActArch checks that each assembly quantizer of the
 // K-quants' activations gives the Go one's blocks bit for bit: random
-// rows at several magnitudes, a zero block, ties of magnitude between a
-// positive and a negative value (the first one sets d's sign), values
-// that land on halves after scaling, and the largest float32s.
-func TestQuantizeQ8KActAVX512(t *testing.T) {
-	if !haveAVX512 {
-		t.Skip("this CPU has no AVX-512 VNNI: the Go quantizer runs here")
+// rows at several magnitudes, every block count up to five with zero
+// blocks among them, a zero block, ties of magnitude between a positive
+// and a negative value (the first one sets d's sign), values that land on
+// halves after scaling, values so small that -127/m overflows, infinities
+// (iscale 0, so NaN products), and the largest float32s.
+func TestQuantizeQ8KActArch(t *testing.T) {
+	paths := q8KArchPaths()
+	if len(paths) == 0 {
+		t.Skip("this CPU has no AVX2: the Go quantizer runs here")
 	}
 	rng := rand.New(rand.NewPCG(19, 20))
-	cases := quantCases(rng, QK_K, []float32{1, 1e-3, 1e3, 1e-6, 3e-5, 1e30, 1e-38})
+	cases := quantCases(rng, QK_K, []float32{1, 1e-3, 1e3, 1e-6, 3e-5, 1e30, 1e-38, 1e-44})
+	for n := 1; n <= 5; n++ {
+		x := randVec(rng, n*QK_K)
+		for k := range n {
+			scale := float32(math.Pow(10, float64(rng.IntN(60)-30)))
+			for j := range QK_K {
+				x[k*QK_K+j] *= scale
+			}
+			if k%3 == 1 {
+				clear(x[k*QK_K : (k+1)*QK_K])
+			}
+		}
+		cases = append(cases, x)
+	}
 	for _, first := range []float32{-3, 3} {
-		tie := randVec(rng, QK_K)
-		tie[17], tie[250] = first, -first
-		cases = append(cases, tie)
+		for _, at := range [][2]int{{17, 250}, {0, 255}, {8, 9}, {200, 201}} {
+			tie := randVec(rng, QK_K)
+			tie[at[0]], tie[at[1]] = first, -first
+			cases = append(cases, tie)
+		}
 	}
 	halves := make([]float32, QK_K)
 	for i := range halves {
 		halves[i] = float32(i%64) - 31.75
 	}
 	cases = append(cases, halves)
-	for i, x := range cases {
-		checkQuantizeQ8KActAVX512(t, i, x)
+	inf := randVec(rng, QK_K)
+	inf[40], inf[41], inf[99] = float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.Inf(1))
+	cases = append(cases, inf)
+	for _, kp := range paths {
+		t.Run(kp.String(), func(t *testing.T) {
+			for i, x := range cases {
+				checkQuantizeQ8KActArch(t, kp, i, x)
+			}
+		})
 	}
 }
 
-func checkQuantizeQ8KActAVX512(t *testing.T, c int, x []float32) {
+func checkQuantizeQ8KActArch(t *testing.T, kp kpath, c int, x []float32) {
 	t.Helper()
-	checkQuantizer(t, c, x, QK_K, quantizeQ8KAct, quantizeQ8KActArch, q8KAct{d: 12345})
+	arch := func(dst []q8KAct, x []float32) bool { return quantizeQ8KActArch(kp, dst, x) }
+	checkQuantizer(t, c, x, QK_K, quantizeQ8KAct, arch, q8KAct{d: 12345})
 }
 
-// FuzzQuantizeQ8KActAVX512 compares the two quantizers on arbitrary
-// float32 blocks without NaNs (infinities included).
-func FuzzQuantizeQ8KActAVX512(f *testing.F) {
-	if !haveAVX512 {
-		f.Skip("this CPU has no AVX-512 VNNI")
+// FuzzQuantizeQ8KActArch compares the Go quantizer with each assembly one
+// on arbitrary float32 blocks without NaNs (infinities included).
+func FuzzQuantizeQ8KActArch(f *testing.F) {
+	paths := q8KArchPaths()
+	if len(paths) == 0 {
+		f.Skip("this CPU has no AVX2")
 	}
 	f.Add(make([]byte, 4*QK_K))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		checkQuantizeQ8KActAVX512(t, 0, fuzzFloats(b, QK_K, true))
+		x := fuzzFloats(b, QK_K, true)
+		for _, kp := range paths {
+			checkQuantizeQ8KActArch(t, kp, 0, x)
+		}
 	})
 }

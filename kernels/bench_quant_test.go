@@ -92,6 +92,19 @@ func BenchmarkQuantizeAct(b *testing.B) {
 	})
 	// The forms a Pool runs on its path (assembly where the CPU has it).
 	var a quantAct
+	// The K-quants' quantizer on each path with its own form: Go on
+	// generic, AVX2 on avx2 (and avxvnni), AVX-512 on avx512 (and amx).
+	for _, kp := range []kpath{pathGeneric, pathAVX2, pathAVX512} {
+		if !kp.runs() {
+			continue
+		}
+		b.Run(fmt.Sprintf("Q8K/%s/4096", kp), func(b *testing.B) {
+			b.SetBytes(4 * 4096)
+			for b.Loop() {
+				a.fill(kp, actQ8K, x, 1, 4096)
+			}
+		})
+	}
 	for _, f := range []actFormat{actQ8, actQ8K} {
 		b.Run(fmt.Sprintf("fill/%s/format=%d/4096", best, f), func(b *testing.B) {
 			b.SetBytes(4 * 4096)

@@ -34,7 +34,7 @@ func (a *quantAct) fill(kp kpath, f actFormat, x []float32, batch, cols int) {
 	case actQ8K:
 		n := batch * cols / QK_K
 		a.q8k = slices.Grow(a.q8k[:0], n)[:n]
-		if kp < pathAVX512 || !quantizeQ8KActArch(a.q8k, x[:batch*cols]) {
+		if !quantizeQ8KActArch(kp, a.q8k, x[:batch*cols]) {
 			quantizeQ8KAct(a.q8k, x[:batch*cols])
 		}
 	}

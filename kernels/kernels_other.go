@@ -53,7 +53,7 @@ func attnScores1Arch(out, q, keys []float32, stride, n int) bool { return false 
 
 func attnValues1Arch(o, a, vals []float32, stride, n int) bool { return false }
 
-func quantizeQ8KActArch(dst []q8KAct, x []float32) bool { return false }
+func quantizeQ8KActArch(kp kpath, dst []q8KAct, x []float32) bool { return false }
 
 func maxNumberArch(x []float32) (float32, int) { return 0, 0 }
 
