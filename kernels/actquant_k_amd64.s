@@ -138,7 +138,7 @@ kqloop:
 	KQFIND(13, Z13)
 	KQFIND(14, Z14)
 	KQFIND(15, Z15)
-	JMP kqnext // unreachable: amax is one of the magnitudes
+	JMP kqzero // only a NaN among the values gets here: a zero block, as the AVX2 form writes
 
 kqfound:
 	BSFL         AX, AX
