@@ -202,6 +202,9 @@ func rankKey(p float32, id int) uint64 {
 	return uint64(math.Float32bits(p))<<32 | uint64(^uint32(id))
 }
 
+// digit is the digit of (p, id)'s rank key at shift.
+func digit(p float32, id, shift int) uint64 { return rankKey(p, id) >> shift & digitMask }
+
 // The nucleus is found by a radix select on rankKey instead of a sort:
 // over a flat distribution (a high temperature, an uncertain model) nearly
 // the whole vocabulary has weight, and sorting 32k candidates took 1-9 ms a
@@ -242,15 +245,15 @@ func (s *Sampler) nucleus(cand []int32, probs []float32, sum float64) (uint64, f
 		i := 0
 		for ; i+1 < len(probs); i += 2 {
 			if p := probs[i]; p > 0 {
-				mass[math.Float32bits(p)>>19&digitMask] += float64(p)
+				mass[digit(p, i, firstShift)] += float64(p)
 			}
 			if p := probs[i+1]; p > 0 {
-				odd[math.Float32bits(p)>>19&digitMask] += float64(p)
+				odd[digit(p, i+1, firstShift)] += float64(p)
 			}
 		}
 		if i < len(probs) {
 			if p := probs[i]; p > 0 {
-				mass[math.Float32bits(p)>>19&digitMask] += float64(p)
+				mass[digit(p, i, firstShift)] += float64(p)
 			}
 		}
 		for d, m := range odd {
@@ -259,7 +262,7 @@ func (s *Sampler) nucleus(cand []int32, probs []float32, sum float64) (uint64, f
 	} else {
 		for _, id := range cand {
 			if p := probs[id]; p > 0 {
-				mass[math.Float32bits(p)>>19&digitMask] += float64(p)
+				mass[digit(p, int(id), firstShift)] += float64(p)
 			}
 		}
 	}
@@ -279,10 +282,10 @@ func (s *Sampler) nucleus(cand []int32, probs []float32, sum float64) (uint64, f
 	}
 	memb, act := s.memb[:size], s.act[:size]
 	nm, na := 0, 0
-	want := uint32(d)
+	want := uint64(d)
 	if cand == nil {
 		for id, p := range probs {
-			if b := math.Float32bits(p) >> 19; p > 0 && b >= want {
+			if b := digit(p, id, firstShift); p > 0 && b >= want {
 				memb[nm] = int32(id)
 				nm++
 				if b == want {
@@ -294,7 +297,7 @@ func (s *Sampler) nucleus(cand []int32, probs []float32, sum float64) (uint64, f
 	} else {
 		for _, id := range cand {
 			if p := probs[id]; p > 0 {
-				if b := math.Float32bits(p) >> 19; b >= want {
+				if b := digit(p, int(id), firstShift); b >= want {
 					memb[nm] = id
 					nm++
 					if b == want {
@@ -311,12 +314,12 @@ func (s *Sampler) nucleus(cand []int32, probs []float32, sum float64) (uint64, f
 	for shift := firstShift - digitBits; len(act) > 32; shift = max(shift-digitBits, 0) {
 		clear(mass[:])
 		for _, id := range act {
-			mass[rankKey(probs[id], int(id))>>shift&digitMask] += float64(probs[id])
+			mass[digit(probs[id], int(id), shift)] += float64(probs[id])
 		}
 		d, _ := chooseDigit(mass, target, &above)
 		kept := act[:0]
 		for _, id := range act {
-			if rankKey(probs[id], int(id))>>shift&digitMask == uint64(d) {
+			if digit(probs[id], int(id), shift) == uint64(d) {
 				kept = append(kept, id)
 			}
 		}
