@@ -250,7 +250,7 @@ func TestRelease(t *testing.T) {
 		t.Errorf("reused slot differs by %g", d)
 	}
 	// Reclaim drops the released slot 1, not slot 0 (in use again).
-	slot1 := int64(s.slots[1].capPos) * m.Config.KVBytesPerPos()
+	slot1 := s.slotBytes(1)
 	if got := s.Reclaim(); got < slot1 {
 		t.Errorf("Reclaim gave %d bytes, want at least slot 1's %d", got, slot1)
 	}

@@ -11,9 +11,9 @@ func (s *State) Reclaim() int64 {
 	const f32 = 4
 	var kv int64
 	for i := range s.slots {
-		if sl := &s.slots[i]; sl.released {
-			kv += int64(sl.capPos) * s.m.Config.KVBytesPerPos()
-			*sl = kvSlot{}
+		if s.slots[i].released {
+			kv += s.slotBytes(i)
+			s.slots[i] = kvSlot{}
 		}
 	}
 	before := s.scratchFloats()

@@ -10,9 +10,8 @@ package llama
 func (s *State) ResizeSlots(n int) int64 {
 	n = max(n, 1)
 	var dropped int64
-	per := s.m.Config.KVBytesPerPos()
 	for i := n; i < len(s.slots); i++ {
-		dropped += int64(s.slots[i].capPos) * per
+		dropped += s.slotBytes(i)
 	}
 	slots := make([]kvSlot, n)
 	copy(slots, s.slots)

@@ -113,9 +113,14 @@ func (s *State) Release(slot int) {
 func (s *State) KVBytes() int64 {
 	var n int64
 	for i := range s.slots {
-		n += int64(s.slots[i].capPos) * s.m.Config.KVBytesPerPos()
+		n += s.slotBytes(i)
 	}
 	return n
+}
+
+// slotBytes is the KV cache memory slot i holds.
+func (s *State) slotBytes(i int) int64 {
+	return int64(s.slots[i].capPos) * s.m.Config.KVBytesPerPos()
 }
 
 // grow makes the scratch hold n rows.
