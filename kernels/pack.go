@@ -505,13 +505,22 @@ func packQ6_K(m *Matrix, buf []byte) *packed {
 	})
 }
 
+// kLow2Quants unpacks the 2-bit fields of a Q2_K or Q3_K block's 64 quant
+// bytes into its 256 weights' values 0..3, in weight order.
+func kLow2Quants(qs *[64]byte) (q [QK_K]byte) {
+	for e := range q {
+		q[e] = qs[e/128*32+e%32] >> (2 * uint(e%128/32)) & 3
+	}
+	return q
+}
+
 // q3KQuants unpacks a Q3_K block's 256 unsigned 3-bit quants (0..7, the
 // weight plus 4), in weight order (dequantQ3_K's bit positions).
-func q3KQuants(blk []byte) (q [QK_K]byte) {
-	hmask, qs := (*[32]byte)(blk[0:32]), (*[64]byte)(blk[32:96])
+func q3KQuants(blk []byte) [QK_K]byte {
+	q := kLow2Quants((*[64]byte)(blk[32:96]))
+	hmask := (*[32]byte)(blk[0:32])
 	for e := range q {
-		lo := qs[e/128*32+e%32] >> (2 * uint(e%128/32)) & 3
-		q[e] = lo | hmask[e%32]>>(uint(e)/32)&1<<2
+		q[e] |= hmask[e%32] >> (uint(e) / 32) & 1 << 2
 	}
 	return q
 }
@@ -587,11 +596,7 @@ func packQ2_K(m *Matrix, buf []byte) *packed {
 		}
 		copy(dst[256+2*i:], blk[80:82])
 		copy(dst[288+2*i:], blk[82:84])
-		qs := (*[64]byte)(blk[16:80])
-		var q [QK_K]byte
-		for e := range q {
-			q[e] = qs[e/128*32+e%32] >> (2 * uint(e%128/32)) & 3
-		}
+		q := kLow2Quants((*[64]byte)(blk[16:80]))
 		for qd := range 4 {
 			for j := range 4 {
 				for t := range 4 {
