@@ -30,7 +30,11 @@ func stallThresholdMs(p50 float64) float64 { return max(timing.Ms(StallThreshold
 // Candidates, in the closed order: actor_queue, actor_admission,
 // actor_prefill, actor_decode (decode minus the largest observed backend
 // slot, at least 0), actor_cycle_idle, response_delivery, then each
-// observed backend slot. handler_queue and client_delivery happen after
+// observed backend slot, gpu_lock_wait's being the wait minus the largest
+// observed maintenance phase (resize, trim, adapter, training), at least 0:
+// those intervals sit inside the wait as the slots sit inside decode, so
+// the narrower cause wins and only the part of a wait that no typed phase
+// explains is charged gpu_lock_wait. handler_queue and client_delivery happen after
 // the token is ready and are never candidates; "unexplained" is not a
 // candidate either, only the fallback (the literal reading of the rule:
 // "the reason falls back to unexplained"). An unobserved backend slot is
@@ -61,14 +65,33 @@ func Classify(gap time.Duration, p *GapPhases) Attribution {
 	pick(ReasonActorDecode, max(dec-maxSlot, 0))
 	pick(ReasonActorCycleIdle, idle)
 	pick(ReasonResponseDelivery, del)
+	maint := maxMaintenance(p)
 	for s := range NumSlots {
-		if p.Has(s) {
-			pick(slotReason(s), max(p.Slots[s], 0))
+		if !p.Has(s) {
+			continue
 		}
+		d := max(p.Slots[s], 0)
+		if s == SlotGPULockWait {
+			d = max(d-maint, 0)
+		}
+		pick(slotReason(s), d)
 	}
 	a.Chosen, a.Reason, a.Candidate = best, best, bestD
 	if bestD < min(StallThreshold, gap/2) {
 		a.Reason = ReasonUnexplained
 	}
 	return a
+}
+
+// maxMaintenance is the largest observed maintenance phase (resize, trim,
+// adapter, training): what explains an ownership wait. 0 when none was
+// observed.
+func maxMaintenance(p *GapPhases) time.Duration {
+	var m time.Duration
+	for s := SlotResize; s <= SlotTraining; s++ {
+		if p.Has(s) {
+			m = max(m, max(p.Slots[s], 0))
+		}
+	}
+	return m
 }

@@ -70,10 +70,34 @@ func TestClassify(t *testing.T) {
 			want:   Attribution{Gap: 320 * msD, Reason: ReasonTrim, Chosen: ReasonTrim, Candidate: 300 * msD},
 		},
 		{
-			name:   "maintenance: a wait wider than the trim inside it is gpu_lock_wait",
+			name:   "maintenance: a trim inside a wider wait wins: the wait's candidate is the wait minus the trim",
 			gap:    420 * msD,
 			phases: withSlots(GapPhases{Decode: 420 * msD}, slots(SlotGPULockWait, 400*msD, SlotTrim, 300*msD)),
-			want:   Attribution{Gap: 420 * msD, Reason: ReasonGPULockWait, Chosen: ReasonGPULockWait, Candidate: 400 * msD},
+			want:   Attribution{Gap: 420 * msD, Reason: ReasonTrim, Chosen: ReasonTrim, Candidate: 300 * msD},
+		},
+		{
+			name:   "maintenance: a training step a few ms shorter than the wait is training",
+			gap:    920 * msD,
+			phases: withSlots(GapPhases{Decode: 915 * msD}, slots(SlotGPULockWait, 905*msD, SlotTraining, 903*msD)),
+			want:   Attribution{Gap: 920 * msD, Reason: ReasonTraining, Chosen: ReasonTraining, Candidate: 903 * msD, Unexplained: 5 * msD},
+		},
+		{
+			name:   "maintenance: the unexplained part of a wait larger than the typed phase is gpu_lock_wait",
+			gap:    760 * msD,
+			phases: withSlots(GapPhases{Decode: 750 * msD}, slots(SlotGPULockWait, 700*msD, SlotTrim, 300*msD)),
+			want:   Attribution{Gap: 760 * msD, Reason: ReasonGPULockWait, Chosen: ReasonGPULockWait, Candidate: 400 * msD, Unexplained: 10 * msD},
+		},
+		{
+			name:   "maintenance: the largest typed phase is subtracted, never their sum",
+			gap:    1000 * msD,
+			phases: withSlots(GapPhases{Decode: 990 * msD}, slots(SlotGPULockWait, 980*msD, SlotTrim, 300*msD, SlotTraining, 400*msD)),
+			want:   Attribution{Gap: 1000 * msD, Reason: ReasonGPULockWait, Chosen: ReasonGPULockWait, Candidate: 580 * msD, Unexplained: 10 * msD},
+		},
+		{
+			name:   "maintenance: a wait with no typed phase is gpu_lock_wait whole",
+			gap:    600 * msD,
+			phases: withSlots(GapPhases{Decode: 590 * msD}, slots(SlotGPULockWait, 580*msD)),
+			want:   Attribution{Gap: 600 * msD, Reason: ReasonGPULockWait, Chosen: ReasonGPULockWait, Candidate: 580 * msD, Unexplained: 10 * msD},
 		},
 		{
 			name:   "long gap: a candidate under 250 ms falls back to unexplained, keeping its duration",

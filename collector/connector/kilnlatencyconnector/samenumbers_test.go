@@ -57,6 +57,19 @@ func serverRun(t *testing.T, seed uint64) (string, *spanCollector) {
 		func(p *latency.GapPhases, d time.Duration) { p.Decode = d },
 		func(p *latency.GapPhases, d time.Duration) { p.ActorQueue = d },
 		func(*latency.GapPhases, time.Duration) {}, // unexplained
+		// An ownership wait that a training step a few ms shorter explains:
+		// charged training (SPEC section 6 rule 2), not gpu_lock_wait.
+		func(p *latency.GapPhases, d time.Duration) {
+			p.Decode = d
+			p.Observe(latency.SlotGPULockWait, d)
+			p.Observe(latency.SlotTraining, max(d-3*time.Millisecond, 0))
+		},
+		// A wait that a trim explains only in part: gpu_lock_wait keeps the rest.
+		func(p *latency.GapPhases, d time.Duration) {
+			p.Decode = d
+			p.Observe(latency.SlotGPULockWait, d)
+			p.Observe(latency.SlotTrim, d/3)
+		},
 	}
 	for n := range 40 {
 		op := telemetry.OperationChat
@@ -197,6 +210,7 @@ func TestSameNumbers(t *testing.T) {
 		exposition, spans := serverRun(t, seed)
 		want := serverSeries(t, exposition)
 		for _, k := range []string{`kiln_token_stalls_total{reason="actor_prefill"}`, `kiln_token_stalls_total{reason="unexplained"}`,
+			`kiln_token_stalls_total{reason="training"}`, `kiln_token_stalls_total{reason="gpu_lock_wait"}`,
 			`kiln_token_itl_seconds_count{}`, `kiln_request_latency_phase_seconds_count{phase="prefill"}`,
 			`kiln_requests_total{status="timeout"}`, `kiln_request_ttft_seconds_count{}`} {
 			if want[k] == 0 {
