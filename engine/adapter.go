@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kiln-ai/kiln/engine/llama"
+
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 
@@ -45,7 +47,83 @@ func (e *Engine) SwapAdapter(ctx context.Context, to Adapter, reason string) err
 	if e.swapper == nil {
 		return ErrNoAdapters
 	}
-	return e.Mutate(ctx, e.adapterSwap(to, reason))
+	return e.mutate(ctx, e.adapterSwap(to, reason), reason, swapDetail(to))
+}
+
+// AdaptersEnabled reports whether requests may name adapters (the engine
+// was built WithAdapters or WithAdapterSwapper).
+func (e *Engine) AdaptersEnabled() bool { return e.swapper != nil }
+
+// swapDetail fills a swap's record with the adapter it swaps in.
+func swapDetail(to Adapter) func(*Operation) {
+	return func(op *Operation) { op.Swap.To, op.Swap.Revision = adapterName(to), adapterRevision(to) }
+}
+
+// BaseAdapter names the base model wherever an adapter name or revision
+// is reported.
+const BaseAdapter = "base"
+
+// adapterName is a's name, or BaseAdapter.
+func adapterName(a Adapter) string {
+	if a == nil {
+		return BaseAdapter
+	}
+	return a.AdapterName()
+}
+
+// adapterRevision is the revision of a's weights (WeightedAdapter), or
+// BaseAdapter.
+func adapterRevision(a Adapter) string {
+	if w, ok := a.(WeightedAdapter); ok && w.AdapterWeights() != nil {
+		return w.AdapterWeights().Info.SHA256
+	}
+	return BaseAdapter
+}
+
+// WeightedAdapter is an Adapter whose LoRA weights are in memory: what the
+// engine's own swap (WithAdapters) gives the backend.
+type WeightedAdapter interface {
+	Adapter
+	AdapterWeights() *llama.Adapter
+}
+
+// adapterSetter is a backend that runs with an adapter (*llama.State).
+type adapterSetter interface {
+	SetAdapter(a *llama.Adapter)
+}
+
+// WithAdapters lets requests name adapters, swapped in by the engine's own
+// barrier mutation: the backend (an adapterSetter, *llama.State) is given
+// the adapter's weights (a WeightedAdapter; nil: the base model).
+func WithAdapters() Option {
+	return func(e *Engine) { e.swapper = weightSwapper }
+}
+
+// weightSwapper is the engine's own AdapterSwapper.
+func weightSwapper(to Adapter, _ string) Mutation { return &weightSwap{to: to} }
+
+// weightSwap sets the backend's adapter weights.
+type weightSwap struct{ to Adapter }
+
+// Phase implements Mutation.
+func (w *weightSwap) Phase() timing.Slot { return PhaseAdapter }
+
+// Apply implements Mutation.
+func (w *weightSwap) Apply(b Backend) error {
+	st, ok := b.(adapterSetter)
+	if !ok {
+		return fmt.Errorf("engine: the backend %T takes no adapters", b)
+	}
+	var weights *llama.Adapter
+	if w.to != nil {
+		wa, ok := w.to.(WeightedAdapter)
+		if !ok {
+			return fmt.Errorf("engine: adapter %q has no weights (%T)", w.to.AdapterName(), w.to)
+		}
+		weights = wa.AdapterWeights()
+	}
+	st.SetAdapter(weights)
+	return nil
 }
 
 // LoadedAdapter returns the adapter the backend runs with (nil: the base
@@ -71,6 +149,14 @@ type swapMutation struct {
 
 // Phase implements Mutation.
 func (s *swapMutation) Phase() timing.Slot { return PhaseAdapter }
+
+// describe implements opMutation: the adapter it replaces.
+func (s *swapMutation) describe(op *Operation) {
+	s.e.mu.Lock()
+	op.Swap.From = adapterName(s.e.loaded)
+	s.e.mu.Unlock()
+	op.Swap.To, op.Swap.Revision = adapterName(s.to), adapterRevision(s.to)
+}
 
 // Apply implements Mutation: on success to is the loaded adapter.
 func (s *swapMutation) Apply(b Backend) error {
@@ -114,7 +200,8 @@ func (a *actor) swapForHead() {
 	}
 	e.mu.Unlock()
 	// The swapper runs unlocked: it may read the engine (LoadedAdapter).
-	q := &mutation{m: &headSwap{a: a, s: e.adapterSwap(head.adapter, SwapReasonRequest)}, done: make(chan error, 1)}
+	q := &mutation{m: &headSwap{a: a, s: e.adapterSwap(head.adapter, SwapReasonRequest)}, done: make(chan error, 1),
+		op: e.BeginOperation(timing.OpAdapterSwap, SwapReasonRequest, 0, swapDetail(head.adapter))}
 	e.mu.Lock()
 	e.mutations = append(e.mutations, q)
 	e.mu.Unlock()
@@ -129,6 +216,9 @@ type headSwap struct {
 
 // Phase implements Mutation.
 func (h *headSwap) Phase() timing.Slot { return PhaseAdapter }
+
+// describe implements opMutation.
+func (h *headSwap) describe(op *Operation) { h.s.describe(op) }
 
 // Apply implements Mutation.
 func (h *headSwap) Apply(b Backend) error {

@@ -1,6 +1,25 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
+)
+
+// later and earlier are the later and the earlier of two instants.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
 
 // segmentRing is how many recent identified work segments the actor
 // remembers for Token.Blockers. A decode gap spans one cycle (at most one
@@ -12,7 +31,8 @@ const segmentRing = 64
 // segment is one identified piece of the actor's work.
 type segment struct {
 	kind       BlockerKind
-	req        uint64
+	opKind     timing.OpKind
+	req, op    uint64
 	start, end time.Time
 }
 
@@ -29,9 +49,16 @@ func (s *segments) add(kind BlockerKind, req uint64, start, end time.Time) {
 	s.n++
 }
 
+// addOp appends the hold of a named operation (BlockerOperation).
+func (s *segments) addOp(h Hold) {
+	s.buf[s.n%segmentRing] = segment{kind: BlockerOperation, opKind: h.Kind, op: h.Op, start: h.Start, end: h.End}
+	s.n++
+}
+
 // fill sets tok's blockers to the largest segments that lie inside
-// [from, to], largest first, the earlier first on equal durations. It does
-// not allocate.
+// [from, to], largest first, the earlier first on equal durations; an
+// operation's segment (a barrier interval may begin before a queued
+// request arrived) counts for its part inside. It does not allocate.
 func (s *segments) fill(tok *Token, from, to time.Time) {
 	tok.NumBlockers = 0
 	oldest := max(s.n-segmentRing, 0)
@@ -40,10 +67,17 @@ func (s *segments) fill(tok *Token, from, to time.Time) {
 		if g.end.Before(from) {
 			break // ends never decrease: every older segment ends earlier
 		}
-		if g.start.Before(from) || g.end.After(to) {
+		start, end := g.start, g.end
+		if g.kind == BlockerOperation {
+			start, end = later(start, from), earlier(end, to)
+			if !end.After(start) {
+				continue
+			}
+		}
+		if start.Before(from) || end.After(to) {
 			continue
 		}
-		b := Blocker{Kind: g.kind, Request: g.req, Start: g.start, End: g.end}
+		b := Blocker{Kind: g.kind, OpKind: g.opKind, Request: g.req, Op: g.op, Start: start, End: end}
 		insertBlocker(tok, b)
 	}
 }

@@ -67,10 +67,19 @@ func (a *actor) acquire() (time.Time, bool) {
 	if err != nil {
 		return t, false
 	}
-	if t.After(l0) {
-		a.segs.add(BlockerLockWait, 0, l0, t)
-	}
+	a.waitedBehind(l0, t)
 	return t, true
+}
+
+// waitedBehind records an ownership wait from w0 to end as blocker
+// segments: the operations that held ownership during it, by identity
+// (the part of each hold inside the wait), then the wait itself.
+func (a *actor) waitedBehind(w0, end time.Time) {
+	if !end.After(w0) {
+		return
+	}
+	a.e.tracker.Holds(w0, end, a.segs.addOp)
+	a.segs.add(BlockerLockWait, 0, w0, end)
 }
 
 // chargeWait counts an ownership wait of d.

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // Engine is the batching actor over one Backend. Construct it with New,
@@ -28,11 +30,14 @@ type Engine struct {
 	wedgeAfter time.Duration
 	vocab      int
 	swapper    AdapterSwapper // nil: requests name no adapter (adapter.go)
+	obs        timing.OperationObserver
+	opSeq      atomic.Uint64 // the latest operation identity
 
 	mu        sync.Mutex
 	queue     []*request  // waiting for admission, FIFO
 	mutations []*mutation // exclusive mutations waiting for the barrier, FIFO
 	trims     []*trimReq  // Trim calls waiting for the actor
+	trimOp    *Operation  // their operation, while any waits
 	loaded    Adapter     // the adapter the backend runs with (nil: base); written by swap mutations
 	started   bool
 	stopped   bool
@@ -74,6 +79,7 @@ func New(b Backend, cfg Config, opts ...Option) (*Engine, error) {
 		failed:  make(chan struct{}),
 
 		wedgeAfter: DefaultWedgeTimeout,
+		obs:        timing.NopObserver{},
 	}
 	for _, o := range opts {
 		o(e)

@@ -29,28 +29,38 @@ func WithWedgeTimeout(d time.Duration) Option {
 }
 
 // Exclusive runs fn holding device ownership exclusively, with writer
-// priority: once it waits, no new forward invocation starts until fn has
-// run, so it waits at most one invocation. Phase p (PhaseTrim,
-// PhaseTraining, PhaseResize or PhaseAdapter) is open on the engine's
-// phase tracker exactly while fn runs, after ownership is held: the forward
-// invocations that waited behind it are charged their whole wait as
-// gpu_lock_wait and the part of it inside fn as p. fn must be one bounded
-// unit of work (one optimizer step) and must not call the Backend, which
-// belongs to the actor.
+// priority, as one hold of op: once it waits, no new forward invocation
+// starts until fn has run, so it waits at most one invocation. op's phase
+// (trim, resize, adapter or training, by its kind) is open on the engine's
+// phase tracker exactly while fn runs, after ownership is held, and the
+// interval is one of op's holds: the forward invocations that waited
+// behind it are charged their whole wait as gpu_lock_wait and the part of
+// it inside fn as the phase, and name op among their blockers. op.Start is
+// set at its first hold and op.Hold grows by each, so an operation cut in
+// slices (a training step) calls Exclusive once a slice. fn must be one
+// bounded unit of work and must not call the Backend, which belongs to the
+// actor.
 //
 // While it waits it checks engine health: an actor that stopped, failed or
 // completed no cycle for the wedge timeout makes it return
 // ErrRestartRequired instead of hanging. It returns ctx's error if ctx ends
 // first; either way it then holds nothing and fn did not run.
-func (e *Engine) Exclusive(ctx context.Context, p timing.Slot, fn func() error) error {
-	maintIndex(p) // panics on a phase that is not maintenance
+func (e *Engine) Exclusive(ctx context.Context, op *Operation, fn func() error) error {
+	if op == nil || op.Kind == timing.OpTrainingJob {
+		return fmt.Errorf("%w: Exclusive needs an operation that holds the device", ErrInvalidRequest)
+	}
 	if err := e.acquireExclusive(ctx); err != nil {
 		return err
 	}
 	defer e.own.Unlock()
-	g := e.tracker.Begin(p)
-	defer g.End()
-	return fn()
+	g := e.tracker.BeginOp(op)
+	if op.Start.IsZero() {
+		op.Start = g.Started()
+	}
+	err := fn()
+	end := g.End()
+	op.Hold += timing.Elapsed(g.Started(), end)
+	return err
 }
 
 // acquireExclusive takes ownership exclusively with the health checks of

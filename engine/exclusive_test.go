@@ -74,7 +74,7 @@ func TestExclusiveWriterCharging(t *testing.T) {
 					synctest.Wait()
 				}
 				go func() {
-					writers <- e.Exclusive(t.Context(), engine.PhaseTrim, func() error {
+					writers <- e.Exclusive(t.Context(), trimOp(e), func() error {
 						time.Sleep(tc.trim)
 						return nil
 					})
@@ -125,7 +125,7 @@ func TestExclusiveFailsOnUnhealthyEngine(t *testing.T) {
 		}
 		ran := false
 		fn := func() error { ran = true; return nil }
-		if err := e.Exclusive(t.Context(), engine.PhaseTrim, fn); !errors.Is(err, engine.ErrRestartRequired) {
+		if err := e.Exclusive(t.Context(), trimOp(e), fn); !errors.Is(err, engine.ErrRestartRequired) {
 			t.Errorf("not started: %v, want ErrRestartRequired", err)
 		}
 		if err := e.Start(context.Background()); err != nil {
@@ -134,7 +134,7 @@ func TestExclusiveFailsOnUnhealthyEngine(t *testing.T) {
 		s := submit(t, e, t.Context(), engine.Request{Prompt: []int{1}, MaxTokens: 4})
 		synctest.Wait() // the actor is stuck in its first forward pass
 		t0 := time.Now()
-		err = e.Exclusive(t.Context(), engine.PhaseTrim, fn)
+		err = e.Exclusive(t.Context(), trimOp(e), fn)
 		if !errors.Is(err, engine.ErrRestartRequired) || ran {
 			t.Errorf("wedged: %v (fn ran: %v), want ErrRestartRequired", err, ran)
 		}
@@ -146,7 +146,7 @@ func TestExclusiveFailsOnUnhealthyEngine(t *testing.T) {
 		if err := e.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Exclusive(t.Context(), engine.PhaseTrim, fn); !errors.Is(err, engine.ErrRestartRequired) || ran {
+		if err := e.Exclusive(t.Context(), trimOp(e), fn); !errors.Is(err, engine.ErrRestartRequired) || ran {
 			t.Errorf("after shutdown: %v, want ErrRestartRequired", err)
 		}
 	})

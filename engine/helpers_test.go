@@ -123,7 +123,16 @@ func checkBlockers(t *testing.T, i int, tok engine.Token, from time.Time) {
 		if b.Start.Before(from) || b.End.After(tok.Ready) || b.End.Before(b.Start) {
 			t.Errorf("token %d blocker %d: [%v, %v] outside its interval [%v, %v]", i, j, b.Start, b.End, from, tok.Ready)
 		}
-		if b.Kind != engine.BlockerPrefill && b.Kind != engine.BlockerLockWait {
+		switch b.Kind {
+		case engine.BlockerPrefill, engine.BlockerLockWait:
+			if b.Op != 0 || b.OpKind != 0 {
+				t.Errorf("token %d blocker %d: a %v names operation %d (%v)", i, j, b.Kind, b.Op, b.OpKind)
+			}
+		case engine.BlockerOperation:
+			if b.Op == 0 || b.OpKind.String() == "unknown" || b.Request != 0 {
+				t.Errorf("token %d blocker %d: an operation blocker %+v", i, j, b)
+			}
+		default:
 			t.Errorf("token %d blocker %d: kind %v", i, j, b.Kind)
 		}
 		if b.Kind == engine.BlockerLockWait && b.Request != 0 {
@@ -141,3 +150,8 @@ func checkBlockers(t *testing.T, i int, tok engine.Token, from time.Time) {
 }
 
 func isErr(err, target error) bool { return errors.Is(err, target) }
+
+// trimOp is a trim operation of e's for Exclusive.
+func trimOp(e *engine.Engine) *engine.Operation {
+	return e.BeginOperation(timing.OpTrim, engine.ReasonMaintenance, 0, nil)
+}

@@ -38,6 +38,7 @@ const (
 // context) positions), backed by ceil(tokens / context) slots of one
 // context each.
 type ResizeResult struct {
+	Op                                        uint64 // the resize's operation identity
 	FromTokens, RequestedTokens, ActualTokens int
 	FromSlots, Slots                          int
 	// BytesBefore and BytesAfter are the arena's capacity: tokens x the KV
@@ -83,8 +84,9 @@ func (e *Engine) KVMaxTokens() int { return e.kvMax }
 //
 // tokens must be at least one context and at most KVMaxTokens
 // (ErrInvalidKVSize); the backend must be a KVResizer
-// (ErrResizeUnsupported).
-func (e *Engine) ResizeKV(ctx context.Context, tokens int) (ResizeResult, error) {
+// (ErrResizeUnsupported). reason is the operation's: ReasonMaintenance (an
+// operator), ReasonAutomatic (the memory policy) or ReasonTraining.
+func (e *Engine) ResizeKV(ctx context.Context, tokens int, reason string) (ResizeResult, error) {
 	if e.kvMax == 0 {
 		return ResizeResult{}, ErrResizeUnsupported
 	}
@@ -92,11 +94,19 @@ func (e *Engine) ResizeKV(ctx context.Context, tokens int) (ResizeResult, error)
 		return ResizeResult{}, err
 	}
 	m := &kvResize{tokens: tokens}
-	if err := e.Mutate(ctx, m); err != nil {
+	err := e.mutate(ctx, m, reason, func(op *Operation) {
+		op.Resize.RequestedTokens = tokens
+		m.res.Op = op.ID
+	})
+	if err != nil {
 		return ResizeResult{}, err
 	}
 	return m.res, nil
 }
+
+// ReasonTraining is the reason of a resize that makes room for a training
+// job (the KV arena shrinks before it starts).
+const ReasonTraining = "training_memory_preparation"
 
 // CheckKVSize reports why tokens is not a valid size for ResizeKV
 // (ErrInvalidKVSize naming the bound, ErrResizeUnsupported), or nil.
@@ -135,7 +145,7 @@ func (m *kvResize) Apply(Backend) error {
 
 // applyActor reallocates the arena, on the actor goroutine with no request
 // holding a slot and ownership held exclusively.
-func (m *kvResize) applyActor(a *actor) error {
+func (m *kvResize) applyActor(a *actor, op *Operation) error {
 	e := a.e
 	rz := e.backend.(KVResizer) // ResizeKV checked
 	per := rz.KVBytesPerPos()
@@ -153,6 +163,9 @@ func (m *kvResize) applyActor(a *actor) error {
 	r.RSSAfter = residentBytes()
 	r.BytesBefore, r.BytesAfter = int64(r.FromTokens)*per, int64(r.ActualTokens)*per
 	r.Duration = timing.Elapsed(r.Start, a.now())
+	op.Resize = timing.ResizeDetail{FromTokens: r.FromTokens, RequestedTokens: r.RequestedTokens, ActualTokens: r.ActualTokens,
+		FromSlots: r.FromSlots, Slots: r.Slots, BytesBefore: r.BytesBefore, BytesAfter: r.BytesAfter,
+		DroppedBytes: r.DroppedBytes, RSSBefore: r.RSSBefore, RSSAfter: r.RSSAfter, Accepted: r.Accepted}
 	return nil
 }
 

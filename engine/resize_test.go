@@ -36,7 +36,7 @@ func TestResizeKVChargesOnlyQueuedRequests(t *testing.T) {
 		}
 		done := make(chan reply, 1)
 		go func() {
-			res, err := e.ResizeKV(t.Context(), 1024)
+			res, err := e.ResizeKV(t.Context(), 1024, engine.ReasonMaintenance)
 			done <- reply{res, err}
 		}()
 		synctest.Wait()
@@ -108,7 +108,7 @@ func TestResizeKVChangesAdmission(t *testing.T) {
 		e := start(t, b, engine.Config{KVMaxTokens: 256})
 		from := 128
 		for _, tc := range tests {
-			res, err := e.ResizeKV(t.Context(), tc.tokens)
+			res, err := e.ResizeKV(t.Context(), tc.tokens, engine.ReasonMaintenance)
 			if err != nil {
 				t.Fatalf("resize to %d: %v", tc.tokens, err)
 			}
@@ -153,7 +153,7 @@ func TestResizeKVRefusesBadSizes(t *testing.T) {
 			tokens int
 			names  string
 		}{{0, "one context (64"}, {-5, "one context (64"}, {63, "one context (64"}, {257, "bound of 256"}} {
-			_, err := e.ResizeKV(t.Context(), tc.tokens)
+			_, err := e.ResizeKV(t.Context(), tc.tokens, engine.ReasonMaintenance)
 			if !errors.Is(err, engine.ErrInvalidKVSize) || !strings.Contains(err.Error(), tc.names) {
 				t.Errorf("resize to %d: %v, want ErrInvalidKVSize naming %q", tc.tokens, err, tc.names)
 			}

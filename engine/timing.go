@@ -20,8 +20,9 @@ type (
 
 // Blocker kinds the actor reports.
 const (
-	BlockerPrefill  = timing.BlockerPrefill
-	BlockerLockWait = timing.BlockerLockWait
+	BlockerPrefill   = timing.BlockerPrefill
+	BlockerLockWait  = timing.BlockerLockWait
+	BlockerOperation = timing.BlockerOperation
 )
 
 // MaxBlockers bounds the blockers a Token carries.

@@ -57,6 +57,20 @@ type PhaseTracker struct {
 	open  [numMaint]int       // guards open per phase
 	start [numMaint]time.Time // when the interval in progress began (open > 0)
 	total [numMaint]time.Duration
+	holds [holdRing]Hold // the latest guards of named operations, by begin order
+	nh    int            // such guards ever begun
+}
+
+// holdRing is how many recent guards of named operations a tracker
+// remembers for Holds: a wait spans at most a few of them.
+const holdRing = 32
+
+// Hold is one guard of a named operation: the operation's identity and
+// kind and the interval the guard was open (End is zero while it is).
+type Hold struct {
+	Op         uint64
+	Kind       timing.OpKind
+	Start, End time.Time
 }
 
 // NewPhaseTracker returns a tracker reading instants from c (nil: the
@@ -73,12 +87,23 @@ func NewPhaseTracker(c Clock) *PhaseTracker {
 type PhaseGuard struct {
 	t     *PhaseTracker
 	i     int
+	h     int       // the guard's hold (an index of nh), -1 for an unnamed guard
 	start time.Time // the tracker's instant at Begin
 }
 
 // Begin opens a guard of phase p (one of PhaseResize, PhaseTrim,
-// PhaseAdapter, PhaseTraining).
+// PhaseAdapter, PhaseTraining) for no named operation.
 func (t *PhaseTracker) Begin(p timing.Slot) PhaseGuard {
+	return t.begin(p, nil)
+}
+
+// BeginOp opens a guard of op's phase for op: the interval is also one of
+// op's holds (Holds).
+func (t *PhaseTracker) BeginOp(op *Operation) PhaseGuard {
+	return t.begin(op.Kind.Slot(), op)
+}
+
+func (t *PhaseTracker) begin(p timing.Slot, op *Operation) PhaseGuard {
 	i := maintIndex(p)
 	t.mu.Lock()
 	now := t.clock.Now()
@@ -86,8 +111,37 @@ func (t *PhaseTracker) Begin(p timing.Slot) PhaseGuard {
 		t.start[i] = now
 	}
 	t.open[i]++
+	h := -1
+	if op != nil {
+		h = t.nh
+		t.holds[h%holdRing] = Hold{Op: op.ID, Kind: op.Kind, Start: now}
+		t.nh++
+	}
 	t.mu.Unlock()
-	return PhaseGuard{t: t, i: i, start: now}
+	return PhaseGuard{t: t, i: i, h: h, start: now}
+}
+
+// Holds calls f, oldest first, with every remembered hold of a named
+// operation that overlapped [from, to], clipped to it (a hold still open
+// ends at to).
+func (t *PhaseTracker) Holds(from, to time.Time, f func(Hold)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for n := max(t.nh-holdRing, 0); n < t.nh; n++ {
+		h := t.holds[n%holdRing]
+		end := h.End
+		if end.IsZero() || end.After(to) {
+			end = to
+		}
+		if h.Start.Before(from) {
+			h.Start = from
+		}
+		if !end.After(h.Start) {
+			continue
+		}
+		h.End = end
+		f(h)
+	}
 }
 
 // Started is the instant the guard began (the tracker's clock).
@@ -107,6 +161,9 @@ func (g *PhaseGuard) End() time.Time {
 	t.open[g.i]--
 	if t.open[g.i] == 0 {
 		t.total[g.i] += timing.Elapsed(t.start[g.i], now)
+	}
+	if g.h >= 0 && g.h >= t.nh-holdRing {
+		t.holds[g.h%holdRing].End = now
 	}
 	t.mu.Unlock()
 	return now

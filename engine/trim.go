@@ -20,6 +20,7 @@ type Reclaimer interface {
 
 // TrimResult is what one trim did.
 type TrimResult struct {
+	Op           uint64        // the trim's operation identity
 	Start        time.Time     // the trim began, holding ownership exclusively
 	Duration     time.Duration // its work, under exclusive ownership
 	Deferred     time.Duration // from the Trim call until the actor was idle and ownership held
@@ -39,6 +40,13 @@ type trimReq struct {
 	done  chan trimReply // buffered
 }
 
+// Trim reasons: an operator's (POST /v1/maintenance/trim) and the idle
+// policy's.
+const (
+	ReasonMaintenance = "maintenance"
+	ReasonAutomatic   = "automatic_memory_policy"
+)
+
 type trimReply struct {
 	res TrimResult
 	err error
@@ -50,16 +58,21 @@ type trimReply struct {
 // invocations (the actor is idle then: no forward pass in flight, none
 // starts until it is done), holding device ownership exclusively (behind any
 // other writer) with the trim phase open, so a waiting request's next gap
-// is charged the trim as gpu_lock_wait and trim. The call defers until the
-// actor reaches that point, at most one forward invocation; concurrent
-// calls share one trim. It fails with ErrRestartRequired when the actor is
-// not healthy, or with ctx's error (the trim may still run).
-func (e *Engine) Trim(ctx context.Context) (TrimResult, error) {
+// is charged the trim as gpu_lock_wait and trim and names the trim's
+// operation among its blockers. The call defers until the actor reaches
+// that point, at most one forward invocation; concurrent calls share one
+// trim, one operation (of the first call's reason). It fails with
+// ErrRestartRequired when the actor is not healthy, or with ctx's error
+// (the trim may still run).
+func (e *Engine) Trim(ctx context.Context, reason string) (TrimResult, error) {
 	q := &trimReq{asked: e.clock.Now(), done: make(chan trimReply, 1)}
 	e.mu.Lock()
 	if !e.started || e.stopped || !e.alive.Load() {
 		e.mu.Unlock()
 		return TrimResult{}, ErrRestartRequired
+	}
+	if len(e.trims) == 0 {
+		e.trimOp = e.BeginOperation(timing.OpTrim, reason, 0, nil)
 	}
 	e.trims = append(e.trims, q)
 	e.mu.Unlock()
@@ -83,13 +96,13 @@ func (e *Engine) Trim(ctx context.Context) (TrimResult, error) {
 func (a *actor) trim() bool {
 	e := a.e
 	e.mu.Lock()
-	reqs := e.trims
-	e.trims = nil
+	reqs, op := e.trims, e.trimOp
+	e.trims, e.trimOp = nil, nil
 	e.mu.Unlock()
 	if len(reqs) == 0 {
 		return false
 	}
-	res, err := a.reclaim()
+	res, err := a.reclaim(op)
 	a.publish() // the caller sees the trim counted once Trim returns
 	for _, q := range reqs {
 		r := res
@@ -105,7 +118,7 @@ func (a *actor) trim() bool {
 // run for the trim's exclusive hold (exactly the trim guard's interval)
 // plus any wait behind another writer first, so without such a writer the
 // wait and the trim are equal and the narrower trim wins the tie.
-func (a *actor) reclaim() (TrimResult, error) {
+func (a *actor) reclaim(op *Operation) (TrimResult, error) {
 	e := a.e
 	snap := e.tracker.Snapshot()
 	var waited time.Duration
@@ -113,12 +126,13 @@ func (a *actor) reclaim() (TrimResult, error) {
 	if !e.own.tryLock() {
 		w0 = a.now()
 		if err := e.own.lock(context.Background(), e.stop, nil); err != nil {
+			e.EndOperation(op, ErrStopped)
 			return TrimResult{}, ErrStopped
 		}
 		waited = timing.Elapsed(w0, a.now())
 	}
-	g := e.tracker.Begin(PhaseTrim)
-	res := TrimResult{Start: g.Started(), RSSBefore: residentBytes()}
+	g := e.tracker.BeginOp(op)
+	res := TrimResult{Op: op.ID, Start: g.Started(), RSSBefore: residentBytes()}
 	if w0.IsZero() {
 		w0 = res.Start
 	}
@@ -140,12 +154,24 @@ func (a *actor) reclaim() (TrimResult, error) {
 	for i, d := range obs {
 		a.c.maint[i] += d
 	}
-	if end.After(w0) {
-		a.segs.add(BlockerLockWait, 0, w0, end)
-	}
+	a.waitedBehind(w0, end)
 	a.countTrim(&res)
+	op.Start, op.Hold = res.Start, res.Duration
+	op.Trim = timing.TrimDetail{BackendBytes: res.BackendBytes, HeapReleased: res.HeapReleased,
+		RSSBefore: res.RSSBefore, RSSAfter: res.RSSAfter}
+	op.Outcome = OutcomeZeroYield
+	if res.Reclaimed() > 0 {
+		op.Outcome = OutcomeReclaimed
+	}
+	e.endOperationAt(op, end, nil)
 	return res, nil
 }
+
+// A trim's outcomes: it gave memory back, or found none to give.
+const (
+	OutcomeReclaimed = "reclaimed"
+	OutcomeZeroYield = "zero_yield"
+)
 
 // countTrim records a trim in the snapshot's reclaim counters.
 func (a *actor) countTrim(res *TrimResult) {
@@ -163,9 +189,10 @@ func (a *actor) countTrim(res *TrimResult) {
 func (a *actor) failTrims(err error) {
 	e := a.e
 	e.mu.Lock()
-	reqs := e.trims
-	e.trims = nil
+	reqs, op := e.trims, e.trimOp
+	e.trims, e.trimOp = nil, nil
 	e.mu.Unlock()
+	e.EndOperation(op, err)
 	for _, q := range reqs {
 		q.done <- trimReply{err: err}
 	}

@@ -27,7 +27,7 @@ func TestTrimWhileDecoding(t *testing.T) {
 		toks := []engine.Token{<-s.Tokens(), <-s.Tokens()}
 		synctest.Wait() // the actor sleeps inside the third token's step
 		time.Sleep(2 * time.Millisecond)
-		res, err := e.Trim(t.Context())
+		res, err := e.Trim(t.Context(), engine.ReasonMaintenance)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func TestTrimIdleAndConcurrent(t *testing.T) {
 		b.ReclaimDelay = time.Millisecond
 		b.StepDelay = time.Millisecond
 		e := start(t, b, engine.Config{})
-		if res, err := e.Trim(t.Context()); err != nil || res.Deferred != 0 || res.Duration != time.Millisecond {
+		if res, err := e.Trim(t.Context(), engine.ReasonMaintenance); err != nil || res.Deferred != 0 || res.Duration != time.Millisecond {
 			t.Errorf("idle trim: %+v, %v; want no deferral, 1ms", res, err)
 		}
 		s := submit(t, e, t.Context(), engine.Request{Prompt: []int{1}, MaxTokens: 8})
@@ -73,7 +73,7 @@ func TestTrimIdleAndConcurrent(t *testing.T) {
 		errs := make(chan error, 3)
 		for range 3 {
 			go func() {
-				_, err := e.Trim(t.Context())
+				_, err := e.Trim(t.Context(), engine.ReasonMaintenance)
 				errs <- err
 			}()
 		}
@@ -90,7 +90,7 @@ func TestTrimIdleAndConcurrent(t *testing.T) {
 		if err := e.Shutdown(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Trim(t.Context()); !errors.Is(err, engine.ErrRestartRequired) {
+		if _, err := e.Trim(t.Context(), engine.ReasonMaintenance); !errors.Is(err, engine.ErrRestartRequired) {
 			t.Errorf("trim after shutdown: %v, want ErrRestartRequired", err)
 		}
 	})

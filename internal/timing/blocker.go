@@ -14,6 +14,11 @@ const (
 	// BlockerLockWait is the actor waiting for device ownership held or
 	// awaited exclusively by someone else (maintenance); Request is 0.
 	BlockerLockWait
+	// BlockerOperation is a maintenance operation, Blocker.Op, that held
+	// device ownership while the actor waited (the part of its hold inside
+	// the wait), or the actor barrier while the request waited for
+	// admission (the part of the barrier interval inside the token's).
+	BlockerOperation
 )
 
 // String returns the kind's name: the stall reason it belongs to.
@@ -23,6 +28,8 @@ func (k BlockerKind) String() string {
 		return "actor_prefill"
 	case BlockerLockWait:
 		return SlotGPULockWait.String()
+	case BlockerOperation:
+		return "operation"
 	}
 	return "unknown"
 }
@@ -37,7 +44,9 @@ func (k BlockerKind) String() string {
 // pass is not divisible, so each of them delayed the token by all of it.
 type Blocker struct {
 	Kind       BlockerKind
+	OpKind     OpKind    // an operation's kind (BlockerOperation)
 	Request    uint64    // the prefilled request's identity (engine Request.ID); 0 for a lock wait or an unnamed request
+	Op         uint64    // the operation's identity (Operation.ID), for BlockerOperation
 	Start, End time.Time // the work's instants (engine clock)
 }
 
