@@ -37,7 +37,7 @@ func (s *Server) requestAdapter(req *chatRequest) (*adapter, error) {
 	if req.Adapter == "" {
 		return nil, nil
 	}
-	if s.swapper == nil {
+	if !s.adaptersOn() {
 		return nil, errAdaptersOff
 	}
 	return s.adapters.load("adapter", req.Adapter)

@@ -44,7 +44,7 @@ func (s *Server) adaptersBody() (adaptersBody, error) {
 		return adaptersBody{}, err
 	}
 	return adaptersBody{Object: "kiln.adapters", Active: namePtr(s.adapters.defaultAdapter()),
-		Running: namePtr(s.running.Load()), Loaded: s.adapters.loadedNames(), Available: avail}, nil
+		Running: namePtr(s.running()), Loaded: s.adapters.loadedNames(), Available: avail}, nil
 }
 
 // namePtr is a's name, nil for the base model.
@@ -93,7 +93,7 @@ func (s *Server) unloadAdapterRoute(w http.ResponseWriter, r *http.Request) erro
 // deleteAdapter serves DELETE /v1/adapters/{name}: it deletes the
 // adapter's files (409 adapter_active for the server default).
 func (s *Server) deleteAdapter(w http.ResponseWriter, r *http.Request) error {
-	if s.swapper == nil {
+	if !s.adaptersOn() {
 		return errAdaptersOff
 	}
 	if err := s.adapters.remove("name", r.PathValue("name")); err != nil {

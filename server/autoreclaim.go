@@ -41,7 +41,7 @@ func (s *Server) StartAutoReclaim(ctx context.Context) <-chan struct{} {
 			s.autoResize(ctx, &policy, s.gen.Snapshot())
 			if trig.observe(s.clock.Now(), s.gen.Snapshot()) {
 				tctx, cancel := context.WithTimeout(ctx, trimTimeout)
-				_, _ = s.trim(tctx, "automatic_memory_policy") // logged by trim
+				_, _ = s.trim(tctx, engine.ReasonAutomatic) // logged by telemetry
 				cancel()
 			}
 		}

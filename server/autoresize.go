@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
-	"github.com/kiln-ai/kiln/telemetry"
 )
 
 // The automatic KV resize policy (reason automatic_memory_policy), on with
@@ -73,7 +72,7 @@ func (s *Server) autoResize(ctx context.Context, p *resizePolicy, snap engine.Sn
 	}
 	rctx, cancel := context.WithTimeout(ctx, resizeTimeout)
 	defer cancel()
-	_, _ = s.ResizeKV(rctx, tokens, telemetry.ResizeReasonAutomatic) // logged by ResizeKV
+	_, _ = s.ResizeKV(rctx, tokens, engine.ReasonAutomatic) // logged by ResizeKV
 }
 
 // autoResizePolicy is the server's automatic resize policy.

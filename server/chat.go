@@ -31,7 +31,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 			s.countRejected()
 		}
 	}()
-	setRevisionHeader(w, s.running.Load())
+	setRevisionHeader(w, s.running())
 	if err := s.inferenceAllowed(); err != nil {
 		return err
 	}

@@ -91,7 +91,8 @@ type harnessOption func(*harnessSetup)
 
 func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
-	setup := harnessSetup{cfg: DefaultConfig()}
+	// Telemetry's log (operation lines) is quiet unless a test asks for it.
+	setup := harnessSetup{cfg: DefaultConfig(), topts: []telemetry.Option{telemetry.WithLogOutput(io.Discard, false)}}
 	setup.cfg.Engine.EvictGrace = 5 * time.Second
 	// httptest.NewRequest sends Host example.com to the handler; the
 	// Host check (hosts.go) has tests of its own.
@@ -121,8 +122,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 			t.Errorf("telemetry shutdown: %v", err)
 		}
 	})
-	sw := &Swapper{}
-	h.eng, err = engine.New(h.backend, cfg.Engine, append(setup.eopts, engine.WithAdapterSwapper(sw.Swap))...)
+	h.eng, err = engine.New(h.backend, cfg.Engine, append(setup.eopts, engine.WithAdapters(), engine.WithObserver(h.tel))...)
 	if err != nil {
 		t.Fatalf("engine: %v", err)
 	}
@@ -135,7 +135,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		}
 	})
 	nop := zerolog.Nop()
-	h.srv, err = New(cfg, Deps{Model: model, Engine: h.eng, Telemetry: h.tel, Logger: &nop, Swapper: sw})
+	h.srv, err = New(cfg, Deps{Model: model, Engine: h.eng, Telemetry: h.tel, Logger: &nop})
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}

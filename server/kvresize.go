@@ -9,12 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/internal/timing"
-	"github.com/kiln-ai/kiln/telemetry"
 )
 
 // resizeTimeout bounds a resize's wait for the actor: the active requests
@@ -24,7 +20,7 @@ const resizeTimeout = 5 * time.Minute
 
 // kvResizer is what the resize route needs of the engine.
 type kvResizer interface {
-	ResizeKV(ctx context.Context, tokens int) (engine.ResizeResult, error)
+	ResizeKV(ctx context.Context, tokens int, reason string) (engine.ResizeResult, error)
 	CheckKVSize(tokens int) error
 	KVMaxTokens() int
 }
@@ -33,8 +29,8 @@ type kvResizer interface {
 func (g engineGenerator) CheckKVSize(tokens int) error { return g.e.CheckKVSize(tokens) }
 
 // ResizeKV implements kvResizer.
-func (g engineGenerator) ResizeKV(ctx context.Context, tokens int) (engine.ResizeResult, error) {
-	return g.e.ResizeKV(ctx, tokens)
+func (g engineGenerator) ResizeKV(ctx context.Context, tokens int, reason string) (engine.ResizeResult, error) {
+	return g.e.ResizeKV(ctx, tokens, reason)
 }
 
 // KVMaxTokens implements kvResizer.
@@ -79,7 +75,7 @@ func (s *Server) maintenanceKVResize(w http.ResponseWriter, r *http.Request) err
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), resizeTimeout)
 	defer cancel()
-	reply, err := s.ResizeKV(ctx, clampInt(tokens), telemetry.ResizeReasonMaintenance)
+	reply, err := s.ResizeKV(ctx, clampInt(tokens), engine.ReasonMaintenance)
 	if err != nil {
 		return err
 	}
@@ -122,16 +118,15 @@ func (s *Server) PrepareTrainingMemory(ctx context.Context, tokens int) (KVResiz
 	if cur := s.gen.Snapshot().KVBudget; tokens > cur {
 		tokens = cur
 	}
-	return s.ResizeKV(ctx, tokens, telemetry.ResizeReasonTraining)
+	return s.ResizeKV(ctx, tokens, engine.ReasonTraining)
 }
 
 // ResizeKV resizes the engine's KV arena to tokens positions for reason
-// (telemetry.ResizeReasonMaintenance, ResizeReasonAutomatic or
-// ResizeReasonTraining) through the actor barrier: a kiln.resize span in
-// its own trace (the chat spans of the requests it delayed link to it),
-// the maintenance ring (dashboard), a log line and
-// kiln_kv_resizes_total{reason,direction}. An invalid size is a 400
-// invalid_kv_size naming the bound, refused before any of that.
+// (engine.ReasonMaintenance, ReasonAutomatic or ReasonTraining) through the
+// actor barrier. The engine makes it an operation, which telemetry traces
+// (the chat spans of the requests it delayed link to it), lists, logs and
+// counts in kiln_kv_resizes_total{reason,direction}. An invalid size is a
+// 400 invalid_kv_size naming the bound, refused before any of that.
 func (s *Server) ResizeKV(ctx context.Context, tokens int, reason string) (KVResizeReply, error) {
 	rz, ok := s.gen.(kvResizer)
 	if !ok || rz.KVMaxTokens() == 0 {
@@ -143,57 +138,18 @@ func (s *Server) ResizeKV(ctx context.Context, tokens int, reason string) (KVRes
 		return KVResizeReply{}, resizeError(err, rz.KVMaxTokens())
 	}
 	called := s.clock.Now()
-	_, span := s.tel.StartMaintenanceSpan(context.WithoutCancel(ctx), telemetry.SpanResize,
-		attribute.String(telemetry.AttrMaintenanceReason, reason),
-		attribute.Int(telemetry.AttrResizeRequestedTokens, tokens))
-	defer span.End()
-	op := s.tel.BeginMaintenance(telemetry.LinkKindResize, reason, span.SpanContext(), called)
-	res, err := rz.ResizeKV(ctx, tokens)
+	res, err := rz.ResizeKV(ctx, tokens, reason)
 	if err != nil {
-		now := s.clock.Now()
-		op.End(now, now)
-		op.Describe("error", fmt.Sprintf("%d tokens refused", tokens))
-		span.SetStatus(codes.Error, err.Error())
-		s.log.Warn().Err(err).Str("reason", reason).Int("requested_tokens", tokens).Msg("kv resize failed")
 		return KVResizeReply{}, resizeError(err, rz.KVMaxTokens())
 	}
-	op.End(res.Accepted, res.Start.Add(res.Duration))
-	b := KVResizeReply{
+	return KVResizeReply{
 		Object: "kiln.maintenance.kv_resize", Reason: reason, Direction: res.Direction(),
 		FromTokens: res.FromTokens, RequestedTokens: res.RequestedTokens, ActualTokens: res.ActualTokens,
 		FromSlots: res.FromSlots, Slots: res.Slots,
 		BytesBefore: res.BytesBefore, BytesAfter: res.BytesAfter, DroppedBytes: res.DroppedBytes,
 		RSSBeforeBytes: res.RSSBefore, RSSAfterBytes: res.RSSAfter,
 		DurationMs: timing.Ms(res.Duration), DrainMs: timing.Ms(res.Drained()), WaitMs: timing.Ms(timing.Elapsed(called, res.Start)),
-	}
-	op.Describe("ok", fmt.Sprintf("%s %d -> %d tokens (%d -> %d slots); rss %d -> %d bytes",
-		b.Direction, b.FromTokens, b.ActualTokens, b.FromSlots, b.Slots, b.RSSBeforeBytes, b.RSSAfterBytes))
-	s.recordResize(span, &b)
-	return b, nil
-}
-
-// recordResize puts a resize on its span, in the log and in
-// kiln_kv_resizes_total.
-func (s *Server) recordResize(span interface{ SetAttributes(...attribute.KeyValue) }, b *KVResizeReply) {
-	span.SetAttributes(
-		attribute.Int(telemetry.AttrResizeFromTokens, b.FromTokens),
-		attribute.Int(telemetry.AttrResizeActualTokens, b.ActualTokens),
-		attribute.String(telemetry.AttrResizeDirection, b.Direction),
-		attribute.Int64(telemetry.AttrResizeBytesBefore, b.BytesBefore),
-		attribute.Int64(telemetry.AttrResizeBytesAfter, b.BytesAfter),
-		attribute.Int64(telemetry.AttrResizeRSSBefore, b.RSSBeforeBytes),
-		attribute.Int64(telemetry.AttrResizeRSSAfter, b.RSSAfterBytes),
-		attribute.Float64(telemetry.AttrResizeDrainMs, b.DrainMs),
-	)
-	if err := s.tel.CountKVResize(b.Reason, b.Direction); err != nil {
-		s.log.Error().Err(err).Msg("kv resize not counted")
-	}
-	s.log.Info().Str("reason", b.Reason).Str("direction", b.Direction).
-		Int("from_tokens", b.FromTokens).Int("requested_tokens", b.RequestedTokens).Int("actual_tokens", b.ActualTokens).
-		Int("from_slots", b.FromSlots).Int("slots", b.Slots).
-		Int64("bytes_before", b.BytesBefore).Int64("bytes_after", b.BytesAfter).Int64("dropped_bytes", b.DroppedBytes).
-		Int64("rss_before_bytes", b.RSSBeforeBytes).Int64("rss_after_bytes", b.RSSAfterBytes).
-		Float64("duration_ms", b.DurationMs).Float64("drain_ms", b.DrainMs).Float64("wait_ms", b.WaitMs).Msg("kv resize")
+	}, nil
 }
 
 // resizeError maps the engine's resize errors to the client's.

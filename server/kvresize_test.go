@@ -324,22 +324,23 @@ func FuzzKVResizeBody(f *testing.F) {
 	})
 }
 
-// TestKVResizeLogged: a resize writes one "kv resize" line with its
-// reason, sizes, bytes, RSS and durations; a refused size writes a
-// warning and no resize line.
+// TestKVResizeLogged: a resize writes one "kv resize" line (telemetry's
+// log, as cmd/kiln wires it) with its reason, sizes, bytes, RSS and
+// durations; a refused size writes a warning (the server's) and no resize
+// line.
 func TestKVResizeLogged(t *testing.T) {
-	h := newHarness(t)
 	var buf lockedBuf
+	h := newHarness(t, func(s *harnessSetup) { s.topts = append(s.topts, telemetry.WithLogOutput(&buf, false)) })
 	log := zerolog.New(&buf)
 	srv, err := New(h.cfg, Deps{Model: h.model, Engine: h.eng, Telemetry: h.tel, Logger: &log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	seq := h.backend.SeqLen()
-	if _, err := srv.ResizeKV(t.Context(), seq-1, telemetry.ResizeReasonMaintenance); err == nil {
+	if _, err := srv.ResizeKV(t.Context(), seq-1, engine.ReasonMaintenance); err == nil {
 		t.Fatal("a size below one context was accepted")
 	}
-	if _, err := srv.ResizeKV(t.Context(), 2*seq, telemetry.ResizeReasonAutomatic); err != nil {
+	if _, err := srv.ResizeKV(t.Context(), 2*seq, engine.ReasonAutomatic); err != nil {
 		t.Fatal(err)
 	}
 	var lines []map[string]any
@@ -358,7 +359,7 @@ func TestKVResizeLogged(t *testing.T) {
 		got["requested_tokens"] != float64(2*seq) || got["actual_tokens"] != float64(2*seq) || got["slots"] != float64(2) {
 		t.Errorf("resize log line %v", got)
 	}
-	for _, k := range []string{"from_tokens", "bytes_before", "bytes_after", "dropped_bytes", "rss_before_bytes", "rss_after_bytes", "duration_ms", "drain_ms", "wait_ms"} {
+	for _, k := range []string{"operation_id", "from_tokens", "bytes_before", "bytes_after", "dropped_bytes", "rss_before_bytes", "rss_after_bytes", "duration_ms", "drain_ms", "wait_ms"} {
 		if _, ok := got[k].(float64); !ok {
 			t.Errorf("resize log line lacks %s: %v", k, got)
 		}

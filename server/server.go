@@ -29,10 +29,6 @@ type Deps struct {
 	Telemetry *telemetry.Telemetry
 	Clock     engine.Clock
 	Logger    *zerolog.Logger
-	// Swapper, when set, is the adapter swapper the Engine was built with
-	// (engine.WithAdapterSwapper(Swapper.Swap)): requests may then name
-	// adapters of Config.AdapterDir and the adapter routes work.
-	Swapper *Swapper
 
 	// gen replaces Engine in tests that need a scripted generator.
 	gen generator
@@ -92,10 +88,8 @@ type Server struct {
 	created         time.Time // wall-clock start, for uptime and created fields
 	handler         http.Handler
 
-	adapters *adapterRegistry        // --adapter-dir (adapters.go)
-	swapper  *Swapper                // nil: no adapters
-	running  atomic.Pointer[adapter] // the adapter the engine runs with (nil: base), set by swaps
-	train    trainQueue              // training jobs (train_jobs.go)
+	adapters *adapterRegistry // --adapter-dir (adapters.go)
+	train    trainQueue       // training jobs (train_jobs.go)
 
 	stopping atomic.Bool
 	outcomes [telemetry.NumOutcomes]atomic.Uint64 // by telemetry.Outcome
@@ -181,11 +175,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.adapters = newAdapterRegistry(cfg.AdapterDir, deps.Model.Model, cfg.AdapterCacheBytes)
-	if deps.Swapper != nil {
-		s.swapper = deps.Swapper
-		deps.Swapper.s.Store(s)
-		deps.Telemetry.SetActiveAdapter(baseAdapter)
-	}
+	deps.Telemetry.SetActiveAdapter(baseAdapter)
 	s.handler = s.routes()
 	return s, nil
 }

@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/train"
 	"github.com/kiln-ai/kiln/internal/timing"
@@ -17,15 +13,26 @@ import (
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
-// exclusiveRunner is what a training job needs of the engine: exclusive
-// ownership, with writer priority, for one optimizer step at a time.
+// exclusiveRunner is what a training job needs of the engine: operation
+// records and exclusive ownership, with writer priority, for one
+// optimizer step at a time.
 type exclusiveRunner interface {
-	Exclusive(ctx context.Context, p timing.Slot, fn func() error) error
+	BeginOperation(kind timing.OpKind, reason string, parent uint64, detail func(*engine.Operation)) *engine.Operation
+	EndOperation(op *engine.Operation, err error)
+	Exclusive(ctx context.Context, op *engine.Operation, fn func() error) error
 }
 
+// BeginOperation implements exclusiveRunner.
+func (g engineGenerator) BeginOperation(kind timing.OpKind, reason string, parent uint64, detail func(*engine.Operation)) *engine.Operation {
+	return g.e.BeginOperation(kind, reason, parent, detail)
+}
+
+// EndOperation implements exclusiveRunner.
+func (g engineGenerator) EndOperation(op *engine.Operation, err error) { g.e.EndOperation(op, err) }
+
 // Exclusive implements exclusiveRunner.
-func (g engineGenerator) Exclusive(ctx context.Context, p timing.Slot, fn func() error) error {
-	return g.e.Exclusive(ctx, p, fn)
+func (g engineGenerator) Exclusive(ctx context.Context, op *engine.Operation, fn func() error) error {
+	return g.e.Exclusive(ctx, op, fn)
 }
 
 // stepTimeout bounds one optimizer step's wait for ownership and its work.
@@ -34,13 +41,17 @@ const stepTimeout = 10 * time.Minute
 // runTrainJob trains j's adapter, one optimizer step per example per
 // epoch, each step inside Engine.Exclusive with the training phase open (so
 // streams keep flowing between steps), then writes the adapter under the
-// adapter dir and, with auto_load, swaps it in. The job is a kiln.
-// training_job span, each step a kiln.training_step child registered as a
-// maintenance operation that stall spans link to.
+// adapter dir and, with auto_load, swaps it in. The job and each step are
+// engine operations (telemetry makes them a kiln.training_job span with
+// kiln.training_step children that stall spans link to).
 func (s *Server) runTrainJob(ctx context.Context, j *trainJob) (err error) {
-	_, span := s.tel.StartMaintenanceSpan(context.Background(), telemetry.SpanTrainingJob,
-		attribute.String(telemetry.AttrTrainingJobID, j.id), attribute.String(telemetry.AttrTrainingType, "sft"),
-		attribute.Int(telemetry.AttrTrainingTotalSteps, j.total), attribute.Int(telemetry.AttrTrainingTokens, j.tokens))
+	ex, ok := s.gen.(exclusiveRunner)
+	if !ok {
+		return errors.New("this engine cannot train (no exclusive ownership)")
+	}
+	job := ex.BeginOperation(timing.OpTrainingJob, "sft", 0, func(op *engine.Operation) {
+		op.Training = timing.TrainingDetail{Job: j.id, Type: "sft", Steps: j.total, Tokens: j.tokens, Epochs: j.cfg.Epochs}
+	})
 	defer func() {
 		status := telemetry.TrainingCompleted
 		if err != nil {
@@ -48,29 +59,28 @@ func (s *Server) runTrainJob(ctx context.Context, j *trainJob) (err error) {
 			if errors.Is(err, errJobCancelled) {
 				status = telemetry.TrainingCancelled
 			}
-			span.SetStatus(codes.Error, err.Error())
 		}
-		span.SetAttributes(attribute.String(telemetry.AttrTrainingStatus, status))
-		span.End()
-		s.log.Info().Str("job_id", j.id).Str("status", status).Int("steps", len(j.losses)).Msg("training job ended")
+		job.Training.Status = status
+		job.Training.Adapter = j.adapter
+		if status == telemetry.TrainingCancelled {
+			job.Outcome = timing.OutcomeCancelled
+			ex.EndOperation(job, nil)
+			return
+		}
+		ex.EndOperation(job, err)
 	}()
-	ex, ok := s.gen.(exclusiveRunner)
-	if !ok {
-		return errors.New("this engine cannot train (no exclusive ownership)")
-	}
 	pool := kernels.NewPool(s.cfg.Threads)
 	defer pool.Close()
 	tr, err := train.New(s.model.Model, pool, j.cfg)
 	if err != nil {
 		return err
 	}
-	jobCtx := trace.ContextWithSpan(context.Background(), span)
 	for e := range j.cfg.Epochs {
 		for _, seq := range j.seqs {
 			if ctx.Err() != nil {
 				return errJobCancelled
 			}
-			if err := s.trainStep(ctx, jobCtx, ex, tr, seq, j, e+1); err != nil {
+			if err := s.trainStep(ctx, ex, job, tr, seq, j, e+1); err != nil {
 				if ctx.Err() != nil {
 					return errJobCancelled
 				}
@@ -94,34 +104,30 @@ func (s *Server) runTrainJob(ctx context.Context, j *trainJob) (err error) {
 	return nil
 }
 
-// trainStep runs one optimizer step under exclusive ownership and records
-// its loss in j.
-func (s *Server) trainStep(ctx, jobCtx context.Context, ex exclusiveRunner, tr *train.Trainer, seq train.Sequence, j *trainJob, epoch int) error {
+// trainStep runs one optimizer step under exclusive ownership, as an
+// operation of the job's, and records its loss in j.
+func (s *Server) trainStep(ctx context.Context, ex exclusiveRunner, job *engine.Operation, tr *train.Trainer, seq train.Sequence, j *trainJob, epoch int) error {
 	step := tr.Steps() + 1
-	_, span := s.tel.StartTrainingStepSpan(jobCtx,
-		attribute.String(telemetry.AttrTrainingJobID, j.id), attribute.Int(telemetry.AttrTrainingStep, step),
-		attribute.Int(telemetry.AttrTrainingEpoch, epoch), attribute.Int(telemetry.AttrTrainingTokens, len(seq.IDs)))
-	defer span.End()
+	op := ex.BeginOperation(timing.OpTrainingStep, "sft", job.ID, func(op *engine.Operation) {
+		op.Training = timing.TrainingDetail{Job: j.id, Type: "sft", Step: step, Steps: j.total, Epoch: epoch,
+			Epochs: j.cfg.Epochs, Tokens: len(seq.IDs)}
+	})
 	sctx, cancel := context.WithTimeout(ctx, stepTimeout)
 	defer cancel()
 	var loss float64
-	err := ex.Exclusive(sctx, engine.PhaseTraining, func() error {
-		start := s.clock.Now()
-		op := s.tel.BeginMaintenance(telemetry.LinkKindTrainingStep, "sft", span.SpanContext(), start)
+	err := ex.Exclusive(sctx, op, func() error {
 		if s.train.stepHold != nil {
 			s.train.stepHold()
 		}
 		var err error
 		loss, err = tr.Step(seq)
-		op.End(start, s.clock.Now())
-		op.Describe(stepOutcome(err), fmt.Sprintf("job %s step %d, %d tokens, loss %.4g", j.id, step, len(seq.IDs), loss))
 		return err
 	})
+	op.Training.Loss, op.Training.Slices = loss, 1
+	ex.EndOperation(op, err)
 	if err != nil {
-		span.SetStatus(codes.Error, err.Error())
 		return fmt.Errorf("step %d: %w", step, err)
 	}
-	span.SetAttributes(attribute.Float64(telemetry.AttrTrainingLoss, loss))
 	q := &s.train
 	q.mu.Lock()
 	j.step, j.epoch = step, epoch
@@ -129,12 +135,4 @@ func (s *Server) trainStep(ctx, jobCtx context.Context, ex exclusiveRunner, tr *
 	q.stats.Steps++
 	q.mu.Unlock()
 	return nil
-}
-
-// stepOutcome is the maintenance panel's outcome of one optimizer step.
-func stepOutcome(err error) string {
-	if err != nil {
-		return "error"
-	}
-	return "ok"
 }

@@ -7,12 +7,8 @@ import (
 	"net/http"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/internal/timing"
-	"github.com/kiln-ai/kiln/telemetry"
 )
 
 // ReclaimMode says whether trims (memory reclaim, MAINTENANCE.md section 7)
@@ -64,11 +60,13 @@ const trimTimeout = 30 * time.Second
 
 // trimmer is what the trim route needs of the engine.
 type trimmer interface {
-	Trim(ctx context.Context) (engine.TrimResult, error)
+	Trim(ctx context.Context, reason string) (engine.TrimResult, error)
 }
 
 // Trim implements trimmer.
-func (g engineGenerator) Trim(ctx context.Context) (engine.TrimResult, error) { return g.e.Trim(ctx) }
+func (g engineGenerator) Trim(ctx context.Context, reason string) (engine.TrimResult, error) {
+	return g.e.Trim(ctx, reason)
+}
 
 // trimBody is the reply of POST /v1/maintenance/trim.
 type trimBody struct {
@@ -94,33 +92,24 @@ func (s *Server) maintenanceTrim(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), trimTimeout)
 	defer cancel()
-	body, err := s.trim(ctx, "maintenance")
+	body, err := s.trim(ctx, engine.ReasonMaintenance)
 	if err != nil {
 		return err
 	}
 	return marshalJSON(w, http.StatusOK, body)
 }
 
-// trim runs one trim for reason ("maintenance": an operator;
-// "automatic_memory_policy": the idle loop), traced as a kiln.trim span
-// (the stall spans of the gaps it caused link to it) and logged.
+// trim runs one trim for reason (engine.ReasonMaintenance: an operator;
+// engine.ReasonAutomatic: the idle loop). The engine makes it an
+// operation, which telemetry traces, lists, logs and counts.
 func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
 	t, ok := s.gen.(trimmer)
 	if !ok {
 		return trimBody{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "trim_unavailable",
 			Message: "this engine cannot trim"}
 	}
-	_, span := s.tel.StartMaintenanceSpan(context.WithoutCancel(ctx), telemetry.SpanTrim,
-		attribute.String(telemetry.AttrMaintenanceReason, reason))
-	defer span.End()
-	op := s.tel.BeginMaintenance(telemetry.LinkKindTrim, reason, span.SpanContext(), s.clock.Now())
-	res, err := t.Trim(ctx)
+	res, err := t.Trim(ctx, reason)
 	if err != nil {
-		now := s.clock.Now()
-		op.End(now, now)
-		op.Describe("error", err.Error())
-		span.SetStatus(codes.Error, err.Error())
-		s.log.Error().Err(err).Str("reason", reason).Msg("trim failed")
 		if errors.Is(err, engine.ErrRestartRequired) {
 			return trimBody{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "restart_required",
 				Message: "the engine is not healthy; a restart is required", Err: err}
@@ -128,28 +117,14 @@ func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
 		return trimBody{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "trim_timeout",
 			Message: "the trim did not run in time", RetryAfter: s.cfg.RetryAfter, Err: err}
 	}
-	op.End(res.Start, res.Start.Add(res.Duration))
 	b := trimBody{
-		Object: "kiln.maintenance.trim", Outcome: telemetry.ReclaimOutcomeZeroYield,
+		Object: "kiln.maintenance.trim", Outcome: engine.OutcomeZeroYield,
 		ReclaimedBytes: res.Reclaimed(), BackendBytes: res.BackendBytes, HeapReleasedBytes: res.HeapReleased,
 		RSSBeforeBytes: res.RSSBefore, RSSAfterBytes: res.RSSAfter,
 		DurationMs: timing.Ms(res.Duration), DeferredMs: timing.Ms(res.Deferred),
 	}
 	if b.ReclaimedBytes > 0 {
-		b.Outcome = telemetry.ReclaimOutcomeReclaimed
+		b.Outcome = engine.OutcomeReclaimed
 	}
-	op.Describe(b.Outcome, fmt.Sprintf("reclaimed %d bytes; rss %d -> %d bytes", b.ReclaimedBytes, b.RSSBeforeBytes, b.RSSAfterBytes))
-	span.SetAttributes(
-		attribute.String(telemetry.AttrTrimOutcome, b.Outcome),
-		attribute.Int64(telemetry.AttrTrimReclaimedBytes, b.ReclaimedBytes),
-		attribute.Int64(telemetry.AttrTrimBackendBytes, b.BackendBytes),
-		attribute.Int64(telemetry.AttrTrimRSSBefore, b.RSSBeforeBytes),
-		attribute.Int64(telemetry.AttrTrimRSSAfter, b.RSSAfterBytes),
-		attribute.Float64(telemetry.AttrTrimDeferredMs, b.DeferredMs),
-	)
-	s.log.Info().Str("reason", reason).Str("outcome", b.Outcome).Int64("reclaimed_bytes", b.ReclaimedBytes).
-		Int64("backend_bytes", b.BackendBytes).Int64("heap_released_bytes", b.HeapReleasedBytes).
-		Int64("rss_before_bytes", b.RSSBeforeBytes).Int64("rss_after_bytes", b.RSSAfterBytes).
-		Float64("duration_ms", b.DurationMs).Float64("deferred_ms", b.DeferredMs).Msg("trim")
 	return b, nil
 }

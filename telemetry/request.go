@@ -157,7 +157,39 @@ func (r *Request) Token(tt latency.TokenTiming) latency.TokenEvent {
 	if e.HasBlocking && e.Gap.Gap >= latency.StallThreshold {
 		r.stall(tt, &e)
 	}
+	if tt.Index == 0 {
+		r.linkBarriers(tt.Blockers)
+	}
 	return e
+}
+
+// linkBarriers links the chat span to each barrier operation (KV resize,
+// adapter swap) the request waited behind for admission: its first
+// token's operation blockers of those kinds, by identity.
+func (r *Request) linkBarriers(bs []latency.Blocker) {
+	if !r.span.IsRecording() {
+		return
+	}
+	received := r.tr.Received()
+	for _, b := range bs {
+		if b.Kind != latency.BlockerOperation || (b.OpKind != timing.OpResize && b.OpKind != timing.OpAdapterSwap) {
+			continue
+		}
+		if sc, kind, ok := r.t.operationLink(b.Op); ok {
+			r.span.AddLink(operationLink(sc, kind, b, received))
+		}
+	}
+}
+
+// operationLink is a link to an operation's span from a span it delayed
+// by b.
+func operationLink(sc trace.SpanContext, kind timing.OpKind, b latency.Blocker, received time.Time) trace.Link {
+	return trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{
+		attribute.String(AttrLinkKind, kind.String()),
+		attribute.Int64(AttrOperationID, int64(b.Op)),
+		attribute.Float64(AttrBlockerStartOffsetMs, timing.Ms(b.Start.Sub(received))),
+		attribute.Float64(AttrBlockerDurationMs, timing.Ms(b.Duration())),
+	}}
 }
 
 // TokenReady returns the ready instants of the request's first and
@@ -242,7 +274,10 @@ func (r *Request) blockerLinks(bs []latency.Blocker, attrs []attribute.KeyValue)
 		case latency.BlockerLockWait:
 			lockWait += d
 			waits = append(waits, b)
-			links = r.t.maintenanceLinks(links, b, received)
+		case latency.BlockerOperation:
+			if sc, kind, ok := r.t.operationLink(b.Op); ok && !linked(links, sc) {
+				links = append(links, operationLink(sc, kind, b, received))
+			}
 		}
 	}
 	if len(waits) > 0 {
@@ -304,11 +339,6 @@ func (r *Request) End(info EndInfo) latency.Summary {
 	}
 	s := r.tr.Summary()
 	r.summary = s
-	from, to := info.Submitted, info.Admitted
-	if from.IsZero() || to.IsZero() {
-		from, to = r.tr.Received(), end
-	}
-	r.linkBarriers(&s, from, to)
 	if r.span.IsRecording() {
 		r.span.SetAttributes(r.summaryAttributes(&s, info, end)...)
 		if info.Err != nil {
@@ -371,4 +401,14 @@ func endAttributes(s *latency.Summary, info EndInfo, dur time.Duration, gaps []f
 	}
 	a = append(a, attribute.Float64Slice(AttrGapsMs, gaps), attribute.Int64Slice(AttrGapReasons, reasons))
 	return a
+}
+
+// linked reports whether links already has one to sc.
+func linked(links []trace.Link, sc trace.SpanContext) bool {
+	for _, l := range links {
+		if l.SpanContext.Equal(sc) {
+			return true
+		}
+	}
+	return false
 }

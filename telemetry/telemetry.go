@@ -100,7 +100,7 @@ func New(cfg Config, opts ...Option) (*Telemetry, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	t := &Telemetry{now: o.now, log: stderrLogger(), reqs: newRegistry(), maint: &maintRegistry{}}
+	t := &Telemetry{now: o.now, log: stderrLogger(), reqs: newRegistry(), maint: newMaintRegistry()}
 	if t.now == nil {
 		t.now = time.Now
 	}

@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // TrainingStats are the counts behind the kiln_training_* families.
@@ -75,10 +74,4 @@ func (t *Telemetry) registerTraining() error {
 		return fmt.Errorf("telemetry: training callback: %w", err)
 	}
 	return nil
-}
-
-// StartTrainingStepSpan starts a kiln.training_step span as a child of
-// the job span in ctx. The caller ends it.
-func (t *Telemetry) StartTrainingStepSpan(ctx context.Context, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	return t.tracer.Start(ctx, SpanTrainingStep, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }

@@ -220,8 +220,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	cfg.KernelPath = pool.Path() // as GET /v1/config and the debug state report it
 	state := model.Model.NewState(extra.slots, pool)
 
-	swapper := &server.Swapper{} // bound to the server by server.New
-	eng, err := engine.New(state, cfg.Engine, append(faultOptions(os.Getenv), engine.WithAdapterSwapper(swapper.Swap))...)
+	eng, err := engine.New(state, cfg.Engine, append(faultOptions(os.Getenv), engine.WithAdapters(), engine.WithObserver(tel))...)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
@@ -234,7 +233,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 		err = errors.Join(err, eng.Shutdown(sctx))
 	}()
 
-	srv, err := server.New(cfg, server.Deps{Model: model, Engine: eng, Telemetry: tel, Logger: &log, Swapper: swapper})
+	srv, err := server.New(cfg, server.Deps{Model: model, Engine: eng, Telemetry: tel, Logger: &log})
 	if err != nil {
 		return err
 	}

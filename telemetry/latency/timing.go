@@ -54,6 +54,10 @@ const (
 	// BlockerLockWait is a wait for device ownership held exclusively by
 	// someone else; Request is 0.
 	BlockerLockWait = timing.BlockerLockWait
+	// BlockerOperation is a maintenance operation named by its identity
+	// (Blocker.Op): the part of its hold inside an ownership wait, or of
+	// its barrier interval inside a queued request's wait.
+	BlockerOperation = timing.BlockerOperation
 )
 
 // TokenTiming is everything known about one emitted token: the engine's
