@@ -177,6 +177,7 @@ func TestAdapterSwapChargedAndLinked(t *testing.T) {
 	if got := fmt.Sprint(sortedCounts(linked)); got != "[0 1]" {
 		t.Errorf("links from the two chat spans to the swap: %v, want one (the queued request's) and none", got)
 	}
+	checkQueuedBehind(t, h, lora.terminal["id"].(string), "adapter_swap", swap)
 	if v := h.metricValue(t, telemetry.MetricActiveAdapter, map[string]string{"name": "lora"}); v != 1 {
 		t.Errorf("kiln_active_adapter{name=lora} = %v, want 1", v)
 	}

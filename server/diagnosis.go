@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/internal/timing"
+	"github.com/kiln-ai/kiln/telemetry"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -71,6 +72,8 @@ type blockerRow struct {
 	request       uint64 // engine identity of the prefilled request (0 for a lock wait)
 	requestID     string // its public id, resolved when the record is made ("" when unknown)
 	self          bool   // the stalled request's own prefill
+	op            uint64 // the operation's identity (BlockerOperation; for a lock wait, the one that held longest inside it)
+	opRec         *telemetry.MaintenanceRecord
 	startOffsetMs float64
 	durationMs    float64
 }
@@ -87,10 +90,11 @@ type stallRow struct {
 
 // diagnosis is what a record keeps for the Latency diagnosis.
 type diagnosis struct {
-	firstIndex     int        // token index of tokens[0]
-	tokens         []tokenRow // nil once the record is old (diagDetailRecords)
-	stalls         []stallRow // gaps >= the record's stall threshold, oldest first
-	stallsDropped  int        // stall candidates beyond maxStallRows
+	firstIndex     int          // token index of tokens[0]
+	tokens         []tokenRow   // nil once the record is old (diagDetailRecords)
+	stalls         []stallRow   // gaps >= the record's stall threshold, oldest first
+	stallsDropped  int          // stall candidates beyond maxStallRows
+	queuedBehind   []blockerRow // the barrier operations the request waited behind for admission
 	ownPrefillMs   latency.NullFloat
 	tokensReleased bool
 }
@@ -105,6 +109,7 @@ type diagRecorder struct {
 	stalls  []stallRow
 	dropped int
 	own     latency.NullFloat
+	queued  []blockerRow // the first token's operation blockers
 }
 
 // observe records one token: its row, and for a gap of at least the stall
@@ -124,6 +129,12 @@ func (d *diagRecorder) observe(e *latency.TokenEvent, phases *latency.GapPhases,
 	}
 	if d.n == 0 {
 		d.own = latency.Float(timing.Ms(max(phases.Prefill, 0)))
+		for i := range blockers {
+			if b := &blockers[i]; b.Kind == latency.BlockerOperation {
+				d.queued = append(d.queued, blockerRow{kind: b.Kind, op: b.Op,
+					startOffsetMs: timing.Ms(b.Start.Sub(received)), durationMs: timing.Ms(b.Duration())})
+			}
+		}
 	}
 	d.n++
 	if e.HasBlocking && e.Gap.Gap >= latency.StallThreshold {
@@ -136,10 +147,11 @@ func (d *diagRecorder) stall(e *latency.TokenEvent, blockers []latency.Blocker, 
 	for i := range blockers {
 		b := &blockers[i]
 		s.blockers = append(s.blockers, blockerRow{
-			kind: b.Kind, request: b.Request, self: b.Kind == latency.BlockerPrefill && b.Request == self,
+			kind: b.Kind, request: b.Request, self: b.Kind == latency.BlockerPrefill && b.Request == self, op: b.Op,
 			startOffsetMs: timing.Ms(b.Start.Sub(received)), durationMs: timing.Ms(b.Duration()),
 		})
 	}
+	nameLockWaits(s.blockers, blockers)
 	if len(d.stalls) == maxStallRows {
 		copy(d.stalls, d.stalls[1:])
 		d.stalls = d.stalls[:maxStallRows-1]
@@ -148,11 +160,52 @@ func (d *diagRecorder) stall(e *latency.TokenEvent, blockers []latency.Blocker, 
 	d.stalls = append(d.stalls, s)
 }
 
+// nameLockWaits gives each lock-wait row the operation that held the
+// device longest inside its wait, among the gap's operation blockers bs.
+func nameLockWaits(rows []blockerRow, bs []latency.Blocker) {
+	for i := range rows {
+		if rows[i].kind != latency.BlockerLockWait {
+			continue
+		}
+		w, best := &bs[i], time.Duration(0)
+		for j := range bs {
+			b := &bs[j]
+			if b.Kind == latency.BlockerOperation && !b.Start.Before(w.Start) && !b.End.After(w.End) && b.Duration() > best {
+				rows[i].op, best = b.Op, b.Duration()
+			}
+		}
+	}
+}
+
+// resolvers name the identities a diagnosis record's blockers carry: the
+// public id of a request, the record of an operation.
+type resolvers struct {
+	request   func(uint64) string
+	operation func(uint64) (telemetry.MaintenanceRecord, bool)
+}
+
+// name resolves the requests and operations rows name.
+func (res resolvers) name(rows []blockerRow) {
+	for i := range rows {
+		b := &rows[i]
+		if b.kind == latency.BlockerPrefill && b.request != 0 && res.request != nil {
+			b.requestID = res.request(b.request)
+		}
+		if b.op != 0 && res.operation != nil {
+			if r, ok := res.operation(b.op); ok {
+				b.opRec = &r
+			}
+		}
+	}
+}
+
 // finish returns the diagnosis for a request whose stall threshold is
-// thresholdMs (null: no gap), naming each prefill blocker with resolve,
-// and returns the pooled buffer. The recorder is empty afterwards.
-func (d *diagRecorder) finish(thresholdMs latency.NullFloat, resolve func(uint64) string) diagnosis {
-	out := diagnosis{ownPrefillMs: d.own, stallsDropped: d.dropped}
+// thresholdMs (null: no gap), naming each prefill blocker's request and
+// each operation with res, and returns the pooled buffer. The recorder is
+// empty afterwards.
+func (d *diagRecorder) finish(thresholdMs latency.NullFloat, res resolvers) diagnosis {
+	out := diagnosis{ownPrefillMs: d.own, stallsDropped: d.dropped, queuedBehind: d.queued}
+	res.name(out.queuedBehind)
 	if d.buf != nil {
 		rows := *d.buf
 		out.tokens = make([]tokenRow, 0, len(rows))
@@ -166,12 +219,7 @@ func (d *diagRecorder) finish(thresholdMs latency.NullFloat, resolve func(uint64
 		if !thresholdMs.Valid || s.gapMs < thresholdMs.V || s.index < out.firstIndex {
 			continue // below this request's threshold, or its gap was evicted from the summary's ring
 		}
-		for i := range s.blockers {
-			b := &s.blockers[i]
-			if b.kind == latency.BlockerPrefill && b.request != 0 && resolve != nil {
-				b.requestID = resolve(b.request)
-			}
-		}
+		res.name(s.blockers)
 		out.stalls = append(out.stalls, s)
 	}
 	*d = diagRecorder{}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
@@ -77,6 +78,13 @@ func (d *diagnosis) appendJSON(b []byte) []byte {
 		}
 		b = d.stalls[i].appendJSON(b)
 	}
+	b = append(b, `],"queued_behind":[`...)
+	for i := range d.queuedBehind {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = d.queuedBehind[i].appendJSON(b)
+	}
 	return append(b, "]}"...)
 }
 
@@ -116,13 +124,40 @@ func (bl *blockerRow) appendJSON(b []byte) []byte {
 		}
 		b = append(b, `,"self":`...)
 		b = appendBool(b, bl.self)
-	case latency.BlockerLockWait:
-		b = append(b, `,"operation":null`...)
+	case latency.BlockerLockWait, latency.BlockerOperation:
+		b = append(b, `,"operation":`...)
+		b = bl.appendOperation(b)
 	}
 	b = append(b, `,"start_offset_ms":`...)
 	b = latency.AppendFloat(b, bl.startOffsetMs)
 	b = append(b, `,"duration_ms":`...)
 	b = latency.AppendFloat(b, bl.durationMs)
+	return append(b, '}')
+}
+
+// appendOperation writes the blocker's operation as the Maintenance panel
+// lists it (panel_id: its row there, a training step's job), or null.
+func (bl *blockerRow) appendOperation(b []byte) []byte {
+	r := bl.opRec
+	if r == nil {
+		return append(b, "null"...)
+	}
+	panel := r.ID
+	if r.Parent != 0 {
+		panel = r.Parent
+	}
+	b = append(b, `{"id":`...)
+	b = strconv.AppendUint(b, r.ID, 10)
+	b = append(b, `,"kind":`...)
+	b = appendJSONString(b, r.Kind)
+	b = append(b, `,"reason":`...)
+	b = appendJSONString(b, r.Reason)
+	b = append(b, `,"summary":`...)
+	b = appendJSONString(b, r.Summary)
+	b = append(b, `,"outcome":`...)
+	b = appendJSONString(b, r.Outcome)
+	b = append(b, `,"panel_id":`...)
+	b = strconv.AppendUint(b, panel, 10)
 	return append(b, '}')
 }
 

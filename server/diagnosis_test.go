@@ -174,7 +174,7 @@ func TestDiagRecorderBounds(t *testing.T) {
 		}
 		d.observe(&e, &ph, nil, 1, received)
 	}
-	got := d.finish(latency.Float(500), nil)
+	got := d.finish(latency.Float(500), resolvers{})
 	if len(got.tokens) != latency.MaxRetainedGaps || got.firstIndex != 10 {
 		t.Fatalf("%d token rows from index %d, want %d from 10", len(got.tokens), got.firstIndex, latency.MaxRetainedGaps)
 	}

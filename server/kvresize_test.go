@@ -241,6 +241,7 @@ func TestResizeChargesQueuedRequest(t *testing.T) {
 	if linked[false] != 1 || linked[true] != 0 {
 		t.Errorf("chat span links to kiln.resize: queued %d, active stream %d; want 1 and 0", linked[false], linked[true])
 	}
+	checkQueuedBehind(t, h, q["id"].(string), "resize", rs)
 }
 
 func linkKind(kvs []attribute.KeyValue) string {

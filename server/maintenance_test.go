@@ -260,4 +260,5 @@ func TestStallTrim(t *testing.T) {
 	if d := cmp.Diff([]string{telemetry.LinkKindTrim}, kinds); d != "" {
 		t.Errorf("stall links to kiln.trim by kind (-want +got):\n%s", d)
 	}
+	checkNamed(t, h, parseStream(t, body).terminal["id"].(string), "trim", "trim", "trim, freed ", trims)
 }

@@ -44,7 +44,7 @@ func (x *exchange) record(finish string, ended time.Time, totalMs float64, sum l
 		adapterUsed:      adapterName(x.req.adapter),
 		latency:          sum,
 		seq:              x.treq.ID(),
-		diag:             x.diag.finish(sum.StallThresholdMs, x.s.recent.resolve),
+		diag:             x.diag.finish(sum.StallThresholdMs, resolvers{request: x.s.recent.resolve, operation: x.s.tel.OperationRecord}),
 	}
 	if x.captureText {
 		rec.hasText = true

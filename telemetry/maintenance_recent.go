@@ -10,6 +10,7 @@ import (
 // shows it. A training job is one record for all its steps.
 type MaintenanceRecord struct {
 	ID      uint64    // the engine's operation identity
+	Parent  uint64    // a training step's job
 	Kind    string    // trim, resize, adapter_swap, training_job (training_step: OperationRecord only)
 	Reason  string    // why it ran (maintenance, automatic_memory_policy, ...)
 	Start   time.Time // when it began holding the device (when it was asked for, while it waits)
@@ -29,7 +30,7 @@ func (r MaintenanceRecord) Duration() time.Duration {
 }
 
 func (op *maintOp) record() MaintenanceRecord {
-	return MaintenanceRecord{ID: op.id, Kind: op.kind.String(), Reason: op.reason, Start: op.from, End: op.to,
+	return MaintenanceRecord{ID: op.id, Parent: op.parent, Kind: op.kind.String(), Reason: op.reason, Start: op.from, End: op.to,
 		Hold: op.hold, Outcome: op.outcome, Summary: op.summary, Steps: op.steps}
 }
 
