@@ -116,38 +116,3 @@ func TestConfigurationDoc(t *testing.T) {
 		t.Errorf("docs/configuration.md lists flags kiln serve does not have: %v", extra)
 	}
 }
-
-var mdLinkRE = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)\s]*)?\)`)
-
-// TestDocsStandAlone: the README and docs/ link only to files in the
-// repository that exist, and never to ../shared (users do not have it).
-func TestDocsStandAlone(t *testing.T) {
-	root := repoRoot(t)
-	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages = append(pages, filepath.Join(root, "README.md"))
-	if len(pages) < 5 {
-		t.Fatalf("found %d pages, want README.md and the four docs", len(pages))
-	}
-	for _, p := range pages {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel, _ := filepath.Rel(root, p)
-		if strings.Contains(string(b), "../shared") {
-			t.Errorf("%s refers to ../shared, which users do not have", rel)
-		}
-		for _, m := range mdLinkRE.FindAllStringSubmatch(string(b), -1) {
-			target := m[1]
-			if strings.Contains(target, "://") {
-				continue
-			}
-			if _, err := os.Stat(filepath.Join(filepath.Dir(p), target)); err != nil {
-				t.Errorf("%s links to %s, which does not exist", rel, target)
-			}
-		}
-	}
-}
