@@ -10,7 +10,7 @@ import (
 )
 
 // Adapter is a variant of the model's weights (a LoRA adapter) that a
-// request runs with (MAINTENANCE.md section 5). The engine compares
+// request runs with (docs/maintenance.md section 5). The engine compares
 // adapters by identity (==); nil is the base model. It never runs a
 // forward invocation that mixes rows of different adapters.
 type Adapter interface {

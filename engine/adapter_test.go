@@ -13,7 +13,7 @@ import (
 	"github.com/kiln-ai/kiln/engine/enginetest"
 )
 
-// TestAdapterSwapChargesQueuedRequest: MAINTENANCE.md sections 4 and 5
+// TestAdapterSwapChargesQueuedRequest: docs/maintenance.md sections 4 and 5
 // with exact durations. Base request A is in its second decode step (5 ms
 // each) when B, naming adapter x, is enqueued at t = 6 ms. The actor
 // queues x's swap and accepts it when that step ends (t = 10 ms):

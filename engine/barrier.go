@@ -9,7 +9,7 @@ import (
 )
 
 // Mutation is an exclusive change of what every sequence depends on (a KV
-// resize, an adapter swap), run at the actor barrier (MAINTENANCE.md
+// resize, an adapter swap), run at the actor barrier (docs/maintenance.md
 // section 4). The KV resize and the adapter swap implement it.
 type Mutation interface {
 	// Phase is PhaseResize or PhaseAdapter: the barrier phase its interval

@@ -28,7 +28,7 @@ func chargeOf(tok engine.Token) barrierCharge {
 	}
 }
 
-// TestBarrierChargesOnlyQueuedRequests: MAINTENANCE.md section 4 with exact
+// TestBarrierChargesOnlyQueuedRequests: docs/maintenance.md section 4 with exact
 // durations. A is active when a resize (40 ms) and then an adapter swap
 // (10 ms) are queued and B is enqueued; the actor accepts the resize at the
 // end of the forward step in flight (admission pauses, though a slot is

@@ -19,7 +19,7 @@
 //
 // # Maintenance
 //
-// MAINTENANCE.md sections 2-4 and 7. Writers take the Ownership lock
+// docs/maintenance.md sections 2-4 and 7. Writers take the Ownership lock
 // exclusively with writer priority (Engine.Exclusive, exclusive.go): a
 // writer's phase (training, trim) is open on the engine's PhaseTracker
 // (tracker.go) only while it holds the lock, and a waiting writer fails with
@@ -31,7 +31,7 @@
 // barrier.go): accepted, they pause admission, the batch drains, they run
 // in order on the actor, and each queued request is charged the overlap of
 // its wait with them (a second tracker). A request may name an Adapter
-// (adapter.go, MAINTENANCE.md section 5): the actor admits only requests
+// (adapter.go, docs/maintenance.md section 5): the actor admits only requests
 // of the loaded adapter, so no forward invocation mixes adapters; when the
 // head of the FIFO queue needs another one, the actor queues a swap (built
 // by the AdapterSwapper) at the barrier, and the requests behind it wait

@@ -75,7 +75,7 @@ func (r ResizeResult) Drained() time.Duration { return timing.Elapsed(r.Accepted
 func (e *Engine) KVMaxTokens() int { return e.kvMax }
 
 // ResizeKV changes the KV arena to tokens positions through the actor
-// barrier (MAINTENANCE.md section 6): admission pauses, the active requests
+// barrier (docs/maintenance.md section 6): admission pauses, the active requests
 // drain, then the slot table is reallocated to ceil(tokens / context)
 // slots, the caches of removed slots are dropped and the Go heap is
 // returned to the operating system (debug.FreeOSMemory). Admission resumes

@@ -14,7 +14,7 @@ import "fmt"
 // its channel (request.hasPending) is orthogonal: a decoding request with a
 // pending token sits out decode steps until the token is delivered.
 //
-// The maintenance barrier (MAINTENANCE.md section 4, barrier.go) needs no
+// The maintenance barrier (docs/maintenance.md section 4, barrier.go) needs no
 // state of its own: while a mutation is accepted, queued requests stay
 // queued (admit is skipped) and active ones drain through the states
 // above; the mutation runs when no request holds a slot. A queued request

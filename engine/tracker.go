@@ -8,7 +8,7 @@ import (
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 
-// The maintenance phases (MAINTENANCE.md section 3), named by the backend
+// The maintenance phases (docs/maintenance.md section 3), named by the backend
 // slot each is reported in.
 const (
 	PhaseResize   = timing.SlotResize

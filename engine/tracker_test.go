@@ -21,7 +21,7 @@ func maint(resize, trim, adapter, training int) engine.MaintTimes {
 	return engine.MaintTimes{ms(resize), ms(trim), ms(adapter), ms(training)}
 }
 
-// TestPhaseTrackerRules: each rule of MAINTENANCE.md section 3 with exact
+// TestPhaseTrackerRules: each rule of docs/maintenance.md section 3 with exact
 // durations on an injected clock.
 func TestPhaseTrackerRules(t *testing.T) {
 	tests := []struct {

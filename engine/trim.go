@@ -52,7 +52,7 @@ type trimReply struct {
 	err error
 }
 
-// Trim returns freed memory to the operating system (MAINTENANCE.md section
+// Trim returns freed memory to the operating system (docs/maintenance.md section
 // 7): the backend's unused buffers (when it is a Reclaimer) and the Go heap
 // (debug.FreeOSMemory). It runs on the actor goroutine between two forward
 // invocations (the actor is idle then: no forward pass in flight, none

@@ -8,7 +8,7 @@ import (
 )
 
 // decodeAdapter reads a generation request's adapter field
-// (MAINTENANCE.md section 5): absent = the server default; null or "" =
+// (docs/maintenance.md section 5): absent = the server default; null or "" =
 // the base model; a string = that adapter. Another type is a 400.
 func decodeAdapter(fields map[string]json.RawMessage, req *chatRequest) error {
 	if _, ok := fields["adapter"]; !ok {

@@ -61,7 +61,7 @@ func weightsStamp(path string) fileStamp {
 // AdapterName implements engine.Adapter.
 func (a *adapter) AdapterName() string { return a.name }
 
-// adapterRegistry is the adapters of --adapter-dir (MAINTENANCE.md
+// adapterRegistry is the adapters of --adapter-dir (docs/maintenance.md
 // section 5): a subdirectory in the PEFT layout or a .gguf LoRA file, named
 // by the directory's name or the file's name without .gguf. Loaded weights
 // are kept, one per name, while they fit in maxBytes (--adapter-cache-bytes):

@@ -144,7 +144,7 @@ func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, sub
 	return stream, nil
 }
 
-// wantMetadata applies SPEC section 2: true adds terminal metadata, false
+// wantMetadata applies the opt-in rules (docs/latency-guide.md#asking-for-timing-on-a-request): true adds terminal metadata, false
 // removes it, absent or null follows the server default.
 func (s *Server) wantMetadata(req *chatRequest) bool {
 	if req.IncludePerformance != nil {

@@ -43,8 +43,7 @@ func perfOf(t testing.TB, m map[string]any) map[string]any {
 }
 
 // TestStreamWithPerformance: with include_performance true, every token's
-// content chunk is followed by its timing event, the events obey SPEC
-// section 3, and the terminal summary agrees with them.
+// content chunk is followed by its timing event, the events obey docs/latency-guide.md#the-per-token-event, and the terminal summary agrees with them.
 func TestStreamWithPerformance(t *testing.T) {
 	h := newHarness(t)
 	status, hdr, body := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{
@@ -153,7 +152,7 @@ func withConfig(f func(*Config)) harnessOption {
 	return func(s *harnessSetup) { f(&s.cfg) }
 }
 
-// TestOptIn: SPEC section 2's rules for the request field and the server
+// TestOptIn: the rules of docs/latency-guide.md#asking-for-timing-on-a-request for the request field and the server
 // default, on streams and non-streaming responses.
 func TestOptIn(t *testing.T) {
 	hs := map[bool]*harness{

@@ -70,7 +70,7 @@ type Config struct {
 	// (cors.go); empty (the default) sends no CORS headers.
 	CORSOrigins []string
 	// ServingProfile is stable (default), experimental or maintenance
-	// (MAINTENANCE.md section 1); ProfileSource says where it came from
+	// (docs/maintenance.md section 1); ProfileSource says where it came from
 	// (SourceDefault, SourceFlag or SourceEnv).
 	ServingProfile ServingProfile
 	ProfileSource  string
@@ -78,7 +78,7 @@ type Config struct {
 	// trims run (POST /v1/maintenance/trim, and by themselves when idle).
 	MemoryReclaim ReclaimMode
 	// AdapterDir holds the LoRA adapters requests and the adapter routes
-	// name (MAINTENANCE.md section 5): PEFT subdirectories and .gguf
+	// name (docs/maintenance.md section 5): PEFT subdirectories and .gguf
 	// files. Default ./adapters; a missing directory holds none.
 	AdapterDir string
 	// AdapterCacheBytes bounds the memory of the adapters kept loaded
@@ -88,7 +88,7 @@ type Config struct {
 	// default and the adapter of the latest load.
 	AdapterCacheBytes int64
 	// TrainDataDir is the only directory whose JSONL files a training
-	// job's dataset_path may name (MAINTENANCE.md section 8); "" (the
+	// job's dataset_path may name (docs/maintenance.md section 8); "" (the
 	// default) refuses dataset_path.
 	TrainDataDir string
 	// KernelPath is the kernel path of the compute pool

@@ -121,7 +121,7 @@ func errOr(err error) error {
 }
 
 // finish maps the engine's result to the OpenAI finish_reason (extended
-// with SPEC section 9's error, timeout, client_disconnect) and the
+// with error, timeout and client_disconnect: docs/http-api.md#post-v1chatcompletions) and the
 // telemetry outcome.
 //
 // An eviction is a timeout even when the client's connection then failed

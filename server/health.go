@@ -9,7 +9,7 @@ import (
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
-// healthBody is GET /health and /v1/health (SPEC section 10).
+// healthBody is GET /health and /v1/health (docs/http-api.md#get-health-and-get-v1health).
 type healthBody struct {
 	Status     string         `json:"status"` // "ok", "draining", "unavailable" or "maintenance" (the profile disables inference)
 	Ready      bool           `json:"ready"`
@@ -18,7 +18,7 @@ type healthBody struct {
 	Requests   outcomeCounts  `json:"requests"`
 	Engine     engineSnapshot `json:"engine"`
 	Runtime    runtimeBlock   `json:"runtime"`
-	// ServingProfile is MAINTENANCE.md section 1's serving_profile.
+	// ServingProfile is docs/maintenance.md section 1's serving_profile.
 	ServingProfile servingProfileJSON `json:"serving_profile"`
 }
 

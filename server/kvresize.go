@@ -108,7 +108,7 @@ func clampInt(n int64) int {
 }
 
 // PrepareTrainingMemory makes room for a training job before it starts
-// (MAINTENANCE.md section 6, reason training_memory_preparation): it
+// (docs/maintenance.md section 6, reason training_memory_preparation): it
 // shrinks the KV arena to tokens positions (at least one context), so the
 // memory the job needs is taken from inference's reserve. A tokens at or
 // above the current budget changes nothing (direction none is still

@@ -49,7 +49,7 @@ func errCode(t *testing.T, body []byte) string {
 	return e.Error.Code
 }
 
-// TestServingProfiles: MAINTENANCE.md section 1 over HTTP. Every profile
+// TestServingProfiles: docs/maintenance.md section 1 over HTTP. Every profile
 // shows in /health and /v1/config (both valid against their closed
 // schemas); stable and experimental serve chat, maintenance answers chat
 // 503 inference_disabled_by_profile and /health 503 "maintenance" while

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// Closed label sets of SPEC section 8.
+// Closed label sets of docs/latency-guide.md#prometheus.
 var closedLabels = map[string]map[string]bool{
 	"reason": set("actor_queue", "actor_admission", "actor_prefill", "actor_decode", "actor_cycle_idle",
 		"response_delivery", "handler_queue", "client_delivery", "sampling", "readback", "gpu_lock_wait",
@@ -109,7 +109,7 @@ func TestMetricsExposition(t *testing.T) {
 		}
 	}
 	// kiln_active_adapter is the one family an adapter name labels
-	// (MAINTENANCE.md section 5): exactly one series, base here.
+	// (docs/maintenance.md section 5): exactly one series, base here.
 	if aa := fams["kiln_active_adapter"]; aa == nil || len(aa.GetMetric()) != 1 || aa.GetMetric()[0].GetLabel()[0].GetValue() != "base" {
 		t.Errorf("kiln_active_adapter: %v, want one series {name=base}", aa)
 	}

@@ -4,7 +4,7 @@ import (
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
-// performance is the metadata.performance object of SPEC section 2.
+// performance is the metadata.performance object of docs/latency-guide.md#asking-for-timing-on-a-request.
 type performance struct {
 	ok                 bool
 	latency            latency.Summary

@@ -5,7 +5,7 @@ import (
 	"net/http"
 )
 
-// ServingProfile is what the server runs for (MAINTENANCE.md section 1),
+// ServingProfile is what the server runs for (docs/maintenance.md section 1),
 // fixed at start-up: --serving-profile / KILN_SERVING_PROFILE.
 type ServingProfile string
 

@@ -8,7 +8,7 @@ import (
 )
 
 // recentRecord is one completed chat request in the recent-requests ring
-// (SPEC section 9). Prompt and completion text are kept only when text
+// (docs/http-api.md#get-v1statsrecent-requests). Prompt and completion text are kept only when text
 // capture is on; otherwise they serialize as null.
 type recentRecord struct {
 	id               string

@@ -15,7 +15,7 @@ import (
 	"github.com/kiln-ai/kiln/engine/train"
 )
 
-// sftBody is the body of POST /v1/train/sft (MAINTENANCE.md section 8):
+// sftBody is the body of POST /v1/train/sft (docs/maintenance.md section 8):
 // examples inline or a dataset_path under --train-data-dir, and the job's
 // configuration. Unknown fields are a 400.
 type sftBody struct {

@@ -14,7 +14,7 @@ import (
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
-// Training job states (MAINTENANCE.md section 8).
+// Training job states (docs/maintenance.md section 8).
 const (
 	jobQueued    = "queued"
 	jobRunning   = "running"

@@ -15,8 +15,7 @@ import (
 // job runs steps that each hold exclusive ownership for at least stallHold.
 // The stream keeps producing tokens between steps (no gap longer than one
 // step plus one forward pass), and every gap a step blocked is attributed
-// to training, never gpu_lock_wait (the step explains the wait: SPEC
-// section 6 rule 2), in the SSE events, the summary, /v1/stats/decode and
+// to training, never gpu_lock_wait (the step explains the wait: docs/latency-guide.md#how-a-reason-is-chosen, rule 2), in the SSE events, the summary, /v1/stats/decode and
 // kiln_token_stalls_total; its stall span links to the kiln.training_step
 // span by the step's identity, a child of kiln.training_job, and the
 // diagnosis record names the step ("training step N of 5, job ...").

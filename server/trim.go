@@ -11,7 +11,7 @@ import (
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 
-// ReclaimMode says whether trims (memory reclaim, MAINTENANCE.md section 7)
+// ReclaimMode says whether trims (memory reclaim, docs/maintenance.md section 7)
 // run: --memory-reclaim / KILN_MEMORY_RECLAIM.
 type ReclaimMode string
 

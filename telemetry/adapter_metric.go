@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// The loaded adapter's info gauge (MAINTENANCE.md section 5).
+// The loaded adapter's info gauge (docs/maintenance.md section 5).
 const (
 	// MetricActiveAdapter is kiln_active_adapter{name}: 1, with exactly
 	// one series, for the adapter the engine runs with ("base": none).

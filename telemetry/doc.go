@@ -1,6 +1,5 @@
 // Package telemetry turns the timing records of requests into
-// OpenTelemetry traces and metrics, following DESIGN.md "The trace
-// contract". The derivation rules live in the pure subpackage latency;
+// OpenTelemetry traces and metrics, following schemas/trace-contract.md. The derivation rules live in the pure subpackage latency;
 // this package wires them to OpenTelemetry.
 //
 // Data flow of one request:

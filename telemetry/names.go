@@ -1,6 +1,6 @@
 package telemetry
 
-// The trace contract (DESIGN.md "The trace contract"): every span name and
+// The trace contract (schemas/trace-contract.md): every span name and
 // attribute key Kiln emits. schemas documents these; keep both in step.
 const (
 	// ScopeName is the instrumentation scope of Kiln's tracer and meter.
@@ -63,7 +63,7 @@ const (
 	AttrStream = "kiln.request.stream" // bool
 	AttrStatus = "kiln.request.status" // ok, error, timeout, rejected, client_disconnect
 
-	// The request summary (SPEC.md section 4). A nullable field is absent
+	// The request summary (docs/latency-guide.md#the-request-summary-latency). A nullable field is absent
 	// when null.
 	AttrEmittedTokens         = "kiln.latency.emitted_tokens"
 	AttrGapSamples            = "kiln.latency.gap_samples"
@@ -86,7 +86,7 @@ const (
 	AttrDurationMs = "kiln.latency.duration_ms"
 	// AttrGapsMs and AttrGapReasons are the retained gaps in compact form,
 	// oldest first: a float64 array of gap milliseconds and an int64 array
-	// of reason indexes (latency.Reason, SPEC order).
+	// of reason indexes (latency.Reason, the documented order).
 	AttrGapsMs     = "kiln.latency.gaps_ms"
 	AttrGapReasons = "kiln.latency.gap_reasons"
 
@@ -117,13 +117,13 @@ const (
 	// pass inside the gap.
 	LinkKindActorPrefill = "actor_prefill"
 	// LinkKindTrim: the linked span is a kiln.trim whose exclusive hold
-	// overlapped a device-ownership wait inside the gap (MAINTENANCE.md
+	// overlapped a device-ownership wait inside the gap (docs/maintenance.md
 	// section 9). Later maintenance kinds (resize, adapter swap, training
 	// step) link the same way.
 	LinkKindTrim = "trim"
 	// LinkKindResize: the linked span is a kiln.resize. From a chat span:
 	// the request's wait for admission overlapped the resize's barrier and
-	// it was charged resize (MAINTENANCE.md section 9).
+	// it was charged resize (docs/maintenance.md section 9).
 	LinkKindResize = "resize"
 	// LinkKindAdapterSwap: the linked span is a kiln.adapter_swap (as
 	// LinkKindResize, charged adapter).
@@ -140,7 +140,7 @@ const (
 	AttrBlockerSelf = "kiln.blocker.self"
 )
 
-// Metric family names as exposed on /metrics (SPEC.md section 8).
+// Metric family names as exposed on /metrics (docs/latency-guide.md#prometheus).
 const (
 	MetricITL           = "kiln_token_itl_seconds"
 	MetricStalls        = "kiln_token_stalls_total"
@@ -161,7 +161,7 @@ const (
 	LabelPhase  = "phase"
 	LabelStatus = "status"
 	// LabelOutcome is kiln_memory_reclaim_attempts_total's: "reclaimed" or
-	// "zero_yield" (MAINTENANCE.md section 7).
+	// "zero_yield" (docs/maintenance.md section 7).
 	LabelOutcome = "outcome"
 )
 
@@ -171,13 +171,13 @@ const (
 	ReclaimOutcomeZeroYield = "zero_yield"
 )
 
-// Buckets returns the latency histogram bounds of SPEC.md section 8, in
+// Buckets returns the latency histogram bounds of docs/latency-guide.md#prometheus, in
 // seconds (+Inf is implicit), as a fresh slice.
 func Buckets() []float64 {
 	return []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 }
 
-// Maintenance span names (MAINTENANCE.md section 9): each operation is a
+// Maintenance span names (docs/maintenance.md section 9): each operation is a
 // span in its own trace.
 const (
 	SpanTrim = "kiln.trim"
@@ -194,7 +194,7 @@ const (
 	AttrMaintenanceReason  = "kiln.maintenance.reason" // "maintenance" (operator) or "automatic_memory_policy"
 )
 
-// SpanResize is the span of one KV resize (MAINTENANCE.md sections 6 and
+// SpanResize is the span of one KV resize (docs/maintenance.md sections 6 and
 // 9), the root of its own trace.
 const SpanResize = "kiln.resize"
 

@@ -1,6 +1,6 @@
 package telemetry
 
-// The adapter swap (MAINTENANCE.md sections 5 and 9): its span, its
+// The adapter swap (docs/maintenance.md sections 5 and 9): its span, its
 // attributes and its link kind. Adapter names are span attributes only,
 // never metric labels (but for kiln_active_adapter's one series).
 const (

@@ -1,6 +1,6 @@
 package telemetry
 
-// Training spans (MAINTENANCE.md section 9): a job is the root of its own
+// Training spans (docs/maintenance.md section 9): a job is the root of its own
 // trace and each optimizer step is a child span of it.
 const (
 	SpanTrainingJob  = "kiln.training_job"

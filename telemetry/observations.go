@@ -18,7 +18,7 @@ type Observations struct {
 	InputTokens  int
 	OutputTokens int
 	FinishReason string          // empty when absent
-	Summary      latency.Summary // the SPEC section 4 summary, nulls kept
+	Summary      latency.Summary // the request summary (docs/latency-guide.md#the-request-summary-latency), nulls kept
 }
 
 // ObservationsFromAttributes derives a chat span's request-level

@@ -16,7 +16,7 @@ import (
 )
 
 // Processor is the Kiln span processor: it owns the latency instruments
-// and the rolling decode window, and derives SPEC section 8 metrics from
+// and the rolling decode window, and derives the metrics of docs/latency-guide.md#prometheus from
 // what it sees.
 //
 //   - Request-level families (TTFT, duration, phases, outcomes, the GenAI
@@ -86,7 +86,7 @@ func NewProcessor(meter metric.Meter, windowCapacity int) (*Processor, error) {
 		return c
 	}
 	// Instrument names carry no unit or _total suffix: the Prometheus
-	// exporter adds them, giving exactly the SPEC family names.
+	// exporter adds them, giving exactly the documented family names (docs/latency-guide.md#prometheus).
 	p.itl = hist(instITL, "Request-local inter-token gaps, live.")
 	p.ttft = hist(instTTFT, "Time to first token of each completed request with a token.")
 	p.phase = hist(instPhase, "Each non-null phase total of each completed request.")

@@ -8,7 +8,7 @@ import (
 )
 
 // RequestRecords are the values, in seconds, that one chat span's
-// observations record into the request families of SPEC section 8: its
+// observations record into the request families of docs/latency-guide.md#prometheus: its
 // outcome (kiln_requests_total), duration, TTFT, time per output token
 // (the GenAI histogram) and each non-null phase. A null field records
 // nothing. Processor.OnEnd and the Collector connector both record

@@ -153,7 +153,7 @@ func scrapeText(url string) (string, error) {
 }
 
 // requestFamilies are the kiln_* request families both paths derive
-// (SPEC section 8 less kiln_active_requests, which the connector cannot
+// (those of docs/latency-guide.md#prometheus less kiln_active_requests, which the connector cannot
 // know: a span arrives once its request has ended).
 func requestFamilies(name string) bool {
 	switch name {

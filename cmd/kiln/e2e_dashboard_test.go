@@ -892,7 +892,7 @@ func (f *fakeAPI) start(t *testing.T) string {
 	return srv.URL
 }
 
-// fakeLatency is a SPEC section 4 summary of a 10-token request without a
+// fakeLatency is a request summary (docs/latency-guide.md#the-request-summary-latency) of a 10-token request without a
 // stall; mod (if not nil) changes it.
 func fakeLatency(mod func(map[string]any)) map[string]any {
 	reasons := map[string]any{}
@@ -921,7 +921,7 @@ func fakeLatency(mod func(map[string]any)) map[string]any {
 	return l
 }
 
-// fakeRecord is a SPEC section 9 recent-requests entry; latency may be nil.
+// fakeRecord is a recent-requests entry (docs/http-api.md#get-v1statsrecent-requests); latency may be nil.
 func fakeRecord(id, finish string, latency map[string]any) map[string]any {
 	r := map[string]any{
 		"id": id, "time": "2026-01-02T03:04:05.123Z", "model": "kiln-tiny",

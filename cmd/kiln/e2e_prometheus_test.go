@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// The three queries of kiln-latency-observability.txt, unchanged.
+// The three queries of docs/latency-guide.md#prometheus, unchanged.
 var seedQueries = map[string]string{
 	"itl_p999":  `histogram_quantile(0.999, sum by (le) (rate(kiln_token_itl_seconds_bucket[5m])))`,
 	"stalls":    `sum by (reason) (rate(kiln_token_stalls_total[5m]))`,

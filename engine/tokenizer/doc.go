@@ -14,7 +14,7 @@
 //     fallback that the built-in default model uses (english.go).
 //
 // Segmentation reproduces llama.cpp's for GGUF vocabularies and Hugging
-// Face's for tokenizer.json (testdata and ../shared/tokenizers hold the
+// Face's for tokenizer.json (testdata and the project's shared test data hold the
 // references). Control tokens (BOS, EOS, chat markers) are recognised in
 // text only by EncodeSpecial, and by EncodeTemplated only outside the
 // spans of a rendered prompt that hold message contents (templated.go);

@@ -3,7 +3,7 @@ package train
 import "fmt"
 
 // Config is the configuration of a supervised fine-tuning job
-// (MAINTENANCE.md section 8; JSON names as the HTTP API takes them).
+// (docs/maintenance.md section 8; JSON names as the HTTP API takes them).
 type Config struct {
 	Epochs        int             `json:"epochs"`
 	LearningRate  float64         `json:"learning_rate"`

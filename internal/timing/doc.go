@@ -3,7 +3,7 @@
 // its Blockers, the EngineSnapshot of its runtime state) and the
 // saturating time arithmetic both sides use (Elapsed, Ms).
 //
-// It exists because neither side may import the other (DESIGN.md: the
+// It exists because neither side may import the other (docs/architecture.md#layers: the
 // engine knows nothing of telemetry, telemetry imports nothing of ours but
 // schemas), yet both must agree on these types to the bit. Defining them
 // once here, and re-exporting them as aliases (engine.Phases,

@@ -1,7 +1,7 @@
 package timing
 
 // Slot names a backend phase that sits inside the actor's decode phase, in
-// the closed order of SPEC.md section 6 (the latency core maps slot s to
+// the closed order of docs/latency-guide.md#stall-reasons (the latency core maps slot s to
 // the reason and phase of the same name, and tests that the orders agree).
 type Slot uint8
 

@@ -41,7 +41,7 @@ type EngineSnapshot struct {
 	BlockedEvents uint64
 	BlockedTotal  time.Duration
 
-	// The actor barrier (MAINTENANCE.md section 4): a resize or adapter
+	// The actor barrier (docs/maintenance.md section 4): a resize or adapter
 	// mutation accepted, from acceptance through drain to completion (read
 	// live), and the mutations run.
 	BarrierResize  bool

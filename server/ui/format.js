@@ -2,7 +2,7 @@
 // labels, the element builder and the number formatting. Server data is
 // only ever inserted as text (h never parses HTML).
 
-// The closed stall-reason set, in the contract's order (SPEC section 6).
+// The closed stall-reason set, in the contract's order (docs/latency-guide.md#stall-reasons).
 export const REASONS = [
   ["actor_queue", "Actor queue"],
   ["actor_admission", "Actor admission"],
@@ -26,7 +26,7 @@ export const REASONS = [
 ];
 export const REASON_LABEL = new Map(REASONS);
 
-// The twenty phases (SPEC section 5) with their human labels.
+// The twenty phases (docs/latency-guide.md#phases) with their human labels.
 // client_delivery_ms keeps its compatibility name on the wire; what it
 // measures is handler receipt to response-body enqueue.
 export const PHASES = [

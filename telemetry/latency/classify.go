@@ -6,8 +6,7 @@ import (
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 
-// Attribution is the classification of one inter-token gap (SPEC.md
-// section 6).
+// Attribution is the classification of one inter-token gap (docs/latency-guide.md#stall-reasons).
 type Attribution struct {
 	Gap         time.Duration // this ready - previous ready
 	Reason      Reason        // the chosen reason, or ReasonUnexplained
@@ -20,8 +19,7 @@ type Attribution struct {
 // threshold of the Prometheus stall counter.
 const StallThreshold = 250 * time.Millisecond
 
-// stallThresholdMs is the adaptive stall threshold of SPEC.md sections 4
-// and 7 for gaps whose median is p50 (ms): max(250 ms, 5 x p50). A
+// stallThresholdMs is the adaptive stall threshold of docs/latency-guide.md#stalls for gaps whose median is p50 (ms): max(250 ms, 5 x p50). A
 // request's summary and the rolling window both count stalls with it.
 func stallThresholdMs(p50 float64) float64 { return max(timing.Ms(StallThreshold), 5*p50) }
 

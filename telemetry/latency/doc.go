@@ -1,4 +1,4 @@
-// Package latency is the derivation core of SPEC.md sections 3 to 7: gap
+// Package latency is the derivation core of docs/latency-guide.md: gap
 // classification into the closed stall reasons (Classify), the per-request
 // Tracker with its bounded 8192-gap ring, running phase totals and the
 // per-token kiln.token_timing event, the request Summary with its null

@@ -1,6 +1,6 @@
 package latency
 
-// TokenEvent is the `kiln.token_timing` object of SPEC.md section 3. Its
+// TokenEvent is the `kiln.token_timing` object of docs/latency-guide.md#the-per-token-event. Its
 // instants are milliseconds since request receipt; MarshalJSON and
 // AppendJSON write exactly its fourteen keys, with blocking_phase and
 // blocking_phase_ms null when HasBlocking is false (the first token).

@@ -32,7 +32,7 @@ func FuzzAppendFloat(f *testing.F) {
 }
 
 // FuzzTracker feeds arbitrary (possibly out-of-order, negative) timings
-// and asserts the SPEC invariants: events are ordered and non-negative,
+// and asserts the documented invariants (docs/latency-guide.md#the-per-token-event): events are ordered and non-negative,
 // ready never decreases, queue_delay is the sum of its parts, the summary
 // counts are consistent and its JSON is valid with the closed key sets.
 func FuzzTracker(f *testing.F) {

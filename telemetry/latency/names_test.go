@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The closed sets, copied from SPEC.md sections 5 and 6.
+// The closed sets, copied from docs/latency-guide.md#phases and #stall-reasons.
 const (
 	specReasons = `actor_queue, actor_admission,
 actor_prefill, actor_decode, actor_cycle_idle, response_delivery,

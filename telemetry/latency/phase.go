@@ -6,12 +6,12 @@ import (
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 
-// Phase is one of the twenty request phases of SPEC.md section 5, in its
+// Phase is one of the twenty request phases of docs/latency-guide.md#phases, in its
 // fixed order. String gives the name without the "_ms" suffix, which is
 // also the value of the `phase` metric label.
 type Phase uint8
 
-// The phases, in SPEC order.
+// The phases, in the documented order.
 const (
 	PhaseActorQueue Phase = iota
 	PhaseActorAdmission

@@ -1,12 +1,12 @@
 package latency
 
 // Reason is a stall reason: the phase chosen to explain an inter-token gap
-// (SPEC.md section 6). The values are the closed set in its fixed order; the
+// (docs/latency-guide.md#stall-reasons). The values are the closed set in its fixed order; the
 // order is part of the contract (ties go to the later reason, and traces
 // carry reasons as these indexes).
 type Reason uint8
 
-// The closed reason set, in SPEC order.
+// The closed reason set, in the documented order.
 const (
 	ReasonActorQueue Reason = iota
 	ReasonActorAdmission
@@ -60,7 +60,7 @@ func ParseReason(name string) (Reason, bool) {
 func slotReason(s Slot) Reason { return ReasonSampling + Reason(s) }
 
 // ReasonCounts holds one count per reason, indexed by Reason. It marshals
-// as a JSON object with all 19 keys, in SPEC order.
+// as a JSON object with all 19 keys, in the documented order.
 type ReasonCounts [NumReasons]int
 
 // Total is the sum of the counts.

@@ -1,7 +1,7 @@
 package latency
 
-// Summary is the `latency` object of SPEC.md section 4. Nullable fields
-// are NullFloat; MarshalJSON writes exactly the SPEC keys, in SPEC order,
+// Summary is the `latency` object of docs/latency-guide.md#the-request-summary-latency. Nullable fields
+// are NullFloat; MarshalJSON writes exactly the documented keys, in their documented order,
 // with nulls as null.
 type Summary struct {
 	EmittedTokens       int

@@ -13,7 +13,7 @@ import (
 // conversion and the two sides cannot drift.
 
 // Slot names a backend phase inside the actor's decode phase, in the
-// closed order of SPEC.md section 6; String gives its snake_case name.
+// closed order of docs/latency-guide.md#stall-reasons; String gives its snake_case name.
 type Slot = timing.Slot
 
 // GapPhases are the phase durations that overlapped one interval of one

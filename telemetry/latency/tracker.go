@@ -8,7 +8,7 @@ import (
 )
 
 // MaxRetainedGaps is the size of a request's gap ring: the newest gaps
-// are kept, older ones are evicted (SPEC.md section 4).
+// are kept, older ones are evicted (docs/latency-guide.md#the-request-summary-latency).
 const MaxRetainedGaps = 8192
 
 // Tracker derives the timing of one request: the per-token events, the
@@ -74,7 +74,7 @@ func later(x, lo time.Time) time.Time {
 
 // Observe records one emitted token and returns its timing event.
 //
-// Instants are clamped so that the SPEC invariants hold whatever the
+// Instants are clamped so that the documented invariants (docs/latency-guide.md#the-per-token-event) hold whatever the
 // input: ready never decreases within the request, and ready <=
 // producer_delivered <= handler_received <= body_enqueued (a zero or
 // earlier instant takes the previous one's value, which makes the
@@ -183,7 +183,7 @@ func (t *Tracker) AppendGaps(gapsMs []float64, reasons []int64) ([]float64, []in
 	return gapsMs, reasons
 }
 
-// Summary builds the request summary of SPEC.md section 4. Percentiles are
+// Summary builds the request summary of docs/latency-guide.md#the-request-summary-latency. Percentiles are
 // computed here, over the retained gaps, never per token.
 func (t *Tracker) Summary() Summary {
 	s := Summary{

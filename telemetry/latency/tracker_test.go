@@ -46,7 +46,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestTokenEventExample(t *testing.T) {
-	// The example of kiln-latency-observability.txt: token 7, ready 12 ms,
+	// A worked example: token 7, ready 12 ms,
 	// hops of 2, 3, 3 ms, and a gap blocked by a 280 ms prefill chunk.
 	tr := NewTracker(t0)
 	tr.Observe(tok(6, -300*msD, GapPhases{})) // ready before receipt: saturates at 0
@@ -337,7 +337,7 @@ func TestSummaryJSON(t *testing.T) {
 	}
 	golden(t, "summary.json", full)
 
-	// Closed objects: exactly the SPEC keys, every one present.
+	// Closed objects: exactly the documented keys, every one present.
 	var m map[string]any
 	if err := json.Unmarshal(full, &m); err != nil {
 		t.Fatal(err)

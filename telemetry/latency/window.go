@@ -9,7 +9,7 @@ import (
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 
-// Rolling window defaults (SPEC.md section 7).
+// Rolling window defaults (docs/latency-guide.md#the-rolling-decode-endpoint).
 const (
 	WindowSpan            = 60 * time.Second
 	DefaultWindowCapacity = 1 << 16
@@ -121,7 +121,7 @@ func (w *Window) Stats(now time.Time) DecodeStats {
 	return decodeStats(gaps, reasons)
 }
 
-// decodeStats computes the SPEC section 7 object over gaps (ms) with
+// decodeStats computes the GET /v1/stats/decode object (docs/latency-guide.md#the-rolling-decode-endpoint) over gaps (ms) with
 // their reasons, parallel slices.
 func decodeStats(gaps []float64, reasons []Reason) DecodeStats {
 	s := DecodeStats{StallThresholdMs: timing.Ms(StallThreshold), WindowSecs: int(WindowSpan / time.Second)}
@@ -157,7 +157,7 @@ func decodeStats(gaps []float64, reasons []Reason) DecodeStats {
 	return s
 }
 
-// DecodeStats is the GET /v1/stats/decode object of SPEC.md section 7.
+// DecodeStats is the GET /v1/stats/decode object of docs/latency-guide.md#the-rolling-decode-endpoint.
 // An empty window gives zeros, StallThresholdMs 250 and WindowSecs 60.
 type DecodeStats struct {
 	SampleCount           int

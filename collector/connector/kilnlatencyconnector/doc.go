@@ -1,7 +1,7 @@
 // Package kilnlatencyconnector is the `kilnlatency` OpenTelemetry Collector
 // connector: a traces-to-metrics connector that reads the chat spans and
 // `kiln.stall` spans Kiln exports (schemas/trace-contract.md) and derives
-// the kiln_* request families of SPEC.md section 8 from them, through the
+// the kiln_* request families of docs/latency-guide.md#prometheus from them, through the
 // same code the server's in-process span processor runs
 // (telemetry.ObservationsFromAttributes, Observations.Records,
 // telemetry.GapFromMs and telemetry.IsStall): one derivation, two hosts.

@@ -58,7 +58,7 @@ func serverRun(t *testing.T, seed uint64) (string, *spanCollector) {
 		func(p *latency.GapPhases, d time.Duration) { p.ActorQueue = d },
 		func(*latency.GapPhases, time.Duration) {}, // unexplained
 		// An ownership wait that a training step a few ms shorter explains:
-		// charged training (SPEC section 6 rule 2), not gpu_lock_wait.
+		// charged training (docs/latency-guide.md#how-a-reason-is-chosen, rule 2), not gpu_lock_wait.
 		func(p *latency.GapPhases, d time.Duration) {
 			p.Decode = d
 			p.Observe(latency.SlotGPULockWait, d)
@@ -100,8 +100,7 @@ func serverRun(t *testing.T, seed uint64) (string, *spanCollector) {
 	return w.Body.String(), spans
 }
 
-// requestFamilies are the families both hosts derive (SPEC section 8
-// less kiln_active_requests, which needs a span's start).
+// requestFamilies are the families both hosts derive (those of docs/latency-guide.md#prometheus less kiln_active_requests, which needs a span's start).
 func requestFamilies(name string) bool {
 	for _, f := range []string{telemetry.MetricITL, telemetry.MetricStalls, telemetry.MetricTTFT, telemetry.MetricPhase,
 		telemetry.MetricDuration, telemetry.MetricRequests, telemetry.MetricTokens} {

@@ -63,7 +63,7 @@ type chunk struct {
 
 // failedFinish is the failure a finish_reason reports, or nil: Kiln ends a
 // stream whose generation failed with "error" and one it evicted with
-// "timeout" (SPEC section 9), after status 200. Such a request is a
+// "timeout" (docs/http-api.md#post-v1chatcompletions), after status 200. Such a request is a
 // failed sample, not a success.
 func failedFinish(reason string) error {
 	switch reason {
