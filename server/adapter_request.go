@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/lora"
 )
 
 // decodeAdapter reads a generation request's adapter field
@@ -30,9 +31,9 @@ func decodeAdapter(fields map[string]json.RawMessage, req *chatRequest) error {
 // nil is the base model. Errors: 400 invalid_adapter_name, 404
 // adapter_not_found, 400 adapter_layout_invalid, 503 adapters_unavailable
 // when the request names an adapter on a server without them.
-func (s *Server) requestAdapter(req *chatRequest) (*adapter, error) {
+func (s *Server) requestAdapter(req *chatRequest) (*lora.Adapter, error) {
 	if !req.AdapterGiven {
-		return s.adapters.defaultAdapter(), nil
+		return s.adapters.Default(), nil
 	}
 	if req.Adapter == "" {
 		return nil, nil
@@ -40,12 +41,13 @@ func (s *Server) requestAdapter(req *chatRequest) (*adapter, error) {
 	if !s.adaptersOn() {
 		return nil, errAdaptersOff
 	}
-	return s.adapters.load("adapter", req.Adapter)
+	a, err := s.adapters.Load(req.Adapter)
+	return a, about("adapter", err)
 }
 
 // engineAdapter is a as the engine compares it: a nil interface for the
 // base model.
-func engineAdapter(a *adapter) engine.Adapter {
+func engineAdapter(a *lora.Adapter) engine.Adapter {
 	if a == nil {
 		return nil
 	}
@@ -53,6 +55,6 @@ func engineAdapter(a *adapter) engine.Adapter {
 }
 
 // setRevisionHeader sets x-kiln-loaded-adapter-revision to a's revision.
-func setRevisionHeader(w http.ResponseWriter, a *adapter) {
-	w.Header().Set(revisionHeader, adapterRevision(a))
+func setRevisionHeader(w http.ResponseWriter, a *lora.Adapter) {
+	w.Header().Set(revisionHeader, lora.Revision(a))
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kiln-ai/kiln/engine/lora"
 	"io"
 	"net/http"
 )
@@ -19,9 +20,9 @@ type adaptersBody struct {
 	Active *string `json:"active"`
 	// Running is the adapter the engine runs with now (a request naming
 	// another one swaps it); null: the base model.
-	Running   *string        `json:"running"`
-	Loaded    []string       `json:"loaded"` // adapters whose weights are in memory
-	Available []adapterEntry `json:"available"`
+	Running   *string      `json:"running"`
+	Loaded    []string     `json:"loaded"` // adapters whose weights are in memory
+	Available []lora.Entry `json:"available"`
 }
 
 // adapterNameBody is the body of POST /v1/adapters/load.
@@ -39,20 +40,21 @@ func (s *Server) listAdapters(w http.ResponseWriter, _ *http.Request) error {
 }
 
 func (s *Server) adaptersBody() (adaptersBody, error) {
-	avail, err := s.adapters.available()
+	avail, err := s.adapters.Available()
 	if err != nil {
 		return adaptersBody{}, err
 	}
-	return adaptersBody{Object: "kiln.adapters", Active: namePtr(s.adapters.defaultAdapter()),
-		Running: namePtr(s.running()), Loaded: s.adapters.loadedNames(), Available: avail}, nil
+	return adaptersBody{Object: "kiln.adapters", Active: namePtr(s.adapters.Default()),
+		Running: namePtr(s.running()), Loaded: s.adapters.LoadedNames(), Available: avail}, nil
 }
 
 // namePtr is a's name, nil for the base model.
-func namePtr(a *adapter) *string {
+func namePtr(a *lora.Adapter) *string {
 	if a == nil {
 		return nil
 	}
-	return &a.name
+	n := lora.Name(a)
+	return &n
 }
 
 // loadAdapter serves POST /v1/adapters/load {"name"}: the adapter's
@@ -68,7 +70,10 @@ func (s *Server) loadAdapter(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), swapTimeout)
 	defer cancel()
-	if err := s.swapAdapter(ctx, *body.Name, "load"); err != nil {
+	if err := about("name", lora.CheckName(*body.Name)); err != nil {
+		return err // "" would name the base model to activate
+	}
+	if err := s.activate(ctx, *body.Name, "load"); err != nil {
 		return err
 	}
 	return s.writeAdapters(w)
@@ -84,7 +89,7 @@ func (s *Server) unloadAdapterRoute(w http.ResponseWriter, r *http.Request) erro
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), swapTimeout)
 	defer cancel()
-	if err := s.unloadAdapter(ctx, "unload"); err != nil {
+	if err := s.activate(ctx, "", "unload"); err != nil {
 		return err
 	}
 	return s.writeAdapters(w)
@@ -96,7 +101,7 @@ func (s *Server) deleteAdapter(w http.ResponseWriter, r *http.Request) error {
 	if !s.adaptersOn() {
 		return errAdaptersOff
 	}
-	if err := s.adapters.remove("name", r.PathValue("name")); err != nil {
+	if err := about("name", s.adapters.Remove(r.PathValue("name"))); err != nil {
 		return err
 	}
 	return s.writeAdapters(w)

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/schemas"
 	"github.com/kiln-ai/kiln/telemetry"
 )
@@ -224,7 +225,7 @@ func TestAdapterRoutes(t *testing.T) {
 		return b
 	}
 	b := list(h.do(http.MethodGet, "/v1/adapters", nil, nil))
-	byName := map[string]adapterEntry{}
+	byName := map[string]lora.Entry{}
 	for _, a := range b.Available {
 		byName[a.Name] = a
 	}
@@ -400,7 +401,7 @@ func TestAdapterRoutesNeedToken(t *testing.T) {
 			t.Errorf("%s %s without the token: %d, want 401", r.method, r.path, status)
 		}
 	}
-	if h.srv.adapters.defaultAdapter() != nil || len(h.srv.adapters.loadedNames()) != 0 {
+	if h.srv.adapters.Default() != nil || len(h.srv.adapters.LoadedNames()) != 0 {
 		t.Error("an unauthenticated load changed the adapters")
 	}
 	auth := map[string]string{"Authorization": "Bearer s3cret"}

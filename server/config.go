@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/lora"
 )
 
 // Config is the server's resolved configuration, parsed once in cmd/kiln
@@ -128,7 +129,7 @@ func DefaultConfig() Config {
 		ServingProfile:    ProfileStable,
 		ProfileSource:     SourceDefault,
 		MemoryReclaim:     ReclaimOff,
-		AdapterDir:        DefaultAdapterDir,
+		AdapterDir:        lora.DefaultDir,
 		AdapterCacheBytes: DefaultAdapterCacheBytes,
 	}
 }

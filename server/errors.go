@@ -63,19 +63,15 @@ func errorFor(err error, retryAfter time.Duration) *Error {
 		return be
 	}
 	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
+	if errors.As(err, &mbe) {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
 			Message: fmt.Sprintf("request body exceeds the limit of %d bytes", mbe.Limit), Err: err}
-	case errors.Is(err, engine.ErrQueueFull):
-		return &Error{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "rate_limit_exceeded",
-			Message: "the server is at capacity; retry later", RetryAfter: retryAfter, Err: err}
-	case errors.Is(err, engine.ErrStopped), errors.Is(err, errStopping):
-		return &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "service_unavailable",
-			Message: "the server is shutting down; retry later", RetryAfter: retryAfter, Err: err}
-	case errors.Is(err, engine.ErrTooLong):
-		return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: "messages", Code: "context_length_exceeded",
-			Message: "the prompt does not fit the model's context length", Err: err}
+	}
+	if e := fromDomain(err, retryAfter); e != nil {
+		if errors.Is(err, engine.ErrTooLong) && e.Param == "" {
+			e.Param = "messages"
+		}
+		return e
 	}
 	return &Error{Status: http.StatusInternalServerError, Type: typeServer,
 		Message: "internal server error", Err: err}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -28,7 +29,7 @@ func (x *exchange) performance(finish string, totalMs float64, sum latency.Summa
 		ttftMs:           sum.TTFTMs,
 		totalLatencyMs:   totalMs,
 		finishReason:     finish,
-		adapterUsed:      adapterName(x.req.adapter),
+		adapterUsed:      lora.Name(x.req.adapter),
 	}
 	// Decode throughput over the gaps: tokens after the first per second
 	// between the first and the last token; null without a gap.

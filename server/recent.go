@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -41,7 +42,7 @@ func (x *exchange) record(finish string, ended time.Time, totalMs float64, sum l
 		durationMs:       totalMs,
 		streamed:         x.req.Stream,
 		finishReason:     finish,
-		adapterUsed:      adapterName(x.req.adapter),
+		adapterUsed:      lora.Name(x.req.adapter),
 		latency:          sum,
 		seq:              x.treq.ID(),
 		diag:             x.diag.finish(sum.StallThresholdMs, resolvers{request: x.s.recent.resolve, operation: x.s.tel.OperationRecord}),

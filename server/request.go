@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kiln-ai/kiln/engine/lora"
 	"io"
 	"math"
 )
@@ -29,7 +30,7 @@ type chatRequest struct {
 	// (adapter_request.go).
 	AdapterGiven bool
 	Adapter      string
-	adapter      *adapter // what it runs with, resolved by generate (nil: base)
+	adapter      *lora.Adapter // what it runs with, resolved by generate (nil: base)
 	Penalties    penaltyParams
 	// Legacy marks a POST /v1/completions request (completions.go): Prompt
 	// is its text, Messages is empty, and the response is a

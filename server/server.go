@@ -15,6 +15,7 @@ import (
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/chat"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/engine/tokenizer"
 	"github.com/kiln-ai/kiln/telemetry"
 )
@@ -88,8 +89,8 @@ type Server struct {
 	created         time.Time // wall-clock start, for uptime and created fields
 	handler         http.Handler
 
-	adapters *adapterRegistry // --adapter-dir (adapters.go)
-	train    trainQueue       // training jobs (train_jobs.go)
+	adapters *lora.Registry // --adapter-dir
+	train    trainQueue     // training jobs (train_jobs.go)
 
 	stopping atomic.Bool
 	outcomes [telemetry.NumOutcomes]atomic.Uint64 // by telemetry.Outcome
@@ -174,7 +175,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := deps.Telemetry.SetTrainingSource(s.trainingStats); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	s.adapters = newAdapterRegistry(cfg.AdapterDir, deps.Model.Model, cfg.AdapterCacheBytes)
+	s.adapters = lora.NewRegistry(cfg.AdapterDir, deps.Model.Model, cfg.AdapterCacheBytes)
 	deps.Telemetry.SetActiveAdapter(baseAdapter)
 	s.handler = s.routes()
 	return s, nil

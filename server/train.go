@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/engine/train"
 )
 
@@ -82,7 +83,7 @@ func (s *Server) newTrainJob(body sftBody) (*trainJob, error) {
 	if c := body.Config; c != nil && c.OutputName != nil {
 		j.outputName = *c.OutputName
 	}
-	if err := checkAdapterName("config.output_name", j.outputName); err != nil {
+	if err := about("config.output_name", lora.CheckName(j.outputName)); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(s.outputDir(j.outputName)); err == nil {

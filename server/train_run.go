@@ -97,7 +97,7 @@ func (s *Server) runTrainJob(ctx context.Context, j *trainJob) (err error) {
 	if j.autoLoad {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), swapTimeout)
 		defer cancel()
-		if err := s.swapAdapter(sctx, j.outputName, "training"); err != nil {
+		if err := s.activate(sctx, j.outputName, "training"); err != nil {
 			return fmt.Errorf("the adapter was written but auto_load failed: %w", err)
 		}
 	}

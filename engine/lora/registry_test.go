@@ -1,9 +1,11 @@
-package server
+package lora
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,13 +24,13 @@ func TestAdapterRegistryReloadsRewrittenFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = model.Close() }()
-	g := newAdapterRegistry(dir, model.Model, DefaultAdapterCacheBytes)
+	g := NewRegistry(dir, model.Model, 2<<30)
 	for _, name := range []string{"peft", "lora"} {
-		a, err := g.load("name", name)
+		a, err := g.Load(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b, err := g.load("name", name); err != nil || b != a {
+		if b, err := g.Load(name); err != nil || b != a {
 			t.Errorf("%s: a second load gave %p (%v), want the same adapter %p", name, b, err, a)
 		}
 		weights := a.path
@@ -39,7 +41,7 @@ func TestAdapterRegistryReloadsRewrittenFiles(t *testing.T) {
 		if err := os.Chtimes(weights, later, later); err != nil {
 			t.Fatal(err)
 		}
-		c, err := g.load("name", name)
+		c, err := g.Load(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +63,7 @@ func TestAdapterCacheBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = model.Close() }()
-	one, err := newAdapterRegistry(dir, model.Model, DefaultAdapterCacheBytes).load("name", "lora")
+	one, err := NewRegistry(dir, model.Model, 2<<30).Load("lora")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,9 +72,9 @@ func TestAdapterCacheBound(t *testing.T) {
 		t.Fatalf("adapter bytes %d (MemBytes %d), want positive and equal", size, one.w.MemBytes())
 	}
 
-	check := func(g *adapterRegistry, step string, want ...string) {
+	check := func(g *Registry, step string, want ...string) {
 		t.Helper()
-		if got := g.loadedNames(); !slices.Equal(got, want) {
+		if got := g.LoadedNames(); !slices.Equal(got, want) {
 			t.Errorf("%s: loaded %v, want %v", step, got, want)
 		}
 		var sum int64
@@ -83,16 +85,16 @@ func TestAdapterCacheBound(t *testing.T) {
 			t.Errorf("%s: the registry counts %d bytes, holds %d", step, g.bytes, sum)
 		}
 	}
-	load := func(g *adapterRegistry, name string) *adapter {
+	load := func(g *Registry, name string) *Adapter {
 		t.Helper()
-		a, err := g.load("name", name)
+		a, err := g.Load(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return a
 	}
 
-	g := newAdapterRegistry(dir, model.Model, 2*size)
+	g := NewRegistry(dir, model.Model, 2*size)
 	lora := load(g, "lora")
 	peft := load(g, "peft")
 	check(g, "two that fit", "lora", "peft")
@@ -101,23 +103,82 @@ func TestAdapterCacheBound(t *testing.T) {
 	}
 	load(g, "lora2")
 	check(g, "a third: the least recently loaded (peft) goes", "lora", "lora2")
-	g.setDefault(lora)
+	g.SetDefault(lora)
 	load(g, "lora2")
 	again := load(g, "peft")
 	check(g, "the default stays, lora2 goes", "lora", "peft")
 	if again == peft || again.w.Info.SHA256 != peft.w.Info.SHA256 {
 		t.Errorf("a forgotten adapter came back as the old value (%v) or other weights", again == peft)
 	}
-	zero := newAdapterRegistry(dir, model.Model, 0)
+	zero := NewRegistry(dir, model.Model, 0)
 	load(zero, "lora")
 	check(zero, "bound 0 keeps the latest", "lora")
-	zero.setDefault(load(zero, "peft"))
+	zero.SetDefault(load(zero, "peft"))
 	check(zero, "bound 0, then the default", "peft")
 	load(zero, "lora2")
 	check(zero, "bound 0 keeps the default and the latest", "lora2", "peft")
 
-	if err := g.remove("name", "peft"); err != nil {
+	if err := g.Remove("peft"); err != nil {
 		t.Fatal(err)
 	}
 	check(g, "after a delete", "lora")
+}
+
+func refDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "..", "shared", "models", "ref")
+	if _, err := os.Stat(filepath.Join(dir, "tiny-llama.lora-r8.F32.gguf")); err != nil {
+		t.Skipf("reference model absent (%v): ../shared/models/ref comes with the project's shared data", err)
+	}
+	return dir
+}
+
+// adapterDir builds a temporary adapter directory from the reference
+// LoRA (rank 8, alpha 16, for tiny-llama): lora.gguf (the GGUF layout) and
+// peft/ (the PEFT layout).
+func adapterDir(t testing.TB, ref string) string {
+	t.Helper()
+	dir := t.TempDir()
+	copyFile(t, filepath.Join(ref, "tiny-llama.lora-r8.F32.gguf"), filepath.Join(dir, "lora.gguf"))
+	for _, f := range []string{"adapter_config.json", "adapter_model.safetensors"} {
+		copyFile(t, filepath.Join(ref, "tiny-llama.lora-r8.peft", f), filepath.Join(dir, "peft", f))
+	}
+	return dir
+}
+
+func copyFile(t testing.TB, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FuzzName: a name CheckName accepts always names an entry directly
+// inside the adapter directory (never the directory itself, its parent or
+// a nested path), and a refused one is ErrInvalidName.
+func FuzzName(f *testing.F) {
+	for _, s := range []string{"lora", "../x", "a/b", `a\b`, "", ".", "..", "a\x00b", "/etc", "x.gguf", "..a", "a..", " ", "\u202e", strings.Repeat("a", 300)} {
+		f.Add(s)
+	}
+	dir := filepath.Join("srv", "adapters")
+	f.Fuzz(func(t *testing.T, name string) {
+		if err := CheckName(name); err != nil {
+			if !errors.Is(err, ErrInvalidName) {
+				t.Fatalf("%q: %v, want ErrInvalidName", name, err)
+			}
+			return
+		}
+		for _, p := range []string{filepath.Join(dir, name), filepath.Join(dir, name) + ggufExt} {
+			if filepath.Dir(p) != dir {
+				t.Fatalf("accepted %q names %q, outside %q", name, p, dir)
+			}
+		}
+	})
 }
