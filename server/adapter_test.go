@@ -129,6 +129,8 @@ func TestAdapterSwapChargedAndLinked(t *testing.T) {
 	if v, _ := ms.Float64(); v <= 0 {
 		t.Errorf("adapter_ms %v, want > 0", v)
 	}
+	// Measured, so never "not applicable" in its diagnosis.
+	checkNotApplicableUnmeasured(t, h, lora.terminal["id"].(string))
 
 	spans := waitSpans(t, exp, telemetry.SpanAdapterSwap)
 	var swap tracetest.SpanStub
