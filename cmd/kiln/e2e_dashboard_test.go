@@ -199,7 +199,7 @@ func checkMaintenancePanel(t *testing.T, wd *webDriver, base string) {
 // stalled gaps coloured and the threshold drawn, the hover with the token's
 // 14 timing fields, the stalled gaps naming the blocking request, the
 // sentence for actor_prefill, the phases split into own and shared work
-// and the phases the CPU backend never produces, collapsed. The
+// and the GPU-only phases the CPU backend never produces, collapsed. The
 // screenshot with the hover is kept at e2e-artifacts/dashboard-diagnosis.png.
 func checkDiagnosisDetail(t *testing.T, wd *webDriver, id, blockerID string) {
 	t.Helper()
@@ -265,22 +265,7 @@ func checkDiagnosisDetail(t *testing.T, wd *webDriver, id, blockerID string) {
 	}
 	wd.script(`document.getElementById("diagnosis-stalls").scrollIntoView(); return ""`)
 	wd.screenshot(filepath.Join(repoRoot(t), "e2e-artifacts", "dashboard-diagnosis-phases.png"))
-	na := wd.find("#diagnosis-not-applicable")
-	if wd.attr(na, "open") != "" {
-		t.Error("the not-applicable phases are expanded; want them collapsed")
-	}
-	if got := wd.text(wd.findIn(na, "summary")); got != "8 phases not applicable on the CPU backend" {
-		t.Errorf("not-applicable summary = %q", got)
-	}
-	hidden := wd.script(`return document.querySelector("#diagnosis-not-applicable ul").textContent`)
-	for _, want := range []string{"Readback", "Graph capture", "Graph replay", "Resize"} {
-		if !strings.Contains(hidden, want) {
-			t.Errorf("the not-applicable list lacks %q: %s", want, hidden)
-		}
-		if strings.Contains(wd.textOf("#diagnosis-not-measured"), want) {
-			t.Errorf("%q is listed as not measured as well as not applicable", want)
-		}
-	}
+	checkPhaseLists(t, wd)
 }
 
 // TestDashboardAccessToken runs kiln serve with --access-token: the page

@@ -210,11 +210,16 @@ function phaseRow(key, label, v, title) {
 }
 
 // phaseSection separates the request's own work from the time it was
-// charged for shared work; phases the backend never produces are listed
-// once, collapsed.
+// charged for shared work; the phases the backend can never produce (the
+// server's not_applicable_phases, GPU-only) are listed once, collapsed.
+// A null phase that can occur (a maintenance phase no operation overlapped)
+// is "not observed in this request". A measured phase is never listed as
+// not applicable, whatever the server's list says: the page must not say
+// both.
 function phaseSection(lat, detail) {
   const phases = lat.phases && typeof lat.phases === "object" ? lat.phases : {};
-  const na = new Set(detail && Array.isArray(detail.not_applicable_phases) ? detail.not_applicable_phases : []);
+  const listed = detail && Array.isArray(detail.not_applicable_phases) ? detail.not_applicable_phases : [];
+  const na = new Set(listed.filter((k) => !isNum(phases[k])));
   const known = new Set(PHASES.map(([k]) => k));
   const keys = [...PHASES.map(([k]) => k), ...Object.keys(phases).filter((k) => !known.has(k))];
   const label = (k) => PHASE_LABEL.get(k) || k;
@@ -248,15 +253,15 @@ function phaseSection(lat, detail) {
     "They are not additive: never sum them and compare with the duration. 0 ms means measured as zero."));
 
   const missing = keys.filter((k) => !isNum(phases[k]) && !na.has(k));
-  out.push(h("h3", { id: "not-measured-title" }, "Not measured on this path"));
+  out.push(h("h3", { id: "not-measured-title" }, "Not observed in this request"));
   out.push(missing.length
     ? h("ul", { class: "not-measured", id: "diagnosis-not-measured", "aria-labelledby": "not-measured-title" },
       missing.map((k) => h("li", { data: { phase: k } }, label(k), " ", h("code", { class: "raw" }, k))))
-    : h("p", { class: "idle", id: "diagnosis-not-measured" }, "Every phase this backend produces was measured."));
+    : h("p", { class: "idle", id: "diagnosis-not-measured" }, "Every phase that can occur on this backend was measured."));
   if (na.size) {
     const backend = String(detail.backend || "this").toUpperCase();
     out.push(h("details", { class: "not-applicable", id: "diagnosis-not-applicable" },
-      h("summary", null, `${na.size} phases not applicable on the ${backend} backend`),
+      h("summary", null, `${na.size} ${plural(na.size, "phase", "phases")} not applicable on the ${backend} backend`),
       h("ul", { class: "not-measured" }, [...na].map((k) => h("li", { data: { phase: k } }, label(k), " ", h("code", { class: "raw" }, k))))));
   }
   return out;
