@@ -36,6 +36,7 @@ func TestSchemas(t *testing.T) {
 	recent := `{"object":"kiln.maintenance.recent","operations":[{"kind":"resize","reason":"maintenance","start":"2026-11-30T16:00:00.000Z","duration_ms":null,"running":true,"outcome":"","summary":""},{"kind":"trim","reason":"automatic_memory_policy","start":"2026-11-30T15:59:00.000Z","duration_ms":3.5,"running":false,"outcome":"reclaimed","summary":"reclaimed 10 bytes"}]}`
 	trim := `{"object":"kiln.maintenance.trim","outcome":"reclaimed","reclaimed_bytes":10,"backend_bytes":4,"heap_released_bytes":6,"rss_before_bytes":10,"rss_after_bytes":9,"duration_ms":1.5,"deferred_ms":0}`
 	adapters := `{"object":"kiln.adapters","active":"support","running":"support","loaded":["support"],"available":[{"name":"support","format":"peft","rank":8,"alpha":16,"targets":["attn_q","attn_v"],"size_bytes":1024,"sha256":"` + strings.Repeat("a", 64) + `"}]}`
+	running := `{"name":"support","revision":"` + strings.Repeat("a", 64) + `","revision_number":3002399751580330}` // 0xaaaaaaaaaaaaa
 	tests := []struct {
 		name     string
 		id, def  string
@@ -62,6 +63,11 @@ func TestSchemas(t *testing.T) {
 		{"adapters extra field", ObservabilityID, "adapters", strings.Replace(adapters, `"rank":8`, `"rank":8,"path":"/x"`, 1), false},
 		{"adapters unknown format", ObservabilityID, "adapters", strings.Replace(adapters, `"peft"`, `"onnx"`, 1), false},
 		{"adapters short sha", ObservabilityID, "adapters", strings.Replace(adapters, `"sha256":"`+strings.Repeat("a", 64), `"sha256":"abc`, 1), false},
+		{"running adapter", ObservabilityID, "running_adapter", running, true},
+		{"running adapter base", ObservabilityID, "running_adapter", `{"name":"base","revision":"base","revision_number":0}`, true},
+		{"running adapter short sha", ObservabilityID, "running_adapter", strings.Replace(running, strings.Repeat("a", 64), "abc", 1), false},
+		{"running adapter revision past 52 bits", ObservabilityID, "running_adapter", strings.Replace(running, "3002399751580330", "4503599627370496", 1), false},
+		{"running adapter extra field", ObservabilityID, "running_adapter", strings.Replace(running, `"name"`, `"path":"/x","name"`, 1), false},
 		{"trim", ObservabilityID, "maintenance_trim", trim, true},
 		{"trim unknown outcome", ObservabilityID, "maintenance_trim", strings.Replace(trim, `"reclaimed"`, `"partial"`, 1), false},
 		{"trim missing rss", ObservabilityID, "maintenance_trim", strings.Replace(trim, `"rss_after_bytes":9,`, ``, 1), false},

@@ -18,7 +18,7 @@ import (
 )
 
 // baseAdapter names the base model wherever an adapter name or revision
-// is reported (adapter_used, the revision header, kiln_active_adapter).
+// is reported (adapter_used, the revision header, /health's adapter).
 const baseAdapter = "base"
 
 // revisionHeader carries, on every chat and completion response, the
@@ -33,7 +33,7 @@ const swapTimeout = 60 * time.Second
 // builds with it (Deps.Swapper). The engine is built before the server:
 // pass sw.Swap to engine.WithAdapterSwapper, then sw in Deps. Every swap
 // it builds is traced (kiln.adapter_swap), logged, and moves
-// kiln_active_adapter.
+// kiln_adapter_active and kiln_adapter_revision.
 type Swapper struct{ s atomic.Pointer[Server] }
 
 // Swap implements engine.AdapterSwapper.
@@ -80,7 +80,7 @@ func (o *swapOp) Phase() timing.Slot { return engine.PhaseAdapter }
 // the swap as a kiln.adapter_swap root span from its queueing (the drain
 // is part of it) to the switch's end, registered so that the stall spans
 // and chat spans it explains link to it; it logs it and moves
-// kiln_active_adapter.
+// kiln_adapter_active and kiln_adapter_revision.
 func (o *swapOp) Apply(b engine.Backend) error {
 	if o.s == nil {
 		return o.err
@@ -111,7 +111,7 @@ func (o *swapOp) Apply(b engine.Backend) error {
 	st.SetAdapter(w)
 	end := s.clock.Now()
 	s.running.Store(o.to)
-	s.tel.SetActiveAdapter(adapterName(o.to))
+	s.tel.SetActiveAdapter(o.to != nil, adapterRevision(o.to))
 	op := s.tel.BeginMaintenance(telemetry.LinkKindAdapterSwap, o.reason, span.SpanContext(), o.queued)
 	op.End(start, end)
 	op.Describe("ok", adapterName(from)+" -> "+adapterName(o.to))

@@ -10,6 +10,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/kiln-ai/kiln/telemetry"
 )
 
 // Closed label sets of SPEC section 8.
@@ -108,13 +110,27 @@ func TestMetricsExposition(t *testing.T) {
 			t.Errorf("family %s missing", fam)
 		}
 	}
-	// kiln_active_adapter is the one family an adapter name labels
-	// (MAINTENANCE.md section 5): exactly one series, base here.
-	if aa := fams["kiln_active_adapter"]; aa == nil || len(aa.GetMetric()) != 1 || aa.GetMetric()[0].GetLabel()[0].GetValue() != "base" {
-		t.Errorf("kiln_active_adapter: %v, want one series {name=base}", aa)
+	// The running adapter's gauges carry no label (an adapter name is
+	// never one): one series each, 0 on the base model.
+	for _, name := range []string{telemetry.MetricAdapterActive, telemetry.MetricAdapterRevision} {
+		if mf := fams[name]; mf == nil || len(mf.GetMetric()) != 1 || len(mf.GetMetric()[0].GetLabel()) != 0 ||
+			mf.GetMetric()[0].GetGauge().GetValue() != 0 {
+			t.Errorf("%s: %v, want one unlabelled series, 0", name, mf)
+		}
+	}
+	checkRunningAdapter(t, h, baseAdapter, baseAdapter) // the name is in /health and /v1/config instead
+	// No family at all, Kiln's or the runtime's, has a name label.
+	for name, mf := range fams {
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "name" {
+					t.Errorf("%s has a name label (%q)", name, lp.GetValue())
+				}
+			}
+		}
 	}
 	for name, mf := range fams {
-		if len(name) < 5 || name[:5] != "kiln_" || name == "kiln_build_info" || name == "kiln_active_adapter" {
+		if len(name) < 5 || name[:5] != "kiln_" || name == "kiln_build_info" {
 			continue
 		}
 		for _, m := range mf.GetMetric() {

@@ -184,7 +184,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Swapper != nil {
 		s.swapper = deps.Swapper
 		deps.Swapper.s.Store(s)
-		deps.Telemetry.SetActiveAdapter(baseAdapter)
+		deps.Telemetry.SetActiveAdapter(false, baseAdapter)
 	}
 	s.handler = s.routes()
 	return s, nil
