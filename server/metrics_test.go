@@ -110,25 +110,7 @@ func TestMetricsExposition(t *testing.T) {
 			t.Errorf("family %s missing", fam)
 		}
 	}
-	// The running adapter's gauges carry no label (an adapter name is
-	// never one): one series each, 0 on the base model.
-	for _, name := range []string{telemetry.MetricAdapterActive, telemetry.MetricAdapterRevision} {
-		if mf := fams[name]; mf == nil || len(mf.GetMetric()) != 1 || len(mf.GetMetric()[0].GetLabel()) != 0 ||
-			mf.GetMetric()[0].GetGauge().GetValue() != 0 {
-			t.Errorf("%s: %v, want one unlabelled series, 0", name, mf)
-		}
-	}
-	checkRunningAdapter(t, h, baseAdapter, baseAdapter) // the name is in /health and /v1/config instead
-	// No family at all, Kiln's or the runtime's, has a name label.
-	for name, mf := range fams {
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == "name" {
-					t.Errorf("%s has a name label (%q)", name, lp.GetValue())
-				}
-			}
-		}
-	}
+	checkAdapterFamilies(t, h, fams)
 	for name, mf := range fams {
 		if len(name) < 5 || name[:5] != "kiln_" || name == "kiln_build_info" {
 			continue
@@ -155,4 +137,28 @@ func TestMetricsExposition(t *testing.T) {
 	if got := h.metricValue(t, "kiln_requests_total", map[string]string{"status": "rejected"}); got != 1 {
 		t.Errorf(`kiln_requests_total{status="rejected"} = %v, want 1`, got)
 	}
+}
+
+// checkAdapterFamilies: the running adapter's gauges carry no label (an
+// adapter name is never one; /health and /v1/config name it instead): one
+// series each, 0 on the base model; and no family at all, Kiln's or the
+// runtime's, has a name label.
+func checkAdapterFamilies(t *testing.T, h *harness, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	for _, name := range []string{telemetry.MetricAdapterActive, telemetry.MetricAdapterRevision} {
+		if mf := fams[name]; mf == nil || len(mf.GetMetric()) != 1 || len(mf.GetMetric()[0].GetLabel()) != 0 ||
+			mf.GetMetric()[0].GetGauge().GetValue() != 0 {
+			t.Errorf("%s: %v, want one unlabelled series, 0", name, mf)
+		}
+	}
+	for name, mf := range fams {
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "name" {
+					t.Errorf("%s has a name label (%q)", name, lp.GetValue())
+				}
+			}
+		}
+	}
+	checkRunningAdapter(t, h, baseAdapter, baseAdapter)
 }
