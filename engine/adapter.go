@@ -61,7 +61,7 @@ func swapDetail(to Adapter) func(*Operation) {
 
 // BaseAdapter names the base model wherever an adapter name or revision
 // is reported.
-const BaseAdapter = "base"
+const BaseAdapter = timing.BaseAdapter
 
 // adapterName is a's name, or BaseAdapter.
 func adapterName(a Adapter) string {

@@ -33,9 +33,10 @@ func TestSchemas(t *testing.T) {
 	event := `{"object":"kiln.token_timing","source":"batching_engine","token_index":0,"token_id":5,"ready_ms":1,"producer_delivered_ms":1.1,"handler_received_ms":1.2,"body_enqueued_ms":1.3,"response_delivery_ms":0.1,"handler_queue_ms":0.1,"queue_delay_ms":0.2,"client_delivery_ms":0.1,"blocking_phase":null,"blocking_phase_ms":null}`
 	profile := `{"profile":"stable","source":"default","effective_policy":{"training_gpu_ownership":"writer_priority","adapter_weight_transitions":"writer_priority","dynamic_kv_resize":"writer_priority","allocator_reclaim":"writer_priority"}}`
 	resize := `{"object":"kiln.maintenance.kv_resize","reason":"maintenance","direction":"grow","from_tokens":512,"requested_tokens":1024,"actual_tokens":1024,"from_slots":2,"slots":4,"bytes_before":10,"bytes_after":20,"dropped_bytes":0,"rss_before_bytes":10,"rss_after_bytes":9,"duration_ms":1.5,"drain_ms":0,"wait_ms":2}`
-	recent := `{"object":"kiln.maintenance.recent","operations":[{"kind":"resize","reason":"maintenance","start":"2026-11-30T16:00:00.000Z","duration_ms":null,"running":true,"outcome":"","summary":""},{"kind":"trim","reason":"automatic_memory_policy","start":"2026-11-30T15:59:00.000Z","duration_ms":3.5,"running":false,"outcome":"reclaimed","summary":"reclaimed 10 bytes"}]}`
+	recent := `{"object":"kiln.maintenance.recent","operations":[{"id":2,"kind":"resize","reason":"maintenance","start":"2026-11-30T16:00:00.000Z","duration_ms":null,"running":true,"outcome":"","summary":"","hold_ms":0,"steps":0},{"id":1,"kind":"trim","reason":"automatic_memory_policy","start":"2026-11-30T15:59:00.000Z","duration_ms":3.5,"running":false,"outcome":"reclaimed","summary":"trim, freed 10 B","hold_ms":3.5,"steps":0},{"id":3,"kind":"training_job","reason":"sft","start":"2026-11-30T15:58:00.000Z","duration_ms":null,"running":true,"outcome":"","summary":"training step 2 of 4","hold_ms":90,"steps":2}]}`
 	trim := `{"object":"kiln.maintenance.trim","outcome":"reclaimed","reclaimed_bytes":10,"backend_bytes":4,"heap_released_bytes":6,"rss_before_bytes":10,"rss_after_bytes":9,"duration_ms":1.5,"deferred_ms":0}`
 	adapters := `{"object":"kiln.adapters","active":"support","running":"support","loaded":["support"],"available":[{"name":"support","format":"peft","rank":8,"alpha":16,"targets":["attn_q","attn_v"],"size_bytes":1024,"sha256":"` + strings.Repeat("a", 64) + `"}]}`
+	running := `{"name":"support","revision":"` + strings.Repeat("a", 64) + `","revision_number":3002399751580330}` // 0xaaaaaaaaaaaaa
 	tests := []struct {
 		name     string
 		id, def  string
@@ -62,6 +63,11 @@ func TestSchemas(t *testing.T) {
 		{"adapters extra field", ObservabilityID, "adapters", strings.Replace(adapters, `"rank":8`, `"rank":8,"path":"/x"`, 1), false},
 		{"adapters unknown format", ObservabilityID, "adapters", strings.Replace(adapters, `"peft"`, `"onnx"`, 1), false},
 		{"adapters short sha", ObservabilityID, "adapters", strings.Replace(adapters, `"sha256":"`+strings.Repeat("a", 64), `"sha256":"abc`, 1), false},
+		{"running adapter", ObservabilityID, "running_adapter", running, true},
+		{"running adapter base", ObservabilityID, "running_adapter", `{"name":"base","revision":"base","revision_number":0}`, true},
+		{"running adapter short sha", ObservabilityID, "running_adapter", strings.Replace(running, strings.Repeat("a", 64), "abc", 1), false},
+		{"running adapter revision past 52 bits", ObservabilityID, "running_adapter", strings.Replace(running, "3002399751580330", "4503599627370496", 1), false},
+		{"running adapter extra field", ObservabilityID, "running_adapter", strings.Replace(running, `"name"`, `"path":"/x","name"`, 1), false},
 		{"trim", ObservabilityID, "maintenance_trim", trim, true},
 		{"trim unknown outcome", ObservabilityID, "maintenance_trim", strings.Replace(trim, `"reclaimed"`, `"partial"`, 1), false},
 		{"trim missing rss", ObservabilityID, "maintenance_trim", strings.Replace(trim, `"rss_after_bytes":9,`, ``, 1), false},

@@ -8,8 +8,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/kernels"
+	"github.com/kiln-ai/kiln/schemas"
+	"github.com/kiln-ai/kiln/telemetry"
 )
 
 // refDir is ../shared/models/ref; tests skip when it is absent.
@@ -127,4 +131,44 @@ func errorCode(t testing.TB, body []byte) (code, message string) {
 		t.Fatalf("error body %q: %v", body, err)
 	}
 	return e.Error.Code, e.Error.Message
+}
+
+// checkRunningAdapter fails unless /health and /v1/config (each matching
+// its schema) name the adapter the engine runs with, name ("base" for
+// none) with its revision (sha256, or "base"), and the label-free gauges
+// agree with them: kiln_adapter_active is 1 for an adapter and 0 for base,
+// kiln_adapter_revision is the revision_number /health reports.
+func checkRunningAdapter(t *testing.T, h *harness, name, revision string) {
+	t.Helper()
+	v, err := schemas.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runningAdapterJSON{Name: name, Revision: revision, RevisionNumber: telemetry.AdapterRevisionNumber(revision)}
+	if (name == baseAdapter) != (want.RevisionNumber == 0) {
+		t.Errorf("adapter %s revision %q has revision number %d", name, revision, want.RevisionNumber)
+	}
+	for _, path := range []string{"/health", "/v1/config"} {
+		var got struct {
+			Adapter runningAdapterJSON `json:"adapter"`
+		}
+		body := h.getJSON(path, &got)
+		def := map[string]string{"/health": "health", "/v1/config": "config"}[path]
+		if err := v.Validate(schemas.ObservabilityID, def, body); err != nil {
+			t.Errorf("%s does not match its schema: %v\n%s", path, err, body)
+		}
+		if d := cmp.Diff(want, got.Adapter); d != "" {
+			t.Errorf("%s adapter (-want +got):\n%s", path, d)
+		}
+	}
+	active := 0.0
+	if name != baseAdapter {
+		active = 1
+	}
+	if got := h.metricValue(t, telemetry.MetricAdapterActive, nil); got != active {
+		t.Errorf("%s = %v with %s running, want %v", telemetry.MetricAdapterActive, got, name, active)
+	}
+	if got := h.metricValue(t, telemetry.MetricAdapterRevision, nil); got != float64(want.RevisionNumber) {
+		t.Errorf("%s = %v with %s running, want %d", telemetry.MetricAdapterRevision, got, name, want.RevisionNumber)
+	}
 }

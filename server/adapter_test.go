@@ -107,8 +107,8 @@ func TestAdapterRequestsNeverMix(t *testing.T) {
 // swap (a base stream is active when it arrives, so the swap waits for it
 // to drain) has adapter_ms, and its chat span links to the exported
 // kiln.adapter_swap span; the active stream is charged nothing; the swap
-// is a root span with from/to; kiln_active_adapter has exactly one series,
-// for the adapter now loaded.
+// is a root span with from/to; /health, /v1/config and the label-free
+// adapter gauges report the adapter now loaded.
 func TestAdapterSwapChargedAndLinked(t *testing.T) {
 	ref := refDir(t)
 	exp := tracetest.NewInMemoryExporter()
@@ -130,6 +130,8 @@ func TestAdapterSwapChargedAndLinked(t *testing.T) {
 	if v, _ := ms.Float64(); v <= 0 {
 		t.Errorf("adapter_ms %v, want > 0", v)
 	}
+	// Measured, so never "not applicable" in its diagnosis.
+	checkNotApplicableUnmeasured(t, h, lora.terminal["id"].(string))
 
 	spans := waitSpans(t, exp, telemetry.SpanAdapterSwap)
 	var swap tracetest.SpanStub
@@ -179,12 +181,7 @@ func TestAdapterSwapChargedAndLinked(t *testing.T) {
 		t.Errorf("links from the two chat spans to the swap: %v, want one (the queued request's) and none", got)
 	}
 	checkQueuedBehind(t, h, lora.terminal["id"].(string), "adapter_swap", swap)
-	if v := h.metricValue(t, telemetry.MetricActiveAdapter, map[string]string{"name": "lora"}); v != 1 {
-		t.Errorf("kiln_active_adapter{name=lora} = %v, want 1", v)
-	}
-	if v := h.metricValue(t, telemetry.MetricActiveAdapter, map[string]string{"name": "base"}); v != 0 {
-		t.Errorf("kiln_active_adapter{name=base} = %v after the swap, want no series", v)
-	}
+	checkRunningAdapter(t, h, "lora", attrs[telemetry.AttrAdapterRevision])
 }
 
 func sortedCounts(m map[string]int) []int {
@@ -241,11 +238,13 @@ func TestAdapterRoutes(t *testing.T) {
 	if b.Active != nil || b.Running != nil || len(b.Loaded) != 0 {
 		t.Errorf("at start: active %v, running %v, loaded %v; want base, base, none", b.Active, b.Running, b.Loaded)
 	}
+	checkRunningAdapter(t, h, baseAdapter, baseAdapter)
 
 	b = list(h.do(http.MethodPost, "/v1/adapters/load", map[string]any{"name": "lora"}, nil))
 	if b.Active == nil || *b.Active != "lora" || b.Running == nil || *b.Running != "lora" {
 		t.Errorf("after load: active %v, running %v; want lora", b.Active, b.Running)
 	}
+	checkRunningAdapter(t, h, "lora", byName["lora"].SHA256)
 	used := func(extra map[string]any) (string, string) {
 		t.Helper()
 		status, hdr, body := h.do(http.MethodPost, chatPath, h.chatBody(extra), nil)
@@ -286,6 +285,7 @@ func TestAdapterRoutes(t *testing.T) {
 	if b.Active != nil || b.Running != nil {
 		t.Errorf("after unload: active %v, running %v; want base", b.Active, b.Running)
 	}
+	checkRunningAdapter(t, h, baseAdapter, baseAdapter)
 	b = list(h.do(http.MethodDelete, "/v1/adapters/lora", nil, nil))
 	for _, a := range b.Available {
 		if a.Name == "lora" {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry"
 )
@@ -20,6 +21,25 @@ type healthBody struct {
 	Runtime    runtimeBlock   `json:"runtime"`
 	// ServingProfile is docs/maintenance.md section 1's serving_profile.
 	ServingProfile servingProfileJSON `json:"serving_profile"`
+	Adapter        runningAdapterJSON `json:"adapter"`
+}
+
+// runningAdapterJSON is the adapter the engine runs with, in /health and
+// /v1/config: its name, which no metric may carry as a label
+// (docs/latency-guide.md#prometheus), beside its revision and the number
+// kiln_adapter_revision reports for it, so a scraped value can be matched
+// to an adapter.
+type runningAdapterJSON struct {
+	Name           string `json:"name"`            // "base": no adapter
+	Revision       string `json:"revision"`        // the sha256 of its weights (x-kiln-loaded-adapter-revision), or "base"
+	RevisionNumber int64  `json:"revision_number"` // telemetry.AdapterRevisionNumber(Revision); 0 for base
+}
+
+// runningAdapter describes the adapter the engine runs with now.
+func (s *Server) runningAdapter() runningAdapterJSON {
+	a := s.running()
+	rev := lora.Revision(a)
+	return runningAdapterJSON{Name: lora.Name(a), Revision: rev, RevisionNumber: telemetry.AdapterRevisionNumber(rev)}
 }
 
 type outcomeCounts struct {
@@ -106,6 +126,7 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 		Runtime:    readRuntime(),
 
 		ServingProfile: s.cfg.servingProfile(),
+		Adapter:        s.runningAdapter(),
 	}
 	status := http.StatusOK
 	switch {
@@ -190,6 +211,7 @@ func (s *Server) configJSON() map[string]any {
 		"memory_reclaim":       c.MemoryReclaim,
 		"adapter_dir":          c.AdapterDir,
 		"adapter_cache_bytes":  c.AdapterCacheBytes,
+		"adapter":              s.runningAdapter(), // live, as kv_budget below
 		"train_data_dir":       c.TrainDataDir,
 		"kernels":              c.kernelsJSON(),
 		"engine": map[string]any{

@@ -203,6 +203,7 @@ func TestResizeChargesQueuedRequest(t *testing.T) {
 	if ms, ok := phases(perfOf(t, q))["resize_ms"].(float64); !ok || ms <= 0 {
 		t.Errorf("queued request resize_ms = %v, want > 0", phases(perfOf(t, q))["resize_ms"])
 	}
+	checkNotApplicableUnmeasured(t, h, q["id"].(string)) // measured, so never "not applicable"
 	if ms := phases(perfOf(t, parseStream(t, streamBody).terminal))["resize_ms"]; ms != nil {
 		t.Errorf("active stream resize_ms = %v, want null", ms)
 	}

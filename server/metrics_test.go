@@ -10,6 +10,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/kiln-ai/kiln/telemetry"
 )
 
 // Closed label sets of docs/latency-guide.md#prometheus.
@@ -108,13 +110,9 @@ func TestMetricsExposition(t *testing.T) {
 			t.Errorf("family %s missing", fam)
 		}
 	}
-	// kiln_active_adapter is the one family an adapter name labels
-	// (docs/maintenance.md section 5): exactly one series, base here.
-	if aa := fams["kiln_active_adapter"]; aa == nil || len(aa.GetMetric()) != 1 || aa.GetMetric()[0].GetLabel()[0].GetValue() != "base" {
-		t.Errorf("kiln_active_adapter: %v, want one series {name=base}", aa)
-	}
+	checkAdapterFamilies(t, h, fams)
 	for name, mf := range fams {
-		if len(name) < 5 || name[:5] != "kiln_" || name == "kiln_build_info" || name == "kiln_active_adapter" {
+		if len(name) < 5 || name[:5] != "kiln_" || name == "kiln_build_info" {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
@@ -139,4 +137,28 @@ func TestMetricsExposition(t *testing.T) {
 	if got := h.metricValue(t, "kiln_requests_total", map[string]string{"status": "rejected"}); got != 1 {
 		t.Errorf(`kiln_requests_total{status="rejected"} = %v, want 1`, got)
 	}
+}
+
+// checkAdapterFamilies: the running adapter's gauges carry no label (an
+// adapter name is never one; /health and /v1/config name it instead): one
+// series each, 0 on the base model; and no family at all, Kiln's or the
+// runtime's, has a name label.
+func checkAdapterFamilies(t *testing.T, h *harness, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	for _, name := range []string{telemetry.MetricAdapterActive, telemetry.MetricAdapterRevision} {
+		if mf := fams[name]; mf == nil || len(mf.GetMetric()) != 1 || len(mf.GetMetric()[0].GetLabel()) != 0 ||
+			mf.GetMetric()[0].GetGauge().GetValue() != 0 {
+			t.Errorf("%s: %v, want one unlabelled series, 0", name, mf)
+		}
+	}
+	for name, mf := range fams {
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "name" {
+					t.Errorf("%s has a name label (%q)", name, lp.GetValue())
+				}
+			}
+		}
+	}
+	checkRunningAdapter(t, h, baseAdapter, baseAdapter)
 }

@@ -176,7 +176,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.adapters = lora.NewRegistry(cfg.AdapterDir, deps.Model.Model, cfg.AdapterCacheBytes)
-	deps.Telemetry.SetActiveAdapter(baseAdapter)
+	deps.Telemetry.SetActiveAdapter(false, baseAdapter)
 	s.handler = s.routes()
 	return s, nil
 }

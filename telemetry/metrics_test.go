@@ -66,8 +66,10 @@ func parseSamples(text string) (types map[string]string, samples []sample) {
 	return types, samples
 }
 
-// playTraffic runs a few requests covering every outcome path.
+// playTraffic runs a few requests covering every outcome path, with an
+// adapter loaded (so its label-free gauges are in the exposition).
 func playTraffic(h *harness) {
+	h.tel.SetActiveAdapter(true, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
 	ctx := context.Background()
 	h.runRequest(ctx, "secret-model-xyz", []time.Duration{50 * msD, 70 * msD, 400 * msD, 410 * msD},
 		map[int]latency.GapPhases{2: {Prefill: 300 * msD, Decode: 20 * msD}}, OutcomeOK)
@@ -95,6 +97,8 @@ func TestMetricsExposition(t *testing.T) {
 		"kiln_requests_total":                         "counter",
 		"kiln_tokens_generated_total":                 "counter",
 		"kiln_active_requests":                        "gauge",
+		MetricAdapterActive:                           "gauge",
+		MetricAdapterRevision:                         "gauge",
 		"gen_ai_server_time_to_first_token_seconds":   "histogram",
 		"gen_ai_server_time_per_output_token_seconds": "histogram",
 		"gen_ai_server_request_duration_seconds":      "histogram",

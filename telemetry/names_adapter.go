@@ -2,7 +2,7 @@ package telemetry
 
 // The adapter swap (docs/maintenance.md sections 5 and 9): its span, its
 // attributes and its link kind. Adapter names are span attributes only,
-// never metric labels (but for kiln_active_adapter's one series).
+// never metric labels (the adapter gauges of adapter_metric.go carry none).
 const (
 	// SpanAdapterSwap is one adapter swap at the actor barrier, the root
 	// of its own trace: from the swap's queueing through the batch's

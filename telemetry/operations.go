@@ -140,7 +140,7 @@ func (t *Telemetry) OperationEnded(op *timing.Operation) {
 	t.logOperation(op, summary)
 	ok := op.Err == nil && op.Outcome == timing.OutcomeOK
 	if op.Kind == timing.OpAdapterSwap && ok {
-		t.SetActiveAdapter(op.Swap.To)
+		t.SetActiveAdapter(op.Swap.Revision != timing.BaseAdapter, op.Swap.Revision)
 	}
 	if op.Kind == timing.OpResize && ok {
 		if err := t.CountKVResize(op.Reason, op.Resize.Direction()); err != nil {

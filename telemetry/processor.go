@@ -49,8 +49,9 @@ type Processor struct {
 	byOutcome [numOutcomes][]metric.AddOption
 
 	engine atomic.Pointer[func() EngineStats]
-	// activeAdapter is kiln_active_adapter's one series (adapter_metric.go).
-	activeAdapter atomic.Pointer[attribute.Set]
+	// adapter is what kiln_adapter_active and kiln_adapter_revision
+	// report (adapter_metric.go); nil until the server sets it.
+	adapter atomic.Pointer[adapterState]
 
 	kvResizes *kvResizeCounter
 }

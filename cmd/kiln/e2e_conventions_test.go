@@ -67,8 +67,8 @@ func TestOTLPResourceAttributes(t *testing.T) {
 }
 
 // TestMetricsConventions: /metrics of the running binary has the
-// process_* and go_* families, kiln_build_info and kiln_active_adapter
-// (base), and promtool finds
+// process_* and go_* families, kiln_build_info, the label-free
+// kiln_adapter_active and kiln_adapter_revision (0: base), and promtool finds
 // nothing to complain about.
 func TestMetricsConventions(t *testing.T) {
 	if testing.Short() {
@@ -86,7 +86,7 @@ func TestMetricsConventions(t *testing.T) {
 	text := string(body)
 	for _, re := range []string{`(?m)^process_resident_memory_bytes `, `(?m)^process_cpu_seconds_total `, `(?m)^go_goroutines `,
 		`(?m)^kiln_build_info\{goversion="go1[^"]*",revision="[^"]+",version="[^"]+"\} 1$`,
-		`(?m)^kiln_active_adapter\{name="base"\} 1$`} {
+		`(?m)^kiln_adapter_active 0$`, `(?m)^kiln_adapter_revision 0$`} {
 		if !regexp.MustCompile(re).MatchString(text) {
 			t.Errorf("/metrics does not match %s", re)
 		}

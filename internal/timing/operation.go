@@ -109,6 +109,10 @@ func (d ResizeDetail) Direction() string {
 	return "none"
 }
 
+// BaseAdapter names the base model wherever an adapter name or revision
+// is reported.
+const BaseAdapter = "base"
+
 // SwapDetail is an adapter swap: adapter names, "base" for the base model.
 type SwapDetail struct {
 	From, To string

@@ -68,9 +68,8 @@ function svg(tag, attrs, ...children) {
 const decadeLabel = (v) => (v >= 1000 ? `${v / 1000} s` : `${v} ms`);
 
 // gapChart draws the gaps: x the token index, y the gap on a log scale,
-// stalled gaps (at or above the threshold) as larger dots in their
-// reason's colour, the threshold as a dashed line. Hovering shows the
-// token's 14 timing fields.
+// the threshold as a dashed line, and the stalled gaps (at or above it)
+// as stallMarks on top. Hovering shows the token's 14 timing fields.
 function gapChart(gaps, threshold) {
   const W = 720, H = 240, L = 58, R = 14, T = 14, B = 34;
   const values = gaps.map((g) => Math.max(g.gap, 0.001));
@@ -97,16 +96,42 @@ function gapChart(gaps, threshold) {
     chart.append(svg("line", { class: "threshold", x1: L, x2: W - R, y1: Y(threshold), y2: Y(threshold) }),
       svg("text", { class: "threshold-label", x: W - R - 4, y: Y(threshold) - 5, "text-anchor": "end" }, `stall threshold ${fmtMs(threshold)}`));
   }
+  const stalled = (g) => isNum(threshold) && g.gap >= threshold;
   for (const g of gaps) {
-    const stalled = isNum(threshold) && g.gap >= threshold;
-    const reason = g.event.blocking_phase || "unexplained";
-    chart.append(svg("circle", {
-      class: stalled ? "gap stall" : "gap", cx: X(g.index).toFixed(1), cy: Y(Math.max(g.gap, 0.001)).toFixed(1),
-      r: stalled ? 5 : 2.2, fill: stalled ? reasonColour(reason) : null,
-      "data-index": g.index, "data-reason": stalled ? reason : null,
-    }, svg("title", null, `token ${g.index}: gap ${fmtMs(g.gap)}${stalled ? ", stalled: " + reason : ""}`)));
+    if (stalled(g)) continue;
+    chart.append(svg("circle", { class: "gap", cx: X(g.index).toFixed(1), cy: Y(Math.max(g.gap, 0.001)).toFixed(1), r: 2.2, "data-index": g.index },
+      svg("title", null, `token ${g.index}: gap ${fmtMs(g.gap)}`)));
   }
+  chart.append(stallMarks(gaps.filter(stalled), X, Y));
   return { chart, X, L, R, W };
+}
+
+const stallReason = (g) => g.event.blocking_phase || "unexplained";
+
+// stallMarks draws one mark per stalled gap, after the line and the plain
+// points so nothing covers it. Its fill is its reason's colour, set as an
+// inline style so that no stylesheet rule can grey it (the legend promises
+// that colour). Stalls on neighbouring tokens often have about the same gap
+// (one long pause split over consecutive tokens): a mark closer than two
+// full radii to another shrinks to half their distance (down to a visible
+// minimum), so neighbours stay apart; an isolated stall keeps the full
+// size. Where even the minimum overlaps (thousands of tokens), the white
+// outline keeps each a separate disc, with its own title and hover.
+const STALL_R = 5, STALL_R_MIN = 2.5;
+function stallMarks(stalls, X, Y) {
+  const pos = stalls.map((g) => [X(g.index), Y(Math.max(g.gap, 0.001))]);
+  const radius = ([x, y], i) => {
+    let d = Infinity;
+    // stalls are in token order, so x grows: only the marks within two
+    // full radii of x can touch this one.
+    for (let j = i - 1; j >= 0 && x - pos[j][0] < 2 * STALL_R; j--) d = Math.min(d, Math.hypot(x - pos[j][0], y - pos[j][1]));
+    for (let j = i + 1; j < pos.length && pos[j][0] - x < 2 * STALL_R; j++) d = Math.min(d, Math.hypot(x - pos[j][0], y - pos[j][1]));
+    return Math.min(STALL_R, Math.max(STALL_R_MIN, d / 2 - 0.5));
+  };
+  return svg("g", { class: "stall-marks" }, ...stalls.map((g, i) => svg("circle", {
+    class: "gap stall", cx: pos[i][0].toFixed(1), cy: pos[i][1].toFixed(1), r: radius(pos[i], i).toFixed(2),
+    style: `fill:${reasonColour(stallReason(g))}`, "data-index": g.index, "data-reason": stallReason(g),
+  }, svg("title", null, `token ${g.index}: gap ${fmtMs(g.gap)}, stalled: ${stallReason(g)}`))));
 }
 
 // tokenFields lists the token's 14 timing fields, in the event's order.
@@ -131,8 +156,14 @@ function chartSection(detail, lat) {
     const box = chart.getBoundingClientRect();
     const vx = ((ev.clientX - box.left) / box.width) * W;
     if (vx < L || vx > W - R) { tip.hidden = true; return; }
-    let best = gaps[0];
-    for (const g of gaps) if (Math.abs(X(g.index) - vx) < Math.abs(X(best.index) - vx)) best = g;
+    // Over a stall mark: that stall, even where a neighbour's mark is
+    // nearer in x; elsewhere the token nearest the pointer.
+    const mark = ev.target instanceof Element ? ev.target.closest("circle.stall") : null;
+    let best = mark ? byIndex.get(Number(mark.dataset.index)) : null;
+    if (!best) {
+      best = gaps[0];
+      for (const g of gaps) if (Math.abs(X(g.index) - vx) < Math.abs(X(best.index) - vx)) best = g;
+    }
     tip.replaceChildren(h("strong", null, `Token ${best.index} — gap ${fmtMs(best.gap)}`), tokenFields(best.event));
     tip.hidden = false;
     // Below the pointer (above it near the bottom), so the point and its
@@ -142,8 +173,7 @@ function chartSection(detail, lat) {
     tip.style.top = `${py + 14 + tip.offsetHeight <= box.height + 40 ? py + 14 : Math.max(py - tip.offsetHeight - 14, -tip.offsetHeight)}px`;
   });
   chart.addEventListener("mouseleave", () => { tip.hidden = true; });
-  const reasons = [...new Set(gaps.filter((g) => threshold !== null && g.gap >= threshold)
-    .map((g) => g.event.blocking_phase || "unexplained"))];
+  const reasons = [...new Set(gaps.filter((g) => threshold !== null && g.gap >= threshold).map(stallReason))];
   const legend = h("ul", { class: "legend", id: "diagnosis-legend" },
     h("li", null, h("span", { class: "swatch plain" }), "gap below the threshold"),
     reasons.map((r) => h("li", { data: { reason: r } },
@@ -210,11 +240,16 @@ function phaseRow(key, label, v, title) {
 }
 
 // phaseSection separates the request's own work from the time it was
-// charged for shared work; phases the backend never produces are listed
-// once, collapsed.
+// charged for shared work; the phases the backend can never produce (the
+// server's not_applicable_phases, GPU-only) are listed once, collapsed.
+// A null phase that can occur (a maintenance phase no operation overlapped)
+// is "not observed in this request". A measured phase is never listed as
+// not applicable, whatever the server's list says: the page must not say
+// both.
 function phaseSection(lat, detail) {
   const phases = lat.phases && typeof lat.phases === "object" ? lat.phases : {};
-  const na = new Set(detail && Array.isArray(detail.not_applicable_phases) ? detail.not_applicable_phases : []);
+  const listed = detail && Array.isArray(detail.not_applicable_phases) ? detail.not_applicable_phases : [];
+  const na = new Set(listed.filter((k) => !isNum(phases[k])));
   const known = new Set(PHASES.map(([k]) => k));
   const keys = [...PHASES.map(([k]) => k), ...Object.keys(phases).filter((k) => !known.has(k))];
   const label = (k) => PHASE_LABEL.get(k) || k;
@@ -248,15 +283,15 @@ function phaseSection(lat, detail) {
     "They are not additive: never sum them and compare with the duration. 0 ms means measured as zero."));
 
   const missing = keys.filter((k) => !isNum(phases[k]) && !na.has(k));
-  out.push(h("h3", { id: "not-measured-title" }, "Not measured on this path"));
+  out.push(h("h3", { id: "not-measured-title" }, "Not observed in this request"));
   out.push(missing.length
     ? h("ul", { class: "not-measured", id: "diagnosis-not-measured", "aria-labelledby": "not-measured-title" },
       missing.map((k) => h("li", { data: { phase: k } }, label(k), " ", h("code", { class: "raw" }, k))))
-    : h("p", { class: "idle", id: "diagnosis-not-measured" }, "Every phase this backend produces was measured."));
+    : h("p", { class: "idle", id: "diagnosis-not-measured" }, "Every phase that can occur on this backend was measured."));
   if (na.size) {
     const backend = String(detail.backend || "this").toUpperCase();
     out.push(h("details", { class: "not-applicable", id: "diagnosis-not-applicable" },
-      h("summary", null, `${na.size} phases not applicable on the ${backend} backend`),
+      h("summary", null, `${na.size} ${plural(na.size, "phase", "phases")} not applicable on the ${backend} backend`),
       h("ul", { class: "not-measured" }, [...na].map((k) => h("li", { data: { phase: k } }, label(k), " ", h("code", { class: "raw" }, k))))));
   }
   return out;
