@@ -83,10 +83,9 @@ func (t *Trainer) Loss(seq Sequence) (float64, error) {
 	if err := t.Check(seq); err != nil {
 		return 0, err
 	}
-	t.net.forward(seq.IDs)
-	t.net.bs.grow(t.net, len(seq.IDs))
-	loss, _ := t.net.lossBack(seq.IDs, seq.Target, t.net.bs.dxf)
-	return loss, nil
+	pa := t.net.begin(seq.IDs, seq.Target, false)
+	pa.finish()
+	return pa.loss, nil
 }
 
 // Progress is reported after every step of Run.
