@@ -20,6 +20,7 @@ const (
 	phFFNBack               // rows of a layer's feed-forward and output-projection backward
 	phAttnBack              // query rows of a layer's attention backward
 	phQKVBack               // rows of a layer's q, k, v projections' backward
+	phUpdate                // the optimizer update (StepRun only)
 	numPhases
 )
 
@@ -102,12 +103,14 @@ func (pa *pass[F]) add(ph phase, l int, s span) {
 	pa.units = append(pa.units, unit{ph: ph, l: l, s: s, work: pa.nt.work(ph, s)})
 }
 
-// finished reports whether every unit has run.
-func (pa *pass[F]) finished() bool { return pa.at == len(pa.units) }
+// done reports whether every unit has run.
+func (pa *pass[F]) done() bool { return pa.at >= len(pa.units) }
+
+func (pa *pass[F]) peek() unit { return pa.units[pa.at] }
 
 // finish runs the remaining units.
 func (pa *pass[F]) finish() {
-	for !pa.finished() {
+	for !pa.done() {
 		pa.step()
 	}
 }
