@@ -65,45 +65,47 @@ func (nt *net[F]) attnHead(A *layerActs[F], h int, s span) {
 // attentionBack adds the gradients of A.q, A.k and A.v given bs.do to
 // bs.dq, bs.dk, bs.dv, for the query rows s, recomputing the probabilities
 // from the log-sum-exps. Query row t adds to the key and value gradients of
-// rows 0..t, so those are complete only once the last rows have run; query
-// rows go in ascending order within and across units, so every key and
-// value gradient sums its terms in the same order however the rows are
-// cut. Each KV head and its query heads run on one worker, so no two
-// workers write the same key or value gradient.
+// rows 0..t, so those are complete only once the last rows have run. Each
+// KV head and its query heads run on one worker, so no two workers write
+// the same key or value gradient; on it the rows go in ascending order,
+// within and across units, each row's query heads in turn, so every key
+// and value gradient sums its terms in the same order however the rows
+// are cut.
 func (nt *net[F]) attentionBack(A *layerActs[F], s span) {
 	c := nt.c
 	nt.la.pool.Run(c.KVHeads, func(lo, hi int) {
 		group := c.Heads / c.KVHeads
 		for g := lo; g < hi; g++ {
-			for h := g * group; h < (g+1)*group; h++ {
-				nt.attnHeadBack(A, h, s)
+			for t := s.lo; t < s.hi; t++ {
+				for h := g * group; h < (g+1)*group; h++ {
+					nt.attnRowBack(A, h, t)
+				}
 			}
 		}
 	})
 }
 
-func (nt *net[F]) attnHeadBack(A *layerActs[F], h int, s span) {
+// attnRowBack is query row t of head h of attentionBack.
+func (nt *net[F]) attnRowBack(A *layerActs[F], h, t int) {
 	c, b := nt.c, &nt.bs
 	n, q, kv, hs := nt.a.n, c.QDim(), c.KVDim(), c.HeadDim()
 	off := (h / (c.Heads / c.KVHeads)) * hs
 	scale := F(1 / math.Sqrt(float64(hs)))
 	pr, dp := nt.att.p[h*n:(h+1)*n], nt.att.dp[h*n:(h+1)*n]
-	for t := s.lo; t < s.hi; t++ {
-		qt := A.q[t*q+h*hs : t*q+(h+1)*hs]
-		dot_ := b.do[t*q+h*hs : t*q+(h+1)*hs]
-		lse := A.lse[t*c.Heads+h]
-		var D F
-		for p := 0; p <= t; p++ {
-			pr[p] = F(math.Exp(float64(dot(qt, A.k[p*kv+off:p*kv+off+hs])*scale - lse)))
-			dp[p] = dot(dot_, A.v[p*kv+off:p*kv+off+hs])
-			D += pr[p] * dp[p]
-		}
-		dqt := b.dq[t*q+h*hs : t*q+(h+1)*hs]
-		for p := 0; p <= t; p++ {
-			ds := pr[p] * (dp[p] - D) * scale
-			axpy(ds, A.k[p*kv+off:p*kv+off+hs], dqt)
-			axpy(ds, qt, b.dk[p*kv+off:p*kv+off+hs])
-			axpy(pr[p], dot_, b.dv[p*kv+off:p*kv+off+hs])
-		}
+	qt := A.q[t*q+h*hs : t*q+(h+1)*hs]
+	dot_ := b.do[t*q+h*hs : t*q+(h+1)*hs]
+	lse := A.lse[t*c.Heads+h]
+	var D F
+	for p := 0; p <= t; p++ {
+		pr[p] = F(math.Exp(float64(dot(qt, A.k[p*kv+off:p*kv+off+hs])*scale - lse)))
+		dp[p] = dot(dot_, A.v[p*kv+off:p*kv+off+hs])
+		D += pr[p] * dp[p]
+	}
+	dqt := b.dq[t*q+h*hs : t*q+(h+1)*hs]
+	for p := 0; p <= t; p++ {
+		ds := pr[p] * (dp[p] - D) * scale
+		axpy(ds, A.k[p*kv+off:p*kv+off+hs], dqt)
+		axpy(ds, qt, b.dk[p*kv+off:p*kv+off+hs])
+		axpy(pr[p], dot_, b.dv[p*kv+off:p*kv+off+hs])
 	}
 }
