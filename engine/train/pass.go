@@ -24,14 +24,18 @@ const (
 	numPhases
 )
 
-// unitWork is the multiply-adds a unit aims at: a few milliseconds on two
-// cores, small against a slice of tens of milliseconds and large enough
-// that a chunk's products still read each weight for many rows.
+// unitWork is the work a unit aims at, in the dense multiply-adds of work's
+// estimates: about 8 ms on two cores, small against a slice of tens of
+// milliseconds and large enough that a chunk's products still read each
+// weight for many rows.
 const unitWork = 1 << 27
 
-// minChunk is the fewest rows in a chunk (unless the sequence is shorter),
-// a multiple of lossChunk and of the kernels' row blocks.
-const minChunk = 16
+// minChunk is the fewest rows in a chunk of a layer (unless the sequence
+// is shorter), a multiple of the kernels' row blocks. The classifier's
+// units are lossChunk rows at least: its products cost half as much again
+// a row in groups of 4 rows as of 16 (the output matrix stays in no cache),
+// so its units, the longest of a step, stay at that size.
+const minChunk = 32
 
 // span is the rows [lo, hi) of a sequence (for phLoss, of its target rows).
 type span struct{ lo, hi int }
@@ -150,19 +154,36 @@ func (pa *pass[F]) step() {
 
 // chunkRows is how many rows a unit of phase ph takes in a sequence of n
 // tokens: unitWork over the phase's mean work a row, rounded down to a
-// multiple of minChunk. nt.chunk, when set (by tests), overrides it.
+// multiple of its least chunk. nt.chunk, when set (by tests), overrides it.
 func (nt *net[F]) chunkRows(ph phase, n int) int {
 	if nt.chunk > 0 {
 		return nt.chunk
 	}
+	least := minChunk
+	if ph == phLoss {
+		least = lossChunk
+	}
 	per := max(nt.work(ph, span{0, n})/int64(max(n, 1)), 1)
-	return max(minChunk, int(unitWork/per)/minChunk*minChunk)
+	return max(least, int(unitWork/per)/least*least)
 }
 
-// work estimates the multiply-adds of phase ph over rows s: the base
-// products, the LoRA products and attention's positions (row t attends to
-// t+1 of them). The slicer scales it by each phase's measured time per
-// multiply-add, so only its proportions within a phase need be right.
+// Relative costs of a multiply-add, measured on two cores against the
+// dense forward products: in the transposed products of the backward
+// (Wᵀ·dy a row at a time), in attention (short dot products and updates
+// of one head's width), and in the classifier (its product and transposed
+// product both, over a matrix that stays in no cache).
+const (
+	costT       = 3
+	costAttn    = 4
+	costAttnBwd = 8
+	costLoss    = 11
+)
+
+// work estimates the cost of phase ph over rows s, in dense multiply-adds:
+// the base products, the LoRA products and attention's positions (row t
+// attends to t+1 of them), each weighted by its relative cost. It sizes the
+// chunks; the slicer scales it by each phase's measured time per unit of
+// work, so beyond that only its proportions within a phase need be right.
 func (nt *net[F]) work(ph phase, s span) int64 {
 	c := nt.c
 	n, q := int64(s.n()), int64(c.QDim())
@@ -172,22 +193,21 @@ func (nt *net[F]) work(ph phase, s span) int64 {
 	case phEmbed:
 		return n * int64(c.Dim)
 	case phForward:
-		return n*nt.projWork(ModQ, ModK, ModV, ModO, ModGate, ModUp, ModDown) + 2*q*pos
+		return n*nt.projWork(ModQ, ModK, ModV, ModO, ModGate, ModUp, ModDown) + costAttn*2*q*pos
 	case phLoss:
-		return 2 * n * int64(c.Vocab) * int64(c.Dim)
+		return costLoss * n * int64(c.Vocab) * int64(c.Dim)
 	case phFFNBack:
-		return n * nt.projWork(ModO, ModGate, ModUp, ModDown)
+		return costT * n * nt.projWork(ModO, ModGate, ModUp, ModDown)
 	case phAttnBack:
-		return 5 * q * pos
+		return costAttnBwd * 5 * q * pos
 	case phQKVBack:
-		return n * nt.projWork(ModQ, ModK, ModV)
+		return costT * n * nt.projWork(ModQ, ModK, ModV)
 	}
 	return 0
 }
 
 // projWork is the multiply-adds a row of the given projections costs,
-// with their LoRA pairs where targeted (the same in both directions, to
-// the precision work needs).
+// with their LoRA pairs where targeted.
 func (nt *net[F]) projWork(mods ...Module) int64 {
 	var w int64
 	for _, m := range mods {
