@@ -55,8 +55,8 @@ func (r *StepRun) Next(budget time.Duration) error {
 	return nil
 }
 
-// units is work cut into units that run in order.
-type units interface {
+// unitRunner is work cut into units that run in order.
+type unitRunner interface {
 	done() bool
 	peek() unit // the next unit
 	step()      // runs the next unit
@@ -64,7 +64,7 @@ type units interface {
 
 // runSlice runs units of w as StepRun.Next describes, timing each with now
 // into rates, and returns how many it ran.
-func runSlice(w units, budget time.Duration, now func() time.Time, rates *unitRates) int {
+func runSlice(w unitRunner, budget time.Duration, now func() time.Time, rates *unitRates) int {
 	start := now()
 	last, n := start, 0
 	for ; !w.done(); n++ {
