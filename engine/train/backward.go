@@ -33,80 +33,94 @@ func (b *backScratch[F]) grow(nt *net[F], n int) {
 // the gradients of every LoRA parameter in nt.g. It returns the mean
 // cross-entropy over the target tokens and their number.
 func (nt *net[F]) lossAndGrad(ids []int, target []bool) (float64, int) {
-	n := len(ids)
-	nt.forward(ids)
-	nt.bs.grow(nt, n)
-	nt.g.each(func(p []F) { clear(p) })
-	b := &nt.bs
-	loss, count := nt.lossBack(ids, target, b.dxf)
-	if count == 0 {
-		return 0, 0
-	}
-	d := nt.c.Dim
-	dx := b.dx[:n*d]
-	clear(dx)
-	for t := range n {
-		rmsNormBack(dx[t*d:(t+1)*d], nt.a.xL[t*d:(t+1)*d], b.dxf[t*d:(t+1)*d], nt.m.Norm, nt.a.invf[t])
-	}
-	for l := len(nt.a.layers) - 1; l >= 0; l-- {
-		nt.layerBack(l)
-	}
-	return loss, count
+	pa := nt.begin(ids, target, true)
+	pa.finish()
+	return pa.loss, len(pa.rows)
 }
 
-// layerBack turns bs.dx, the gradient of layer l's output, into the
-// gradient of its input, adding the layer's LoRA gradients to nt.g.
-func (nt *net[F]) layerBack(l int) {
+// finalNormBack sets rows s of bs.dx, the gradient of the last layer's
+// output, from bs.dxf through the final norm.
+func (nt *net[F]) finalNormBack(s span) {
+	d, b := nt.c.Dim, &nt.bs
+	clear(rowsOf(b.dx, s, d))
+	for t := s.lo; t < s.hi; t++ {
+		rmsNormBack(b.dx[t*d:(t+1)*d], nt.a.xL[t*d:(t+1)*d], b.dxf[t*d:(t+1)*d], nt.m.Norm, nt.a.invf[t])
+	}
+}
+
+// A layer's backward turns bs.dx, the gradient of its output, into the
+// gradient of its input, adding the layer's LoRA gradients to nt.g, in
+// three phases of row chunks: ffnBack (every row's feed-forward and output
+// projection, row by row), attentionBack (which completes the key and value
+// gradients only after its last query row) and qkvBack (row by row again).
+// Each LoRA gradient sums its rows in ascending order in every phase, so
+// the sums do not depend on where the chunks are cut.
+
+// ffnBack runs rows s of layer l's backward from its output to the
+// attention output: bs.dx1 (the gradient of the residual after attention)
+// and bs.do, and clears those rows of bs.dq, bs.dk and bs.dv for
+// attentionBack to add to.
+func (nt *net[F]) ffnBack(l int, s span) {
 	c, L, A, b := nt.c, &nt.m.Layers[l], &nt.a.layers[l], &nt.bs
-	n, d, q, kv, hd := nt.a.n, c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
-	dx, dx1, dxn := b.dx[:n*d], b.dx1[:n*d], b.dxn[:n*d]
-	dh, dg, du := b.dh[:n*hd], b.dg[:n*hd], b.du[:n*hd]
+	d, q, kv, hd := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
+	dx, dx1, dxn := rowsOf(b.dx, s, d), rowsOf(b.dx1, s, d), rowsOf(b.dxn, s, d)
+	dh, dg, du := rowsOf(b.dh, s, hd), rowsOf(b.dg, s, hd), rowsOf(b.du, s, hd)
+	ag, au := rowsOf(A.g, s, hd), rowsOf(A.u, s, hd)
 
 	clear(dh)
-	nt.linearBack(l, ModDown, &L.W2, A.h, dx, dh)
+	nt.linearBack(l, ModDown, &L.W2, rowsOf(A.h, s, hd), dx, dh, s)
 	for i := range dh {
-		dg[i] = dh[i] * A.u[i] * siluGrad(A.g[i])
-		du[i] = dh[i] * silu(A.g[i])
+		dg[i] = dh[i] * au[i] * siluGrad(ag[i])
+		du[i] = dh[i] * silu(ag[i])
 	}
 	clear(dxn)
-	nt.linearBack(l, ModGate, &L.W1, A.xn2, dg, dxn)
-	nt.linearBack(l, ModUp, &L.W3, A.xn2, du, dxn)
+	xn2 := rowsOf(A.xn2, s, d)
+	nt.linearBack(l, ModGate, &L.W1, xn2, dg, dxn, s)
+	nt.linearBack(l, ModUp, &L.W3, xn2, du, dxn, s)
 	copy(dx1, dx)
-	for t := range n {
-		rmsNormBack(dx1[t*d:(t+1)*d], A.x1[t*d:(t+1)*d], dxn[t*d:(t+1)*d], L.FFNNorm, A.inv2[t])
+	for t := s.lo; t < s.hi; t++ {
+		rmsNormBack(b.dx1[t*d:(t+1)*d], A.x1[t*d:(t+1)*d], b.dxn[t*d:(t+1)*d], L.FFNNorm, A.inv2[t])
 	}
-
-	do, dq, dk, dv := b.do[:n*q], b.dq[:n*q], b.dk[:n*kv], b.dv[:n*kv]
+	do := rowsOf(b.do, s, q)
 	clear(do)
-	nt.linearBack(l, ModO, &L.WO, A.o, dx1, do)
-	clear(dq)
-	clear(dk)
-	clear(dv)
-	nt.attentionBack(A, do, dq, dk, dv)
-	for t := range n {
-		nt.rope.apply(dq[t*q:(t+1)*q], t, true)
-		nt.rope.apply(dk[t*kv:(t+1)*kv], t, true)
+	nt.linearBack(l, ModO, &L.WO, rowsOf(A.o, s, q), dx1, do, s)
+	clear(rowsOf(b.dq, s, q))
+	clear(rowsOf(b.dk, s, kv))
+	clear(rowsOf(b.dv, s, kv))
+}
+
+// qkvBack runs rows s of layer l's backward from the complete query, key
+// and value gradients to bs.dx, the gradient of the layer's input.
+func (nt *net[F]) qkvBack(l int, s span) {
+	c, L, A, b := nt.c, &nt.m.Layers[l], &nt.a.layers[l], &nt.bs
+	d, q, kv := c.Dim, c.QDim(), c.KVDim()
+	dq, dk, dv := rowsOf(b.dq, s, q), rowsOf(b.dk, s, kv), rowsOf(b.dv, s, kv)
+	for t := s.lo; t < s.hi; t++ {
+		nt.rope.apply(b.dq[t*q:(t+1)*q], t, true)
+		nt.rope.apply(b.dk[t*kv:(t+1)*kv], t, true)
 	}
 	if c.QKNorm {
-		nt.headNormBack(dq, A.qpre, A.qinv, L.QNorm, c.Heads)
-		nt.headNormBack(dk, A.kpre, A.kinv, L.KNorm, c.KVHeads)
+		nt.headNormBack(b.dq, A.qpre, A.qinv, L.QNorm, c.Heads, s)
+		nt.headNormBack(b.dk, A.kpre, A.kinv, L.KNorm, c.KVHeads, s)
 	}
+	dxn, xn1 := rowsOf(b.dxn, s, d), rowsOf(A.xn1, s, d)
 	clear(dxn)
-	nt.linearBack(l, ModQ, &L.WQ, A.xn1, dq, dxn)
-	nt.linearBack(l, ModK, &L.WK, A.xn1, dk, dxn)
-	nt.linearBack(l, ModV, &L.WV, A.xn1, dv, dxn)
-	copy(dx, dx1)
-	for t := range n {
-		rmsNormBack(dx[t*d:(t+1)*d], A.x[t*d:(t+1)*d], dxn[t*d:(t+1)*d], L.AttnNorm, A.inv1[t])
+	nt.linearBack(l, ModQ, &L.WQ, xn1, dq, dxn, s)
+	nt.linearBack(l, ModK, &L.WK, xn1, dk, dxn, s)
+	nt.linearBack(l, ModV, &L.WV, xn1, dv, dxn, s)
+	copy(rowsOf(b.dx, s, d), rowsOf(b.dx1, s, d))
+	for t := s.lo; t < s.hi; t++ {
+		rmsNormBack(b.dx[t*d:(t+1)*d], A.x[t*d:(t+1)*d], b.dxn[t*d:(t+1)*d], L.AttnNorm, A.inv1[t])
 	}
 }
 
-// headNormBack replaces dv (T rows of heads heads) by its gradient through
-// the per-head RMSNorm whose inputs were pre and inverse RMS inv.
-func (nt *net[F]) headNormBack(dv, pre, inv []F, w []float32, heads int) {
+// headNormBack replaces rows s of dv (rows of heads heads) by their
+// gradient through the per-head RMSNorm whose inputs were pre and inverse
+// RMS inv.
+func (nt *net[F]) headNormBack(dv, pre, inv []F, w []float32, heads int, s span) {
 	hs := nt.c.HeadDim()
 	tmp := nt.bs.head
-	for i := range nt.a.n * heads {
+	for i := s.lo * heads; i < s.hi*heads; i++ {
 		seg := dv[i*hs : (i+1)*hs]
 		copy(tmp, seg)
 		clear(seg)
@@ -115,17 +129,18 @@ func (nt *net[F]) headNormBack(dv, pre, inv []F, w []float32, heads int) {
 }
 
 // linearBack adds Wᵀ·dy (and, when mod is targeted, scale·Aᵀ·Bᵀ·dy) to dx
-// for the a.n rows, and adds the gradients of the pair's A and B to nt.g:
-// dB += scale·dy·(A·x)ᵀ, dA += scale·(Bᵀ·dy)·xᵀ.
-func (nt *net[F]) linearBack(l int, mod Module, w *kernels.Matrix, x, dy, dx []F) {
-	n := nt.a.n
+// for rows s (x, dy and dx hold those rows only), and adds the gradients of
+// the pair's A and B to nt.g: dB += scale·dy·(A·x)ᵀ, dA += scale·(Bᵀ·dy)·xᵀ,
+// a row at a time in ascending order.
+func (nt *net[F]) linearBack(l int, mod Module, w *kernels.Matrix, x, dy, dx []F, s span) {
+	n := s.n()
 	nt.la.matmulT(dx, w, dy, n)
 	p, g := &nt.w.layers[l][mod], &nt.g.layers[l][mod]
 	if p.A == nil {
 		return
 	}
-	r, s := nt.w.rank, nt.w.scale
-	ax := nt.a.layers[l].ax[mod]
+	r, sc := nt.w.rank, nt.w.scale
+	ax := rowsOf(nt.a.layers[l].ax[mod], s, r)
 	for t := range n {
 		gt, at := nt.bs.gr[t*r:(t+1)*r], ax[t*r:(t+1)*r]
 		clear(gt)
@@ -133,14 +148,14 @@ func (nt *net[F]) linearBack(l int, mod Module, w *kernels.Matrix, x, dy, dx []F
 		for o, v := range dyt {
 			if v != 0 {
 				axpy(v, p.B[o*r:(o+1)*r], gt)
-				axpy(s*v, at, g.B[o*r:(o+1)*r])
+				axpy(sc*v, at, g.B[o*r:(o+1)*r])
 			}
 		}
 		xt, dxt := x[t*p.in:(t+1)*p.in], dx[t*p.in:(t+1)*p.in]
 		for j, v := range gt {
 			if v != 0 {
-				axpy(s*v, xt, g.A[j*p.in:(j+1)*p.in])
-				axpy(s*v, p.A[j*p.in:(j+1)*p.in], dxt)
+				axpy(sc*v, xt, g.A[j*p.in:(j+1)*p.in])
+				axpy(sc*v, p.A[j*p.in:(j+1)*p.in], dxt)
 			}
 		}
 	}

@@ -17,6 +17,16 @@
 // from each row's log-sum-exp, and logits are computed a chunk of rows at a
 // time), so a step is bounded by the context length (ActivationBytes).
 //
+// Slicing: a step is planned as units (the embedding, row chunks of each
+// layer's forward, chunks of the classifier's target rows, row chunks of
+// each layer's three backward phases, the optimizer update) that keep all
+// their state in the activations, so a StepRun can run it a slice of wall
+// time at a time and a caller holding the device for each slice releases
+// it in between (Begin, StepRun.Next; RunOptions.Slice). The plan depends
+// only on the model, the targets and the sequence's length, never on the
+// budget, and Step is one unbudgeted slice: a sliced step computes the
+// same loss, gradient and update bit for bit.
+//
 // The forward and backward code is generic over float32 (the trainer) and
 // float64 (the reference path the gradient-check tests compare against
 // finite differences). A Trainer belongs to one goroutine at a time; its

@@ -8,15 +8,19 @@ import (
 // net is the training forward and backward pass of one model with one set
 // of LoRA weights, and the scratch they reuse from step to step.
 type net[F float] struct {
-	m    *llama.Model
-	c    llama.Config
-	w    *weights[F]
-	la   linalg[F]
-	rope ropeTab[F]
-	a    acts[F]
-	g    *weights[F] // gradients, the shape of w
-	bs   backScratch[F]
-	att  attnScratch[F]
+	m     *llama.Model
+	c     llama.Config
+	w     *weights[F]
+	la    linalg[F]
+	rope  ropeTab[F]
+	a     acts[F]
+	g     *weights[F] // gradients, the shape of w
+	bs    backScratch[F]
+	att   attnScratch[F]
+	row   []float32 // one embedding row
+	rows  []int     // the last pass's target rows, reused
+	units []unit    // the last pass's units, reused
+	chunk int       // rows a chunk, when tests force it (0: chunkRows decides)
 }
 
 func newNet[F float](m *llama.Model, pool *kernels.Pool, w *weights[F]) *net[F] {
@@ -32,92 +36,114 @@ func newNet[F float](m *llama.Model, pool *kernels.Pool, w *weights[F]) *net[F] 
 }
 
 // forward runs the sequence ids through the layers, keeping the
-// activations, and leaves the final normalised stream in a.xf.
-func (nt *net[F]) forward(ids []int) {
-	c := nt.c
-	n := len(ids)
-	nt.a.grow(c, nt.w, n)
-	nt.rope.grow(c, nt.m.RopeFactors, n)
-	d := c.Dim
-	x := nt.a.layers[0].x[:n*d]
-	row := make([]float32, d)
+// activations, and leaves the final normalised stream in a.xf: the forward
+// units of a pass, so it computes what a training step's forward does.
+func (nt *net[F]) forward(ids []int) { nt.begin(ids, nil, false).finish() }
+
+// embed writes the embeddings of ids into layer 0's input.
+func (nt *net[F]) embed(ids []int) {
+	d := nt.c.Dim
+	x := nt.a.layers[0].x
+	if len(nt.row) < d {
+		nt.row = make([]float32, d)
+	}
+	row := nt.row[:d]
 	for t, id := range ids {
 		kernels.DequantRow(row, &nt.m.Embed, id)
 		for i, v := range row {
 			x[t*d+i] = F(v)
 		}
 	}
-	for l := range nt.a.layers {
-		out := nt.a.xL[:n*d]
-		if l+1 < len(nt.a.layers) {
-			out = nt.a.layers[l+1].x[:n*d]
-		}
-		nt.layerForward(l, out)
+}
+
+// layerOut is where layer l writes its output: the next layer's input, or
+// the final residual stream.
+func (nt *net[F]) layerOut(l int) []F {
+	if l+1 < len(nt.a.layers) {
+		return nt.a.layers[l+1].x
 	}
-	for t := range n {
-		nt.a.invf[t] = rmsNorm(nt.a.xf[t*d:(t+1)*d], nt.a.xL[t*d:(t+1)*d], nt.m.Norm, c.NormEps)
+	return nt.a.xL
+}
+
+// finalNorm normalises rows s of the final residual stream into a.xf.
+func (nt *net[F]) finalNorm(s span) {
+	d := nt.c.Dim
+	for t := s.lo; t < s.hi; t++ {
+		nt.a.invf[t] = rmsNorm(nt.a.xf[t*d:(t+1)*d], nt.a.xL[t*d:(t+1)*d], nt.m.Norm, nt.c.NormEps)
 	}
 }
 
-// layerForward runs layer l on its stored input and writes its output
-// residual stream to out.
-func (nt *net[F]) layerForward(l int, out []F) {
+// layerForward runs layer l on rows s of its stored input and writes them
+// to its output. Every step but attention is row by row; attention reads
+// the keys and values of rows before s.hi, so the rows before s must have
+// run already (the units go in order).
+func (nt *net[F]) layerForward(l int, s span) {
 	c, L, A := nt.c, &nt.m.Layers[l], &nt.a.layers[l]
-	n, d, q, kv, hd := nt.a.n, c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
-	for t := range n {
+	d, q, kv, hd := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
+	for t := s.lo; t < s.hi; t++ {
 		A.inv1[t] = rmsNorm(A.xn1[t*d:(t+1)*d], A.x[t*d:(t+1)*d], L.AttnNorm, c.NormEps)
 	}
-	nt.linear(l, ModQ, A.q[:n*q], &L.WQ, A.xn1[:n*d])
-	nt.linear(l, ModK, A.k[:n*kv], &L.WK, A.xn1[:n*d])
-	nt.linear(l, ModV, A.v[:n*kv], &L.WV, A.xn1[:n*d])
-	hs := c.HeadDim()
-	for t := range n {
-		qt, kt, vt := A.q[t*q:(t+1)*q], A.k[t*kv:(t+1)*kv], A.v[t*kv:(t+1)*kv]
-		if c.QKVBias {
-			addBias(qt, L.BQ)
-			addBias(kt, L.BK)
-			addBias(vt, L.BV)
-		}
-		if c.QKNorm {
-			copy(A.qpre[t*q:(t+1)*q], qt)
-			copy(A.kpre[t*kv:(t+1)*kv], kt)
-			for h := range c.Heads {
-				A.qinv[t*c.Heads+h] = rmsNorm(qt[h*hs:(h+1)*hs], A.qpre[t*q+h*hs:t*q+(h+1)*hs], L.QNorm, c.NormEps)
-			}
-			for h := range c.KVHeads {
-				A.kinv[t*c.KVHeads+h] = rmsNorm(kt[h*hs:(h+1)*hs], A.kpre[t*kv+h*hs:t*kv+(h+1)*hs], L.KNorm, c.NormEps)
-			}
-		}
-		nt.rope.apply(qt, t, false)
-		nt.rope.apply(kt, t, false)
+	xn1 := rowsOf(A.xn1, s, d)
+	nt.linear(l, ModQ, rowsOf(A.q, s, q), &L.WQ, xn1, s)
+	nt.linear(l, ModK, rowsOf(A.k, s, kv), &L.WK, xn1, s)
+	nt.linear(l, ModV, rowsOf(A.v, s, kv), &L.WV, xn1, s)
+	for t := s.lo; t < s.hi; t++ {
+		nt.qkPost(l, t)
 	}
-	nt.attention(A)
-	x1 := A.x1[:n*d]
-	nt.linear(l, ModO, x1, &L.WO, A.o[:n*q])
-	axpy(1, A.x[:n*d], x1)
-	for t := range n {
-		A.inv2[t] = rmsNorm(A.xn2[t*d:(t+1)*d], x1[t*d:(t+1)*d], L.FFNNorm, c.NormEps)
+	nt.attention(A, s)
+	x1 := rowsOf(A.x1, s, d)
+	nt.linear(l, ModO, x1, &L.WO, rowsOf(A.o, s, q), s)
+	axpy(1, rowsOf(A.x, s, d), x1)
+	for t := s.lo; t < s.hi; t++ {
+		A.inv2[t] = rmsNorm(A.xn2[t*d:(t+1)*d], A.x1[t*d:(t+1)*d], L.FFNNorm, c.NormEps)
 	}
-	nt.linear(l, ModGate, A.g[:n*hd], &L.W1, A.xn2[:n*d])
-	nt.linear(l, ModUp, A.u[:n*hd], &L.W3, A.xn2[:n*d])
-	for i := range A.h[:n*hd] {
+	xn2 := rowsOf(A.xn2, s, d)
+	nt.linear(l, ModGate, rowsOf(A.g, s, hd), &L.W1, xn2, s)
+	nt.linear(l, ModUp, rowsOf(A.u, s, hd), &L.W3, xn2, s)
+	for i := s.lo * hd; i < s.hi*hd; i++ {
 		A.h[i] = silu(A.g[i]) * A.u[i]
 	}
-	nt.linear(l, ModDown, out, &L.W2, A.h[:n*hd])
+	out := rowsOf(nt.layerOut(l), s, d)
+	nt.linear(l, ModDown, out, &L.W2, rowsOf(A.h, s, hd), s)
 	axpy(1, x1, out)
 }
 
+// qkPost finishes row t of layer l's queries and keys after their
+// projections: biases, the per-head norms (keeping their inputs) and RoPE.
+func (nt *net[F]) qkPost(l, t int) {
+	c, L, A := nt.c, &nt.m.Layers[l], &nt.a.layers[l]
+	q, kv, hs := c.QDim(), c.KVDim(), c.HeadDim()
+	qt, kt, vt := A.q[t*q:(t+1)*q], A.k[t*kv:(t+1)*kv], A.v[t*kv:(t+1)*kv]
+	if c.QKVBias {
+		addBias(qt, L.BQ)
+		addBias(kt, L.BK)
+		addBias(vt, L.BV)
+	}
+	if c.QKNorm {
+		copy(A.qpre[t*q:(t+1)*q], qt)
+		copy(A.kpre[t*kv:(t+1)*kv], kt)
+		for h := range c.Heads {
+			A.qinv[t*c.Heads+h] = rmsNorm(qt[h*hs:(h+1)*hs], A.qpre[t*q+h*hs:t*q+(h+1)*hs], L.QNorm, c.NormEps)
+		}
+		for h := range c.KVHeads {
+			A.kinv[t*c.KVHeads+h] = rmsNorm(kt[h*hs:(h+1)*hs], A.kpre[t*kv+h*hs:t*kv+(h+1)*hs], L.KNorm, c.NormEps)
+		}
+	}
+	nt.rope.apply(qt, t, false)
+	nt.rope.apply(kt, t, false)
+}
+
 // linear sets out = W·x (+ scale·B·(A·x) when mod is targeted, keeping A·x
-// in the activations) for the a.n rows of x.
-func (nt *net[F]) linear(l int, mod Module, out []F, w *kernels.Matrix, x []F) {
-	n := nt.a.n
+// in the activations) for rows s: out and x hold those rows only.
+func (nt *net[F]) linear(l int, mod Module, out []F, w *kernels.Matrix, x []F, s span) {
+	n := s.n()
 	nt.la.matmul(out, w, x, n)
 	p := &nt.w.layers[l][mod]
 	if p.A == nil {
 		return
 	}
 	r := nt.w.rank
-	ax := nt.a.layers[l].ax[mod]
+	ax := rowsOf(nt.a.layers[l].ax[mod], s, r)
 	for t := range n {
 		xt, at, ot := x[t*p.in:(t+1)*p.in], ax[t*r:(t+1)*r], out[t*p.out:(t+1)*p.out]
 		for j := range r {

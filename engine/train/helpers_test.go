@@ -124,6 +124,7 @@ func fmtName(f string, l int) string { return fmt.Sprintf(f, l) }
 func (t *Trainer) lastLogits(ids []int) []float32 {
 	c := t.m.Config
 	out := make([]float32, c.Vocab)
+	t.claim()
 	t.net.forward(ids)
 	n := len(ids)
 	t.net.la.matmul(out, t.m.Output, t.net.a.xf[(n-1)*c.Dim:n*c.Dim], 1)

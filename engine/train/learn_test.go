@@ -63,7 +63,9 @@ func randomConversation(l *llama.Loaded, seed uint64) []chat.Message {
 // TestLearnsConversation trains kiln-tiny on one conversation, a fixed one
 // and one drawn from a time seed (logged), and checks that the loss falls
 // and that the greedy answer to the prompt becomes the trained answer while
-// the base model's answer differs.
+// the base model's answer differs. The fixed one is trained again in
+// slices of one unit each (RunOptions.Slice of 1 ns, Wrap called for each):
+// it must learn the same, with the very same losses.
 func TestLearnsConversation(t *testing.T) {
 	if testing.Short() || testshared.Race {
 		t.Skip("trains kiln-tiny for 60 epochs: not under -short or the race detector (the gradient checks and the server's training tests run the same code there)")
@@ -78,12 +80,34 @@ func TestLearnsConversation(t *testing.T) {
 	}
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("random conversation seed %d", seed)
-	for name, msgs := range map[string][]chat.Message{"fixed": fixed, "random": randomConversation(l, seed)} {
-		t.Run(name, func(t *testing.T) {
+	var fixedLosses []float64
+	calls := 0
+	sliced := RunOptions{Slice: time.Nanosecond, Wrap: func(_ context.Context, slice func() error) error {
+		calls++
+		return slice()
+	}}
+	for _, c := range []struct {
+		name string
+		msgs []chat.Message
+		o    RunOptions
+	}{{"fixed", fixed, RunOptions{}}, {"fixed-sliced", fixed, sliced}, {"random", randomConversation(l, seed), RunOptions{}}} {
+		t.Run(c.name, func(t *testing.T) {
 			pool := kernels.NewPool(2)
 			defer pool.Close()
-			tr, prompt, want := checkLearns(t, l, pool, msgs, learnConfig(seed))
+			tr, prompt, want, losses := checkLearns(t, l, pool, c.msgs, learnConfig(seed), c.o)
 			checkServed(t, l, pool, tr, prompt, want)
+			switch c.name {
+			case "fixed":
+				fixedLosses = losses
+			case "fixed-sliced":
+				t.Logf("%d slices over %d steps", calls, len(losses))
+				if !slices.Equal(losses, fixedLosses) {
+					t.Errorf("sliced losses differ from the unsliced run's")
+				}
+				if calls < 10*len(losses) {
+					t.Errorf("%d slices over %d steps: the steps were not sliced", calls, len(losses))
+				}
+			}
 		})
 	}
 }
@@ -107,12 +131,12 @@ func TestLearnsManyConversations(t *testing.T) {
 	defer pool.Close()
 	for seed := range uint64(n) {
 		t.Run(fmt.Sprint(seed+1), func(t *testing.T) {
-			checkLearns(t, l, pool, randomConversation(l, seed+1), learnConfig(seed+1))
+			checkLearns(t, l, pool, randomConversation(l, seed+1), learnConfig(seed+1), RunOptions{})
 		})
 	}
 }
 
-func checkLearns(t *testing.T, l *llama.Loaded, pool *kernels.Pool, msgs []chat.Message, cfg Config) (tr *Trainer, prompt, want []int) {
+func checkLearns(t *testing.T, l *llama.Loaded, pool *kernels.Pool, msgs []chat.Message, cfg Config, o RunOptions) (tr *Trainer, prompt, want []int, losses []float64) {
 	t.Helper()
 	enc := Encoder{Template: l.Template, Tokenizer: l.Tokenizer}
 	seq, err := enc.Encode(msgs)
@@ -142,7 +166,7 @@ func checkLearns(t *testing.T, l *llama.Loaded, pool *kernels.Pool, msgs []chat.
 	if slices.Equal(base, want) {
 		t.Fatalf("the base model already answers %q", l.Tokenizer.Decode(want))
 	}
-	losses, err := tr.Run(context.Background(), []Sequence{seq}, RunOptions{})
+	losses, err = tr.Run(context.Background(), []Sequence{seq}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +177,7 @@ func checkLearns(t *testing.T, l *llama.Loaded, pool *kernels.Pool, msgs []chat.
 		t.Errorf("after training the answer is %q, want %q (base answered %q)",
 			l.Tokenizer.Decode(got), l.Tokenizer.Decode(want), l.Tokenizer.Decode(base))
 	}
-	return tr, prompt, want
+	return tr, prompt, want, losses
 }
 
 // checkServed writes the trained adapter in the PEFT layout, loads it

@@ -6,24 +6,15 @@ import "math"
 // bounds the logits held at once to lossChunk x Vocab.
 const lossChunk = 16
 
-// lossBack computes the mean cross-entropy of the target tokens (ids[t+1]
-// for every t with target[t+1]) from the final normalised stream a.xf and
-// writes its gradient with respect to a.xf into dxf (T*Dim, cleared
-// first). It returns the loss and the number of target tokens.
-func (nt *net[F]) lossBack(ids []int, target []bool, dxf []F) (float64, int) {
+// lossRows runs the classifier over the target rows rows[s.lo:s.hi]
+// (positions t whose next token ids[t+1] is a target), lossChunk rows at a
+// time: it adds each row's share of the mean cross-entropy over all of rows
+// to *loss, in order, and writes the gradient of that mean with respect to
+// the row of a.xf into the row of bs.dxf (whose other rows stay as they
+// are: the first loss unit clears them).
+func (nt *net[F]) lossRows(ids, rows []int, s span, loss *float64) {
 	c := nt.c
 	d, vocab := c.Dim, c.Vocab
-	n := len(ids)
-	clear(dxf[:n*d])
-	var rows []int
-	for t := 0; t+1 < n; t++ {
-		if target[t+1] {
-			rows = append(rows, t)
-		}
-	}
-	if len(rows) == 0 {
-		return 0, 0
-	}
 	bs := &nt.bs
 	if len(bs.logits) < lossChunk*vocab {
 		bs.logits = make([]F, lossChunk*vocab)
@@ -31,9 +22,8 @@ func (nt *net[F]) lossBack(ids []int, target []bool, dxf []F) (float64, int) {
 		bs.dxc = make([]F, lossChunk*d)
 	}
 	norm := 1 / float64(len(rows))
-	var loss float64
-	for lo := 0; lo < len(rows); lo += lossChunk {
-		chunk := rows[lo:min(lo+lossChunk, len(rows))]
+	for lo := s.lo; lo < s.hi; lo += lossChunk {
+		chunk := rows[lo:min(lo+lossChunk, s.hi)]
 		k := len(chunk)
 		for i, t := range chunk {
 			copy(bs.xc[i*d:(i+1)*d], nt.a.xf[t*d:(t+1)*d])
@@ -41,16 +31,15 @@ func (nt *net[F]) lossBack(ids []int, target []bool, dxf []F) (float64, int) {
 		logits := bs.logits[:k*vocab]
 		nt.la.matmul(logits, nt.m.Output, bs.xc[:k*d], k)
 		for i, t := range chunk {
-			loss += norm * softmaxGrad(logits[i*vocab:(i+1)*vocab], ids[t+1], norm)
+			*loss += norm * softmaxGrad(logits[i*vocab:(i+1)*vocab], ids[t+1], norm)
 		}
 		dxc := bs.dxc[:k*d]
 		clear(dxc)
 		nt.la.matmulT(dxc, nt.m.Output, logits, k)
 		for i, t := range chunk {
-			copy(dxf[t*d:(t+1)*d], dxc[i*d:(i+1)*d])
+			copy(bs.dxf[t*d:(t+1)*d], dxc[i*d:(i+1)*d])
 		}
 	}
-	return loss, len(rows)
 }
 
 // softmaxGrad replaces logits by scale·(softmax(logits) − onehot(label)),

@@ -2,7 +2,9 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/kernels"
@@ -20,6 +22,9 @@ type Trainer struct {
 	params  [][]float32
 	grads   [][]float32
 	steps   int
+	now     func() time.Time // the clock StepRun.Next measures budgets by
+	rates   unitRates
+	gen     int // counts the passes begun, so a StepRun knows it was superseded
 }
 
 // New makes a trainer with a fresh adapter (A from cfg.Seed, B zero). The
@@ -33,7 +38,7 @@ func New(m *llama.Model, pool *kernels.Pool, cfg Config) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{m: m, cfg: cfg, adapter: a, net: newNet(m, pool, &a.w)}
+	t := &Trainer{m: m, cfg: cfg, adapter: a, net: newNet(m, pool, &a.w), now: time.Now}
 	a.w.each(func(p []float32) { t.params = append(t.params, p) })
 	t.net.g.each(func(p []float32) { t.grads = append(t.grads, p) })
 	t.opt = newOptimizer(cfg.Optimizer, t.params)
@@ -45,6 +50,22 @@ func (t *Trainer) Adapter() *Adapter { return t.adapter }
 
 // Steps is the number of optimizer steps taken.
 func (t *Trainer) Steps() int { return t.steps }
+
+// SetClock makes StepRun.Next measure its budgets with now instead of
+// time.Now (nil restores time.Now); tests drive slicing with a fake clock.
+func (t *Trainer) SetClock(now func() time.Time) {
+	if now == nil {
+		now = time.Now
+	}
+	t.now = now
+}
+
+// claim marks the start of a pass over the trainer's activations, which
+// supersedes any StepRun in progress, and returns the pass's generation.
+func (t *Trainer) claim() int {
+	t.gen++
+	return t.gen
+}
 
 // Check reports why seq cannot be a training step: empty, no target,
 // longer than the model's context, or a token outside the vocabulary.
@@ -67,26 +88,29 @@ func (t *Trainer) Check(seq Sequence) error {
 }
 
 // Step runs one optimizer step on seq and returns its loss before the
-// update: the mean cross-entropy of its target tokens.
+// update: the mean cross-entropy of its target tokens. It is Begin and one
+// Next without a budget, so it computes what a sliced step does.
 func (t *Trainer) Step(seq Sequence) (float64, error) {
-	if err := t.Check(seq); err != nil {
+	r, err := t.Begin(seq)
+	if err != nil {
 		return 0, err
 	}
-	loss, _ := t.net.lossAndGrad(seq.IDs, seq.Target)
-	t.opt.step(t.params, t.grads, t.cfg.LearningRate)
-	t.steps++
-	return loss, nil
+	if err := r.Next(0); err != nil {
+		return 0, err
+	}
+	return r.Loss(), nil
 }
 
-// Loss is seq's loss under the current adapter, without an update.
+// Loss is seq's loss under the current adapter, without an update: the
+// forward and loss units of a step.
 func (t *Trainer) Loss(seq Sequence) (float64, error) {
 	if err := t.Check(seq); err != nil {
 		return 0, err
 	}
-	t.net.forward(seq.IDs)
-	t.net.bs.grow(t.net, len(seq.IDs))
-	loss, _ := t.net.lossBack(seq.IDs, seq.Target, t.net.bs.dxf)
-	return loss, nil
+	t.claim()
+	pa := t.net.begin(seq.IDs, seq.Target, false)
+	pa.finish()
+	return pa.loss, nil
 }
 
 // Progress is reported after every step of Run.
@@ -98,17 +122,23 @@ type Progress struct {
 
 // RunOptions hook a Run into its caller.
 type RunOptions struct {
-	// Wrap runs each optimizer step (the server's holds exclusive device
-	// ownership for the step's duration); nil calls it directly. An error
-	// from Wrap ends the run.
+	// Wrap runs each optimizer step, or each slice of one when Slice is
+	// set (the server's holds exclusive device ownership for its
+	// duration); nil calls it directly. An error from Wrap ends the run.
 	Wrap func(ctx context.Context, step func() error) error
+	// Slice, when positive, runs each step in slices of about this much
+	// wall time (StepRun.Next's budget), each in its own Wrap call, so
+	// that a caller's hold is released between slices; zero runs each
+	// step in one Wrap call.
+	Slice time.Duration
 	// OnStep is called after each step, outside Wrap.
 	OnStep func(Progress)
 }
 
 // Run trains for cfg.Epochs epochs over seqs, in order, one step per
-// sequence, and returns the loss of every step. It stops between steps
-// when ctx ends, returning ctx's error with the losses so far.
+// sequence, and returns the loss of every step. It stops between steps,
+// or between the slices of one, when ctx ends, returning ctx's error with
+// the losses so far (a step cut short leaves the adapter as it was).
 func (t *Trainer) Run(ctx context.Context, seqs []Sequence, o RunOptions) ([]float64, error) {
 	for i, s := range seqs {
 		if err := t.Check(s); err != nil {
@@ -123,21 +153,25 @@ func (t *Trainer) Run(ctx context.Context, seqs []Sequence, o RunOptions) ([]flo
 	losses := make([]float64, 0, total)
 	for e := range t.cfg.Epochs {
 		for _, s := range seqs {
-			if err := ctx.Err(); err != nil {
-				return losses, err
+			r, err := t.Begin(s)
+			for err == nil && !r.Done() {
+				if err := ctx.Err(); err != nil {
+					return losses, err
+				}
+				ran := false
+				err = wrap(ctx, func() error { ran = true; return r.Next(o.Slice) })
+				if err == nil && !ran {
+					// Without this the loop would wait forever for a step
+					// that Wrap never runs.
+					err = errors.New("train: Wrap returned without running the step")
+				}
 			}
-			var loss float64
-			err := wrap(ctx, func() error {
-				var err error
-				loss, err = t.Step(s)
-				return err
-			})
 			if err != nil {
 				return losses, fmt.Errorf("train: step %d: %w", len(losses)+1, err)
 			}
-			losses = append(losses, loss)
+			losses = append(losses, r.Loss())
 			if o.OnStep != nil {
-				o.OnStep(Progress{Step: len(losses), TotalSteps: total, Epoch: e + 1, Loss: loss})
+				o.OnStep(Progress{Step: len(losses), TotalSteps: total, Epoch: e + 1, Loss: r.Loss()})
 			}
 		}
 	}
@@ -152,6 +186,7 @@ func (t *Trainer) Greedy(prompt []int, maxTokens int, stop []int) []int {
 	var out []int
 	c := t.m.Config
 	logits := make([]float32, c.Vocab)
+	t.claim()
 	for range maxTokens {
 		if len(ids) >= c.SeqLen {
 			break

@@ -1,0 +1,129 @@
+package train
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// BenchmarkStepSliced is BenchmarkStep's train_step on kiln-tiny's shape
+// unsliced, in slices of 100 ms (what a server would release its lock
+// between) and of 1 ns (every unit its own slice: the cost of the slicing
+// machinery alone), each reporting the slices a step and the longest
+// slice. The interleaved case runs the three in turn each iteration, so
+// that a noisy machine's drift falls on all of them alike, and reports the
+// median ratio of each sliced step's time to the unsliced one's, and of
+// the unsliced step's to a step of whole layers (chunks of every row, as
+// the trainer computed before steps were cut into units: the cost of the
+// chunks themselves).
+//
+//	go test -run '^$' -bench StepSliced -benchtime 5x -count 5 ./engine/train
+func BenchmarkStepSliced(b *testing.B) {
+	c := benchShapes()["kiln-tiny"]
+	m, err := llama.NewRandom(c, 1, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{256, 1024} {
+		seq := benchSequence(c, n)
+		for _, bc := range []struct {
+			name   string
+			budget time.Duration
+		}{{"unsliced", 0}, {"slice=100ms", 100 * time.Millisecond}, {"slice=1ns", time.Nanosecond}} {
+			b.Run(fmt.Sprintf("tokens=%d/%s", n, bc.name), func(b *testing.B) {
+				tr := benchTrainer(b, m)
+				var longest time.Duration
+				slices := 0
+				cpu := cpuTime()
+				for b.Loop() {
+					d, k := benchStep(b, tr, seq, bc.budget)
+					longest = max(longest, d)
+					slices += k
+				}
+				reportCPU(b, cpu)
+				b.ReportMetric(float64(slices)/float64(b.N), "slices/op")
+				b.ReportMetric(float64(longest.Microseconds())/1e3, "max-slice-ms")
+			})
+		}
+		b.Run(fmt.Sprintf("tokens=%d/interleaved", n), func(b *testing.B) {
+			tr, whole := benchTrainer(b, m), benchTrainer(b, m)
+			whole.net.chunk = n
+			// unsliced, 100 ms slices, 1 ns slices, whole layers: each
+			// iteration starts one further along, so that no variant
+			// always follows the same one.
+			run := []func(){
+				func() { benchStep(b, tr, seq, 0) },
+				func() { benchStep(b, tr, seq, 100*time.Millisecond) },
+				func() { benchStep(b, tr, seq, time.Nanosecond) },
+				func() { benchStep(b, whole, seq, 0) },
+			}
+			var r100, r1, rc []float64
+			for i := 0; b.Loop(); i++ {
+				var d [4]time.Duration
+				for k := range run {
+					v := (i + k) % len(run)
+					t0 := time.Now()
+					run[v]()
+					d[v] = time.Since(t0)
+				}
+				r100 = append(r100, float64(d[1])/float64(d[0]))
+				r1 = append(r1, float64(d[2])/float64(d[0]))
+				rc = append(rc, float64(d[0])/float64(d[3]))
+			}
+			b.ReportMetric(median(r100), "ratio-100ms")
+			b.ReportMetric(median(r1), "ratio-1ns")
+			b.ReportMetric(median(rc), "ratio-chunked")
+		})
+	}
+}
+
+func benchSequence(c llama.Config, n int) Sequence {
+	r := rand.New(rand.NewPCG(1, 2))
+	ids := make([]int, n)
+	target := make([]bool, n)
+	for i := range ids {
+		ids[i], target[i] = r.IntN(c.Vocab), i >= n/2
+	}
+	return Sequence{IDs: ids, Target: target}
+}
+
+func benchTrainer(b *testing.B, m *llama.Model) *Trainer {
+	pool := kernels.NewPool(0)
+	b.Cleanup(pool.Close)
+	tr, err := New(m, pool, DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tr
+}
+
+// benchStep runs one step in slices of budget and returns its longest
+// slice and the number of slices.
+func benchStep(b *testing.B, tr *Trainer, seq Sequence, budget time.Duration) (time.Duration, int) {
+	r, err := tr.Begin(seq)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var longest time.Duration
+	for !r.Done() {
+		t0 := time.Now()
+		if err := r.Next(budget); err != nil {
+			b.Fatal(err)
+		}
+		longest = max(longest, time.Since(t0))
+	}
+	return longest, r.Slices()
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	return s[len(s)/2]
+}
