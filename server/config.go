@@ -88,14 +88,22 @@ type Config struct {
 	// default adapter is always kept. Default 2 GiB; 0 keeps only the
 	// default and the adapter of the latest load.
 	AdapterCacheBytes int64
+	// MaintenanceSlice bounds how long a maintenance operation that can be
+	// cut (a training step) holds the engine exclusively before the
+	// waiting inference runs (--maintenance-slice); 0 holds whole steps.
+	MaintenanceSlice time.Duration
 	// TrainDataDir is the only directory whose JSONL files a training
 	// job's dataset_path may name (docs/maintenance.md section 8); "" (the
 	// default) refuses dataset_path.
 	TrainDataDir string
 	// KernelPath is the kernel path of the compute pool
-	// (kernels.Pool.Path), resolved by cmd like Threads; empty reports
-	// kernels.Path(), the default a pool gets on this CPU.
+	// (kernels.Pool.Path), resolved by cmd like Threads.
 	KernelPath string
+	// KernelPaths are every kernel path this CPU could run and
+	// CPUFeatures the features the dispatch looked at, resolved by cmd from
+	// the kernels package (reported by /v1/config and the debug state).
+	KernelPaths []string
+	CPUFeatures string
 }
 
 // Defaults.
@@ -111,6 +119,10 @@ const (
 	// DefaultAdapterCacheBytes holds about a dozen rank-16 adapters of a
 	// 7B model on all seven projections (160 MB each in float32).
 	DefaultAdapterCacheBytes = 2 << 30
+	// DefaultMaintenanceSlice is --maintenance-slice's default: a stream
+	// beside a training job pauses at most about this long (plus one
+	// forward invocation) at a time.
+	DefaultMaintenanceSlice = 100 * time.Millisecond
 )
 
 // DefaultConfig returns the defaults of every field.
@@ -131,6 +143,7 @@ func DefaultConfig() Config {
 		MemoryReclaim:     ReclaimOff,
 		AdapterDir:        lora.DefaultDir,
 		AdapterCacheBytes: DefaultAdapterCacheBytes,
+		MaintenanceSlice:  DefaultMaintenanceSlice,
 	}
 }
 
@@ -177,6 +190,9 @@ func (c Config) Validate() error {
 	}
 	if c.AdapterDir == "" || strings.ContainsRune(c.AdapterDir, 0) {
 		return fmt.Errorf("adapter_dir: %q is not a directory path", c.AdapterDir)
+	}
+	if c.MaintenanceSlice < 0 {
+		return fmt.Errorf("maintenance_slice: must not be negative (got %v; 0 holds whole steps)", c.MaintenanceSlice)
 	}
 	if c.AdapterCacheBytes < 0 {
 		return fmt.Errorf("adapter_cache_bytes: must not be negative (got %d)", c.AdapterCacheBytes)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/lora"
+	"github.com/kiln-ai/kiln/engine/train"
 )
 
 // domainError is how one of the engine's sentinel errors reaches a client.
@@ -34,6 +35,10 @@ var domainErrors = []domainError{
 	{lora.ErrNotFound, http.StatusNotFound, typeNotFound, "adapter_not_found", "", false},
 	{lora.ErrLayout, http.StatusBadRequest, typeInvalidRequest, "adapter_layout_invalid", "", false},
 	{lora.ErrActive, http.StatusConflict, typeInvalidRequest, "adapter_active", "", false},
+	{train.ErrQueueFull, http.StatusServiceUnavailable, typeServer, "training_queue_full", "", true},
+	{train.ErrStopping, http.StatusServiceUnavailable, typeServer, "service_unavailable", "the server is shutting down; retry later", true},
+	{train.ErrJobNotFound, http.StatusNotFound, typeNotFound, "training_job_not_found", "", false},
+	{train.ErrJobFinished, http.StatusConflict, typeInvalidRequest, "training_job_finished", "", false},
 }
 
 // paramError says which request parameter a domain error is about.

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/engine/lora"
+	"github.com/kiln-ai/kiln/engine/train"
 	"github.com/kiln-ai/kiln/kernels"
 	"github.com/kiln-ai/kiln/telemetry"
 )
@@ -74,7 +77,13 @@ type harness struct {
 	srv     *Server
 	ts      *httptest.Server
 	spans   *tracetest.InMemoryExporter // set by withSpans
+	// stepHook, when set, runs inside every training slice's exclusive
+	// hold: a slow step on demand.
+	stepHook atomic.Pointer[func()]
 }
+
+// setStepHook makes every training slice run f inside its hold.
+func (h *harness) setStepHook(f func()) { h.stepHook.Store(&f) }
 
 // harnessSetup is what options change before the harness is built.
 type harnessSetup struct {
@@ -101,6 +110,10 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		o(&setup)
 	}
 	cfg, topts := setup.cfg, setup.topts
+	if cfg.KernelPath == "" {
+		cfg.KernelPath = kernels.Path() // as cmd resolves them
+	}
+	cfg.KernelPaths, cfg.CPUFeatures = kernels.Paths(), kernels.CPUFeatures()
 	spec := setup.model
 	if spec == "" {
 		spec = "kiln-tiny"
@@ -135,7 +148,15 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		}
 	})
 	nop := zerolog.Nop()
-	h.srv, err = New(cfg, Deps{Model: model, Engine: h.eng, Telemetry: h.tel, Logger: &nop})
+	adapters := lora.NewRegistry(cfg.AdapterDir, model.Model, cfg.AdapterCacheBytes)
+	runner := train.NewRunner(train.RunnerConfig{Engine: h.eng, Model: model.Model, Pool: pool, Adapters: adapters,
+		ModelID: model.ID, Slice: cfg.MaintenanceSlice, StepHook: func() {
+			if f := h.stepHook.Load(); f != nil {
+				(*f)()
+			}
+		}})
+	t.Cleanup(runner.Stop)
+	h.srv, err = New(cfg, Deps{Model: model, Engine: h.eng, Telemetry: h.tel, Logger: &nop, Training: runner, Adapters: adapters})
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}

@@ -211,6 +211,7 @@ func (s *Server) configJSON() map[string]any {
 		"memory_reclaim":       c.MemoryReclaim,
 		"adapter_dir":          c.AdapterDir,
 		"adapter_cache_bytes":  c.AdapterCacheBytes,
+		"maintenance_slice_ms": timing.Ms(c.MaintenanceSlice),
 		"adapter":              s.runningAdapter(), // live, as kv_budget below
 		"train_data_dir":       c.TrainDataDir,
 		"kernels":              c.kernelsJSON(),

@@ -17,6 +17,7 @@ import (
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/engine/tokenizer"
+	"github.com/kiln-ai/kiln/engine/train"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -30,6 +31,13 @@ type Deps struct {
 	Telemetry *telemetry.Telemetry
 	Clock     engine.Clock
 	Logger    *zerolog.Logger
+	// Training, when set, runs the training jobs of POST /v1/train/sft:
+	// built by cmd over the Engine, the one kernels.Pool and the Adapters
+	// registry (train.RunnerConfig). Without it a job is refused.
+	Training *train.Runner
+	// Adapters, when set, is the adapter registry the Training runner
+	// writes to; nil builds one over Config.AdapterDir.
+	Adapters *lora.Registry
 
 	// gen replaces Engine in tests that need a scripted generator.
 	gen generator
@@ -90,7 +98,7 @@ type Server struct {
 	handler         http.Handler
 
 	adapters *lora.Registry // --adapter-dir
-	train    trainQueue     // training jobs (train_jobs.go)
+	training *train.Runner  // training jobs (engine/train), nil: none
 
 	stopping atomic.Bool
 	outcomes [telemetry.NumOutcomes]atomic.Uint64 // by telemetry.Outcome
@@ -175,7 +183,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := deps.Telemetry.SetTrainingSource(s.trainingStats); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	s.adapters = lora.NewRegistry(cfg.AdapterDir, deps.Model.Model, cfg.AdapterCacheBytes)
+	s.adapters, s.training = deps.Adapters, deps.Training
+	if s.adapters == nil {
+		s.adapters = lora.NewRegistry(cfg.AdapterDir, deps.Model.Model, cfg.AdapterCacheBytes)
+	}
 	deps.Telemetry.SetActiveAdapter(false, baseAdapter)
 	s.handler = s.routes()
 	return s, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/engine/train"
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // sftBody is the body of POST /v1/train/sft (docs/maintenance.md section 8):
@@ -58,37 +59,46 @@ func (s *Server) trainSFT(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.submitTrainJob(j); err != nil {
+	if err := s.trainer().Submit(j); err != nil {
 		return err
 	}
-	s.log.Info().Str("job_id", j.id).Int("examples", len(j.seqs)).Int("steps", j.total).Msg("training job queued")
-	return marshalJSON(w, http.StatusOK, sftReply{JobID: j.id, State: jobQueued, EffectiveSeed: j.cfg.Seed,
-		Message: fmt.Sprintf("queued: %d steps (%d examples x %d epochs); the adapter will be %s", j.total, len(j.seqs), j.cfg.Epochs, j.outputName)})
+	s.log.Info().Str("job_id", j.ID).Int("examples", len(j.Seqs)).Int("steps", j.Steps()).Msg("training job queued")
+	return marshalJSON(w, http.StatusOK, sftReply{JobID: j.ID, State: train.JobQueued, EffectiveSeed: j.Config.Seed,
+		Message: fmt.Sprintf("queued: %d steps (%d examples x %d epochs); the adapter will be %s", j.Steps(), len(j.Seqs), j.Config.Epochs, j.Output)})
+}
+
+// trainer is the training runner; one that cannot train when the server
+// was built without one (its Submit refuses).
+func (s *Server) trainer() *train.Runner {
+	if s.training == nil {
+		return train.NewRunner(train.RunnerConfig{})
+	}
+	return s.training
 }
 
 // newTrainJob validates body into a job.
-func (s *Server) newTrainJob(body sftBody) (*trainJob, error) {
+func (s *Server) newTrainJob(body sftBody) (*train.Job, error) {
 	exs, err := s.sftExamples(body)
 	if err != nil {
 		return nil, err
 	}
-	j := &trainJob{id: newJobID(), autoLoad: true}
-	if j.cfg, err = sftTrainConfig(body.Config); err != nil {
+	j := &train.Job{ID: newJobID(), AutoLoad: true}
+	if j.Config, err = sftTrainConfig(body.Config); err != nil {
 		return nil, err
 	}
-	j.outputName = "sft-" + strings.TrimPrefix(j.id, "train-")[:8]
+	j.Output = "sft-" + strings.TrimPrefix(j.ID, "train-")[:8]
 	if c := body.Config; c != nil && c.AutoLoad != nil {
-		j.autoLoad = *c.AutoLoad
+		j.AutoLoad = *c.AutoLoad
 	}
 	if c := body.Config; c != nil && c.OutputName != nil {
-		j.outputName = *c.OutputName
+		j.Output = *c.OutputName
 	}
-	if err := about("config.output_name", lora.CheckName(j.outputName)); err != nil {
+	if err := about("config.output_name", lora.CheckName(j.Output)); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(s.outputDir(j.outputName)); err == nil {
+	if _, err := os.Stat(filepath.Join(s.cfg.AdapterDir, j.Output)); err == nil {
 		return nil, &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "config.output_name", Code: "adapter_exists",
-			Message: fmt.Sprintf("an adapter named %q already exists in the adapter directory; choose another output_name", j.outputName)}
+			Message: fmt.Sprintf("an adapter named %q already exists in the adapter directory; choose another output_name", j.Output)}
 	}
 	enc := train.Encoder{Template: s.tmpl, Tokenizer: s.tok}
 	seqLen := s.model.Model.Config.SeqLen
@@ -101,10 +111,8 @@ func (s *Server) newTrainJob(body sftBody) (*trainJob, error) {
 		if len(seq.IDs) > seqLen {
 			return nil, invalid(param, "context_length_exceeded", "the conversation is %d tokens; the model's context is %d", len(seq.IDs), seqLen)
 		}
-		j.seqs = append(j.seqs, seq)
-		j.tokens += len(seq.IDs)
+		j.Seqs = append(j.Seqs, seq)
 	}
-	j.total = j.cfg.Epochs * len(j.seqs)
 	return j, nil
 }
 
@@ -242,10 +250,29 @@ type jobJSON struct {
 	CreatedAt     string    `json:"created_at"`
 	StartedAt     *string   `json:"started_at"`
 	FinishedAt    *string   `json:"finished_at"`
+	// SliceMs is the bound of each exclusive hold of a step
+	// (--maintenance-slice; 0: whole steps).
+	SliceMs float64 `json:"slice_ms"`
+	// StepProgress is the running step's work units done of total; null
+	// between steps and when not running.
+	StepProgress *stepProgressJSON `json:"step_progress"`
+	// PausedStreams is, while running, the active requests each slice
+	// pauses; null otherwise.
+	PausedStreams *int `json:"paused_streams"`
+	// WaitingRequests is, while swapping (the adapter written, waiting for
+	// the barrier), the active requests the swap waits for; null otherwise.
+	WaitingRequests *int `json:"waiting_requests"`
 }
 
-// toJSON describes j; the caller holds the queue's mutex.
-func (j *trainJob) toJSON() jobJSON {
+// stepProgressJSON is a running step's progress.
+type stepProgressJSON struct {
+	Done   int `json:"done"`
+	Total  int `json:"total"`
+	Slices int `json:"slices"`
+}
+
+// jobToJSON describes a job's status.
+func jobToJSON(j train.JobStatus) jobJSON {
 	ts := func(t time.Time) *string {
 		if t.IsZero() {
 			return nil
@@ -253,15 +280,28 @@ func (j *trainJob) toJSON() jobJSON {
 		v := t.UTC().Format(time.RFC3339Nano)
 		return &v
 	}
-	out := jobJSON{Object: "kiln.training_job", JobID: j.id, Type: "sft", State: j.state, Step: j.step,
-		TotalSteps: j.total, Epoch: j.epoch, Epochs: j.cfg.Epochs, Examples: len(j.seqs),
-		Losses: append([]float64{}, j.losses...), OutputName: j.outputName, AutoLoad: j.autoLoad,
-		EffectiveSeed: j.cfg.Seed, CreatedAt: *ts(j.created), StartedAt: ts(j.started), FinishedAt: ts(j.finished)}
-	if j.adapter != "" {
-		out.Adapter = &j.adapter
+	out := jobJSON{Object: "kiln.training_job", JobID: j.ID, Type: "sft", State: j.State, Step: j.Step,
+		TotalSteps: j.Steps, Epoch: j.Epoch, Epochs: j.Epochs, Examples: j.Examples,
+		Losses: j.Losses, OutputName: j.Output, AutoLoad: j.AutoLoad,
+		EffectiveSeed: j.Seed, CreatedAt: *ts(j.Created), StartedAt: ts(j.Started), FinishedAt: ts(j.Finished),
+		SliceMs: timing.Ms(j.Slice)}
+	if j.Position > 0 {
+		out.Position = new(j.Position)
 	}
-	if j.errMsg != "" {
-		out.Error = &j.errMsg
+	if j.Adapter != "" {
+		out.Adapter = new(j.Adapter)
+	}
+	if j.Error != "" {
+		out.Error = new(j.Error)
+	}
+	switch j.State {
+	case train.JobRunning:
+		out.PausedStreams = new(j.PausedStreams)
+		if j.HasStep {
+			out.StepProgress = &stepProgressJSON{Done: j.StepDone, Total: j.StepTotal, Slices: j.StepSlices}
+		}
+	case train.JobSwapping:
+		out.WaitingRequests = new(j.WaitingRequests)
 	}
 	return out
 }

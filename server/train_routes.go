@@ -2,7 +2,8 @@ package server
 
 import (
 	"net/http"
-	"slices"
+
+	"github.com/kiln-ai/kiln/telemetry"
 )
 
 // trainQueueBody is the reply of GET /v1/train/queue.
@@ -15,22 +16,18 @@ type trainQueueBody struct {
 
 // trainQueueRoute serves GET /v1/train/queue.
 func (s *Server) trainQueueRoute(w http.ResponseWriter, _ *http.Request) error {
-	q := &s.train
-	q.mu.Lock()
+	running, queued, finished := s.trainer().Queue()
 	b := trainQueueBody{Object: "kiln.training_queue", Queued: []jobJSON{}, Completed: []jobJSON{}}
-	if q.running != nil {
-		j := q.running.toJSON()
+	if running != nil {
+		j := jobToJSON(*running)
 		b.Running = &j
 	}
-	for i, j := range q.queued {
-		v := j.toJSON()
-		v.Position = new(i + 1)
-		b.Queued = append(b.Queued, v)
+	for _, j := range queued {
+		b.Queued = append(b.Queued, jobToJSON(j))
 	}
-	for _, j := range q.finished {
-		b.Completed = append(b.Completed, j.toJSON())
+	for _, j := range finished {
+		b.Completed = append(b.Completed, jobToJSON(j))
 	}
-	q.mu.Unlock()
 	return marshalJSON(w, http.StatusOK, b)
 }
 
@@ -38,57 +35,45 @@ func (s *Server) trainQueueRoute(w http.ResponseWriter, _ *http.Request) error {
 // latest finished one, else the first queued one; 404 when there has been
 // none.
 func (s *Server) trainStatus(w http.ResponseWriter, _ *http.Request) error {
-	q := &s.train
-	q.mu.Lock()
-	var j *trainJob
-	switch {
-	case q.running != nil:
-		j = q.running
-	case len(q.finished) > 0:
-		j = q.finished[len(q.finished)-1]
-	case len(q.queued) > 0:
-		j = q.queued[0]
+	j, ok := s.trainer().Latest()
+	if !ok {
+		return &Error{Status: http.StatusNotFound, Type: typeNotFound, Code: "training_job_not_found",
+			Message: "no training job has been submitted yet (POST /v1/train/sft starts one)"}
 	}
-	if j == nil {
-		q.mu.Unlock()
-		return errJobNotFound("")
-	}
-	v := j.toJSON()
-	q.mu.Unlock()
-	return marshalJSON(w, http.StatusOK, v)
+	return marshalJSON(w, http.StatusOK, jobToJSON(j))
 }
 
 // trainStatusByID serves GET /v1/train/status/{id}.
 func (s *Server) trainStatusByID(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	q := &s.train
-	q.mu.Lock()
-	var j *trainJob
-	for _, c := range slices.Concat(q.queued, q.finished, []*trainJob{q.running}) {
-		if c != nil && c.id == id {
-			j = c
-		}
+	j, err := s.trainer().Status(r.PathValue("id"))
+	if err != nil {
+		return about("id", err)
 	}
-	if j == nil {
-		q.mu.Unlock()
-		return errJobNotFound(id)
-	}
-	v := j.toJSON()
-	q.mu.Unlock()
-	return marshalJSON(w, http.StatusOK, v)
+	return marshalJSON(w, http.StatusOK, jobToJSON(j))
 }
 
 // trainCancel serves DELETE /v1/train/queue/{id}: a queued job is removed
 // (it ends failed, "cancelled by user"); a running one stops at its next
-// step boundary and ends so. The reply is the job as it is now.
+// slice boundary and ends so. The reply is the job as it is now.
 func (s *Server) trainCancel(w http.ResponseWriter, r *http.Request) error {
-	j, err := s.cancelTrainJob(r.PathValue("id"))
+	j, err := s.trainer().Cancel(r.PathValue("id"))
 	if err != nil {
-		return err
+		return about("id", err)
 	}
-	s.train.mu.Lock()
-	v := j.toJSON()
-	s.train.mu.Unlock()
-	s.log.Info().Str("job_id", v.JobID).Str("state", v.State).Msg("training job cancel requested")
-	return marshalJSON(w, http.StatusOK, v)
+	s.log.Info().Str("job_id", j.ID).Str("state", j.State).Msg("training job cancel requested")
+	return marshalJSON(w, http.StatusOK, jobToJSON(j))
+}
+
+// trainingStats is the source of the kiln_training_* families.
+func (s *Server) trainingStats() telemetry.TrainingStats {
+	st := s.trainer().Stats()
+	return telemetry.TrainingStats{Completed: st.Completed, Failed: st.Failed, Cancelled: st.Cancelled, Steps: st.Steps, Active: st.Active}
+}
+
+// stopTraining stops the runner: the running job is cancelled, the queued
+// ones fail. Shutdown calls it; it is idempotent.
+func (s *Server) stopTraining() {
+	if s.training != nil {
+		s.training.Stop()
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/kiln-ai/kiln/engine/train"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -22,15 +23,15 @@ import (
 func TestTrainStallsStream(t *testing.T) {
 	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withTraining(t, ""))
 	t.Cleanup(h.srv.stopTraining)
-	h.srv.train.stepHold = func() { time.Sleep(stallHold) }
+	h.setStepHook(func() { time.Sleep(stallHold) })
 	const steps = 5
 	r := h.submitSFT(t, map[string]any{"examples": []any{trainExample("hello there", "the cat sat on the mat")},
 		"config": map[string]any{"epochs": steps, "lora_rank": 2, "auto_load": false}})
-	h.waitJob(t, r.JobID, func(j jobJSON) bool { return j.State == jobRunning })
+	h.waitJob(t, r.JobID, func(j jobJSON) bool { return j.State == train.JobRunning })
 	_, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 40}))
 	body := <-result
 	j := h.waitJob(t, r.JobID, finished)
-	if j.State != jobCompleted {
+	if j.State != train.JobCompleted {
 		t.Fatalf("job %+v", j)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kiln-ai/kiln/engine/train"
 	"github.com/kiln-ai/kiln/schemas"
 )
 
@@ -56,7 +57,7 @@ func (h *harness) submitSFT(t *testing.T, body map[string]any) sftReply {
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.State != jobQueued || !strings.HasPrefix(r.JobID, "train-") {
+	if r.State != train.JobQueued || !strings.HasPrefix(r.JobID, "train-") {
 		t.Fatalf("reply %+v, want a queued train- job", r)
 	}
 	return r
@@ -79,7 +80,7 @@ func (h *harness) waitJob(t *testing.T, id string, done func(jobJSON) bool) jobJ
 	}
 }
 
-func finished(j jobJSON) bool { return j.State == jobCompleted || j.State == jobFailed }
+func finished(j jobJSON) bool { return j.State == train.JobCompleted || j.State == train.JobFailed }
 
 // TestTrainSFTValidation: every bad body is a 400 naming the parameter,
 // and nothing is queued.
@@ -140,7 +141,7 @@ func TestTrainSFTValidation(t *testing.T) {
 	}
 	// A dataset under the directory is accepted.
 	r := h.submitSFT(t, map[string]any{"dataset_path": "ok.jsonl", "config": map[string]any{"epochs": 1, "auto_load": false}})
-	if j := h.waitJob(t, r.JobID, finished); j.State != jobCompleted || len(j.Losses) != 1 {
+	if j := h.waitJob(t, r.JobID, finished); j.State != train.JobCompleted || len(j.Losses) != 1 {
 		t.Errorf("dataset job: %+v", j)
 	}
 }
@@ -191,7 +192,7 @@ func TestTrainJobServes(t *testing.T) {
 		t.Errorf("effective_seed %d, want 7", r.EffectiveSeed)
 	}
 	j := h.waitJob(t, r.JobID, finished)
-	if j.State != jobCompleted || j.Step != 20 || j.TotalSteps != 20 || j.Epoch != 20 || len(j.Losses) != 20 ||
+	if j.State != train.JobCompleted || j.Step != 20 || j.TotalSteps != 20 || j.Epoch != 20 || len(j.Losses) != 20 ||
 		j.Adapter == nil || *j.Adapter != "dog" || j.Error != nil || j.FinishedAt == nil {
 		t.Fatalf("job %+v", j)
 	}
@@ -234,21 +235,21 @@ func TestTrainJobServes(t *testing.T) {
 }
 
 // TestTrainQueueCancel: one job runs at a time; a queued job is removed by
-// DELETE, a running one stops at its next step and ends failed, "cancelled
+// DELETE, a running one stops at its next slice and ends failed, "cancelled
 // by user"; beyond 32 queued jobs the route answers 503 with Retry-After.
 func TestTrainQueueCancel(t *testing.T) {
 	h := newHarness(t, withTraining(t, ""))
 	t.Cleanup(h.srv.stopTraining)
 	hold := make(chan struct{})
-	h.srv.train.stepHold = func() { <-hold }
+	h.setStepHook(func() { <-hold })
 	body := func() map[string]any {
 		return map[string]any{"examples": []any{trainExample("hello", "the cat sat")},
 			"config": map[string]any{"epochs": 1000, "lora_rank": 2, "auto_load": false}}
 	}
 	run := h.submitSFT(t, body())
-	h.waitJob(t, run.JobID, func(j jobJSON) bool { return j.State == jobRunning })
+	h.waitJob(t, run.JobID, func(j jobJSON) bool { return j.State == train.JobRunning })
 	var queued []string
-	for range maxTrainQueue {
+	for range train.MaxQueued {
 		queued = append(queued, h.submitSFT(t, body()).JobID)
 	}
 	status, hdr, out := h.do(http.MethodPost, "/v1/train/sft", body(), nil)
@@ -257,17 +258,17 @@ func TestTrainQueueCancel(t *testing.T) {
 	}
 	var q trainQueueBody
 	checkSchema(t, "training_queue", h.getJSON("/v1/train/queue", &q))
-	if q.Running == nil || q.Running.JobID != run.JobID || len(q.Queued) != maxTrainQueue || *q.Queued[4].Position != 5 || q.Queued[4].JobID != queued[4] {
+	if q.Running == nil || q.Running.JobID != run.JobID || len(q.Queued) != train.MaxQueued || *q.Queued[4].Position != 5 || q.Queued[4].JobID != queued[4] {
 		t.Fatalf("queue: running %v, %d queued", q.Running, len(q.Queued))
 	}
 	// Cancel a queued job: removed at once.
 	status, _, out = h.do(http.MethodDelete, "/v1/train/queue/"+queued[4], nil, nil)
-	if status != http.StatusOK || !strings.Contains(string(out), cancelledByUser) {
+	if status != http.StatusOK || !strings.Contains(string(out), train.ErrCancelled.Error()) {
 		t.Errorf("cancel queued: %d %s", status, out)
 	}
 	checkSchema(t, "training_job", out)
 	h.getJSON("/v1/train/queue", &q)
-	if len(q.Queued) != maxTrainQueue-1 || *q.Queued[4].Position != 5 || q.Queued[4].JobID != queued[5] {
+	if len(q.Queued) != train.MaxQueued-1 || *q.Queued[4].Position != 5 || q.Queued[4].JobID != queued[5] {
 		t.Errorf("after the cancel: %d queued, 5th is %s", len(q.Queued), q.Queued[4].JobID)
 	}
 	// Cancel the rest, then the running job, which is inside a step.
@@ -281,11 +282,13 @@ func TestTrainQueueCancel(t *testing.T) {
 	}
 	close(hold) // the step in progress finishes; no other starts
 	j := h.waitJob(t, run.JobID, finished)
-	if j.State != jobFailed || j.Error == nil || *j.Error != cancelledByUser || j.Step != 1 {
-		t.Errorf("cancelled running job: %+v; want failed, cancelled by user, after its first step", j)
+	// It stops at the slice boundary after the held slice: its first step
+	// ends there unless that slice finished it.
+	if j.State != train.JobFailed || j.Error == nil || *j.Error != train.ErrCancelled.Error() || j.Step > 1 {
+		t.Errorf("cancelled running job: %+v; want failed, cancelled by user, within its first step", j)
 	}
-	if got := h.metricValue(t, "kiln_training_jobs_total", map[string]string{"type": "sft", "status": "cancelled"}); got != maxTrainQueue+1 {
-		t.Errorf("cancelled jobs %v, want %d", got, maxTrainQueue+1)
+	if got := h.metricValue(t, "kiln_training_jobs_total", map[string]string{"type": "sft", "status": "cancelled"}); got != train.MaxQueued+1 {
+		t.Errorf("cancelled jobs %v, want %d", got, train.MaxQueued+1)
 	}
 	if status, _, out := h.do(http.MethodDelete, "/v1/train/queue/"+run.JobID, nil, nil); status != http.StatusConflict {
 		t.Errorf("cancel of a finished job: %d %s, want 409", status, out)

@@ -23,7 +23,7 @@ const (
 	// ReclaimOnDemand: trims run when an operator asks.
 	ReclaimOnDemand ReclaimMode = "on-demand"
 	// ReclaimAutomatic: as on-demand, and the server trims by itself once
-	// the engine has been idle for AutoReclaimIdle.
+	// the engine has been idle for engine.AutoReclaimIdle.
 	ReclaimAutomatic ReclaimMode = "automatic"
 )
 

@@ -133,14 +133,6 @@ func TestStallLinksOperationByID(t *testing.T) {
 	}
 }
 
-func phasesWith(kv ...any) latency.GapPhases {
-	var p latency.GapPhases
-	for i := 0; i < len(kv); i += 2 {
-		p.Observe(kv[i].(latency.Slot), kv[i+1].(time.Duration))
-	}
-	return p
-}
-
 func spanByID(t *testing.T, spans tracetest.SpanStubs, id trace.SpanID) tracetest.SpanStub {
 	t.Helper()
 	for _, s := range spans {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/engine/lora"
+	"github.com/kiln-ai/kiln/engine/train"
 	"github.com/kiln-ai/kiln/kernels"
 	"github.com/kiln-ai/kiln/server"
 	"github.com/kiln-ai/kiln/telemetry"
@@ -218,6 +220,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 	pool := kernels.NewPool(threads)
 	defer pool.Close()
 	cfg.KernelPath = pool.Path() // as GET /v1/config and the debug state report it
+	cfg.KernelPaths, cfg.CPUFeatures = kernels.Paths(), kernels.CPUFeatures()
 	state := model.Model.NewState(extra.slots, pool)
 
 	eng, err := engine.New(state, cfg.Engine, append(faultOptions(os.Getenv), engine.WithAdapters(), engine.WithObserver(tel))...)
@@ -233,7 +236,16 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err erro
 		err = errors.Join(err, eng.Shutdown(sctx))
 	}()
 
-	srv, err := server.New(cfg, server.Deps{Model: model, Engine: eng, Telemetry: tel, Logger: &log})
+	adapters := lora.NewRegistry(cfg.AdapterDir, model.Model, cfg.AdapterCacheBytes)
+	// Training runs on the serving pool, only while it holds the engine
+	// exclusively (one slice at a time), so the two never share it at once.
+	modelID := model.ID
+	if cfg.ServedModelName != "" {
+		modelID = cfg.ServedModelName // the name a written adapter's config gives its base, as clients see it
+	}
+	trainer := train.NewRunner(train.RunnerConfig{Engine: eng, Model: model.Model, Pool: pool, Adapters: adapters,
+		ModelID: modelID, Slice: cfg.MaintenanceSlice})
+	srv, err := server.New(cfg, server.Deps{Model: model, Engine: eng, Telemetry: tel, Logger: &log, Training: trainer, Adapters: adapters})
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,8 @@ func serveAPIFlags(fs *flag.FlagSet, cfg *server.Config) {
 		"directory of LoRA adapters (PEFT subdirectories and .gguf files) that requests and /v1/adapters name")
 	fs.Int64Var(&cfg.AdapterCacheBytes, "adapter-cache-bytes", cfg.AdapterCacheBytes,
 		"memory of the adapters kept loaded between requests; past it the least recently used are read again when next named (the server default is always kept)")
+	fs.DurationVar(&cfg.MaintenanceSlice, "maintenance-slice", cfg.MaintenanceSlice,
+		"longest exclusive hold of a training step's slice before waiting requests run (0: whole steps)")
 	fs.StringVar(&cfg.TrainDataDir, "train-data-dir", cfg.TrainDataDir,
 		"directory whose JSONL files POST /v1/train/sft's dataset_path may name (default: dataset_path refused)")
 	fs.StringVar(&cfg.ServedModelName, "served-model-name", cfg.ServedModelName,
@@ -76,6 +78,7 @@ func checkServeRanges(cfg server.Config, extra serveExtra) error {
 	}{
 		{"shutdown-grace", cfg.ShutdownGrace}, {"retry-after", cfg.RetryAfter},
 		{"evict-grace", cfg.Engine.EvictGrace}, {"cycle-idle", cfg.Engine.CycleIdle},
+		{"maintenance-slice", cfg.MaintenanceSlice},
 	}
 	for _, d := range durs {
 		if d.v < 0 {

@@ -1,12 +1,10 @@
-package server
+package engine
 
 import (
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/kiln-ai/kiln/engine"
 )
 
 // TestResizePolicy: the automatic policy grows (doubling, up to four times
@@ -56,7 +54,7 @@ func TestResizePolicy(t *testing.T) {
 			p := newResizePolicy(200, seq, tc.kvMax)
 			var out []got
 			for _, o := range tc.seq {
-				tok, due := p.observe(t0.Add(o.at), engine.Snapshot{QueueDepth: o.queue, Active: o.active, KVReserved: o.reserved, KVBudget: o.budget, KVSlots: o.slots})
+				tok, due := p.observe(t0.Add(o.at), Snapshot{QueueDepth: o.queue, Active: o.active, KVReserved: o.reserved, KVBudget: o.budget, KVSlots: o.slots})
 				out = append(out, got{tok, due})
 			}
 			if d := cmp.Diff(tc.want, out); d != "" {
