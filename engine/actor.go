@@ -135,7 +135,11 @@ func (a *actor) cycle() bool {
 	if a.mut == nil {
 		a.admit()
 	}
-	advanced := a.compute() || ran
+	computed := a.compute()
+	if computed {
+		a.e.turns.computed()
+	}
+	advanced := computed || ran
 	if a.deliver() {
 		advanced = true
 	}

@@ -32,6 +32,7 @@ type Engine struct {
 	swapper    AdapterSwapper // nil: requests name no adapter (adapter.go)
 	obs        timing.OperationObserver
 	opSeq      atomic.Uint64 // the latest operation identity
+	turns      turns         // the actor's forward invocation between two slices of one operation (turn.go)
 
 	mu        sync.Mutex
 	queue     []*request  // waiting for admission, FIFO

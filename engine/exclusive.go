@@ -49,10 +49,12 @@ func (e *Engine) Exclusive(ctx context.Context, op *Operation, fn func() error) 
 	if op == nil || op.Kind == timing.OpTrainingJob {
 		return fmt.Errorf("%w: Exclusive needs an operation that holds the device", ErrInvalidRequest)
 	}
+	e.turns.await(ctx, op.ID, e.actorBusy)
 	if err := e.acquireExclusive(ctx); err != nil {
 		return err
 	}
 	defer e.own.Unlock()
+	defer e.turns.released(op.ID)
 	g := e.tracker.BeginOp(op)
 	if op.Start.IsZero() {
 		op.Start = g.Started()

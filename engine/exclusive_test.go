@@ -151,3 +151,40 @@ func TestExclusiveFailsOnUnhealthyEngine(t *testing.T) {
 		}
 	})
 }
+
+// TestExclusiveLeavesATurn: an operation that holds ownership slice after
+// slice leaves the actor one forward invocation between two of its holds
+// even when the actor was not waiting for the lock when a slice ended, so
+// no gap of a decoding request spans two slices; and an idle actor does
+// not delay the next slice.
+func TestExclusiveLeavesATurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const step, slice = 3 * time.Millisecond, 20 * time.Millisecond
+		b := enginetest.NewBackend(1, 256, 64)
+		b.StepDelay = step
+		e := start(t, b, engine.Config{CycleIdle: 2 * time.Millisecond})
+		s := submit(t, e, t.Context(), engine.Request{Prompt: []int{1}, MaxTokens: 30})
+		<-s.Tokens()
+		op := trimOp(e)
+		for range 10 {
+			if err := e.Exclusive(t.Context(), op, func() error { time.Sleep(slice); return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		toks, _ := drain(s)
+		for i := 1; i < len(toks); i++ {
+			if g := toks[i].Ready.Sub(toks[i-1].Ready); g >= 2*slice {
+				t.Errorf("token %d: gap %v spans two slices of %v", i, g, slice)
+			}
+		}
+		idle := time.Now()
+		for range 3 {
+			if err := e.Exclusive(t.Context(), op, func() error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := time.Since(idle); d != 0 {
+			t.Errorf("three empty holds on an idle engine took %v, want no wait", d)
+		}
+	})
+}

@@ -122,7 +122,10 @@ func (t *Telemetry) OperationEnded(op *timing.Operation) {
 	var span trace.Span
 	if m != nil {
 		span, m.span = m.span, nil
-		m.from, m.to, m.hold, m.outcome, m.summary = op.Start, op.End, op.Hold, op.Outcome, summary
+		m.to, m.outcome, m.summary = op.End, op.Outcome, summary
+		if op.Kind != timing.OpTrainingJob {
+			m.from, m.hold = op.Start, op.Hold // a job runs from its queueing; its hold is its steps'
+		}
 		if p := g.find(op.Parent); op.Kind == timing.OpTrainingStep && p != nil {
 			p.steps++
 			p.hold += op.Hold
