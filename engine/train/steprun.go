@@ -16,7 +16,9 @@ var ErrSuperseded = errors.New("train: the step was superseded by another use of
 // slices so that a caller holding a lock for each slice can release it in
 // between. The gradient, the loss and the update are the same however the
 // step is sliced (the units are planned before any runs and do not depend
-// on the budgets). A StepRun belongs to its trainer's goroutine.
+// on the budgets). Like the trainer's, its calls must not overlap; they
+// may come from different goroutines when something orders them (the lock
+// a caller holds for each slice).
 type StepRun struct {
 	t      *Trainer
 	pass   *pass[float32]
@@ -25,10 +27,10 @@ type StepRun struct {
 	update unit // the optimizer's unit, after the pass's
 }
 
-// Begin checks seq and plans a step on it without running any of it. The
-// step takes effect (the adapter changes, Steps counts it) when its last
-// unit runs; a StepRun left unfinished changes nothing but the trainer's
-// scratch.
+// Begin checks seq and plans a step on it without running any of it; seq
+// must not change until the run is done. The step takes effect (the
+// adapter changes, Steps counts it) when its last unit runs; a StepRun
+// left unfinished changes nothing but the trainer's scratch.
 func (t *Trainer) Begin(seq Sequence) (*StepRun, error) {
 	if err := t.Check(seq); err != nil {
 		return nil, err

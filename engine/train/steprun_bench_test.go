@@ -17,7 +17,8 @@ import (
 // machinery alone), each reporting the slices a step and the longest
 // slice. The interleaved case runs the three in turn each iteration, so
 // that a noisy machine's drift falls on all of them alike, and reports the
-// median ratio of each sliced step's time to the unsliced one's, and of
+// median ratio (of wall time, and of CPU time: cpu-ratio-...) of each
+// sliced step's time to the unsliced one's, and of
 // the unsliced step's to a step of whole layers (chunks of every row, as
 // the trainer computed before steps were cut into units: the cost of the
 // chunks themselves).
@@ -62,22 +63,26 @@ func BenchmarkStepSliced(b *testing.B) {
 				func() { benchStep(b, tr, seq, time.Nanosecond) },
 				func() { benchStep(b, whole, seq, 0) },
 			}
-			var r100, r1, rc []float64
+			// Ratios of wall time, and of CPU time, which other work on
+			// the machine disturbs less.
+			var wall, cpu [3][]float64
 			for i := 0; b.Loop(); i++ {
-				var d [4]time.Duration
+				var d, c [4]time.Duration
 				for k := range run {
 					v := (i + k) % len(run)
-					t0 := time.Now()
+					t0, c0 := time.Now(), cpuTime()
 					run[v]()
-					d[v] = time.Since(t0)
+					d[v], c[v] = time.Since(t0), cpuTime()-c0
 				}
-				r100 = append(r100, float64(d[1])/float64(d[0]))
-				r1 = append(r1, float64(d[2])/float64(d[0]))
-				rc = append(rc, float64(d[0])/float64(d[3]))
+				for j, r := range [3][2]int{{1, 0}, {2, 0}, {0, 3}} {
+					wall[j] = append(wall[j], float64(d[r[0]])/float64(d[r[1]]))
+					cpu[j] = append(cpu[j], float64(c[r[0]])/float64(c[r[1]]))
+				}
 			}
-			b.ReportMetric(median(r100), "ratio-100ms")
-			b.ReportMetric(median(r1), "ratio-1ns")
-			b.ReportMetric(median(rc), "ratio-chunked")
+			for j, name := range []string{"ratio-100ms", "ratio-1ns", "ratio-chunked"} {
+				b.ReportMetric(median(wall[j]), name)
+				b.ReportMetric(median(cpu[j]), "cpu-"+name)
+			}
 		})
 	}
 }
