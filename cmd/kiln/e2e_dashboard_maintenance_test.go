@@ -132,7 +132,9 @@ func checkNoFloatNoise(t *testing.T, wd *webDriver) {
 // no longer known says so; the resize the request queued behind is shown;
 // the sentences name the slice, --memory-reclaim and the KV settings with
 // this server's values; the chart's axis title clears the tick labels.
-// The screenshot is kept at e2e-artifacts/dashboard-operation-blockers.png.
+// The screenshots are kept at e2e-artifacts/dashboard-operation-explain.png
+// (the stalled gaps and sentences) and dashboard-operation-blockers.png
+// (the highlighted row).
 func TestDashboardOperationBlockers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test; -short skips it")
@@ -217,6 +219,8 @@ func TestDashboardOperationBlockers(t *testing.T) {
 		}
 	}
 	checkAxisLabelsApart(t, wd)
+	wd.script(`document.getElementById("diagnosis-stalls").scrollIntoView(); return ""`)
+	wd.screenshot(filepath.Join(repoRoot(t), "e2e-artifacts", "dashboard-operation-explain.png"))
 
 	// The link highlights the job's row, keeps the request open and is
 	// linkable.

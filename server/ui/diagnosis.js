@@ -56,10 +56,10 @@ const tokensText = (v) => `${fmtCount(v)} tokens`;
 const MAINTENANCE_SENTENCE = {
   training: (cfg) => {
     const slice = configured(cfg, "maintenance_slice_ms");
-    return "A training step held the device lock, one exclusive slice at a time: each slice lasts at most --maintenance-slice " +
+    return "A training step held the device lock, one exclusive slice at a time of at most --maintenance-slice " +
       (isNum(slice) ? `(${roundForPeople(slice)} ms on this server; default 100 ms)` : "(default 100 ms)") +
-      ", so a smaller slice shortens each pause and the job takes a little longer. A step is one example's tokens and a job one step per example per epoch: " +
-      "shorter examples make shorter steps, fewer epochs fewer of them; to keep training off the serving hours, train outside them (--serving-profile maintenance runs it with inference off).";
+      ": a smaller slice shortens each pause, and the job takes a little longer. A step is as long as its example's tokens, one per example per epoch, " +
+      "so shorter examples or fewer epochs shorten the job; --serving-profile maintenance trains outside the serving hours (inference off).";
   },
   trim: (cfg) => {
     const mode = configured(cfg, "memory_reclaim");
@@ -78,6 +78,10 @@ const MAINTENANCE_SENTENCE = {
   adapter: () => "An adapter swap held the actor barrier: a request naming an adapter other than the loaded one waits for the active batch to drain, then the swap runs. " +
     "Make the adapter most requests name the server default (POST /v1/adapters/load), or send fewer distinct adapters at once.",
 };
+// withFlags sets a sentence's command-line flags in code that never
+// breaks at its hyphens ("--memory-reclaim" must not wrap as "-" "-memory…").
+const withFlags = (text) => text.split(/(--[a-z][a-z-]*(?: (?:maintenance|on-demand|automatic))?)/).map((part, i) => (i % 2 ? h("code", { class: "flag" }, part) : part));
+
 const OP_REASON = { training_step: "training", training_job: "training", trim: "trim", resize: "resize", adapter_swap: "adapter" };
 
 // The phases a request spends on its own work; everything else measured
@@ -304,7 +308,7 @@ function queuedSection(detail, ctx) {
   return [h("h3", null, "Queued behind"),
     h("p", { class: "queued-lead" }, "Before its first token, the request waited for admission behind:"),
     h("ul", { class: "blockers", id: "diagnosis-queued-behind" }, rows.map((b) => operationItem(b, ctx))),
-    ...reasons.map((r) => h("p", { class: "note", data: { reason: r } }, MAINTENANCE_SENTENCE[r](ctx.config)))];
+    ...reasons.map((r) => h("p", { class: "note", data: { reason: r } }, withFlags(MAINTENANCE_SENTENCE[r](ctx.config))))];
 }
 
 function stallSection(detail, ctx) {
@@ -333,8 +337,8 @@ function explainSection(lat, ctx) {
   if (!counts.length) return [];
   return [h("h3", null, "What it means"), h("ul", { class: "explain", id: "diagnosis-explain" }, counts.map(([r, n]) =>
     h("li", { data: { reason: r } }, h("strong", null, `${REASON_LABEL.get(r) || r} (${fmtCount(n)} ${plural(n, "stall", "stalls")}): `),
-      MAINTENANCE_SENTENCE[r] ? MAINTENANCE_SENTENCE[r](ctx.config)
-        : REASON_SENTENCE[r] || "A backend phase took most of this gap; see the phase totals below.")))];
+      withFlags(MAINTENANCE_SENTENCE[r] ? MAINTENANCE_SENTENCE[r](ctx.config)
+        : REASON_SENTENCE[r] || "A backend phase took most of this gap; see the phase totals below."))))];
 }
 
 function phaseRow(key, label, v, title) {
