@@ -111,7 +111,8 @@ func setOf(s []string) map[string]bool {
 // maintenance phases, from a server that (as one did) also lists those
 // measured phases as not applicable. Each stall is its own mark, on top,
 // apart from its neighbours, filled with its legend's colour, with its own
-// hover; the measured phases are listed as measured only. The screenshot
+// hover; the axis titles clear the tick labels ("100 ms" among them); the
+// measured phases are listed as measured only. The screenshot
 // is kept at e2e-artifacts/dashboard-diagnosis-marks.png.
 func TestDashboardDiagnosisMarks(t *testing.T) {
 	if testing.Short() {
@@ -159,6 +160,7 @@ func TestDashboardDiagnosisMarks(t *testing.T) {
 			t.Errorf("the marks of adjacent tokens %s and %s overlap (%v > %v)", marks[i-1].Index, m.Index, marks[i-1].Right, m.Left)
 		}
 	}
+	checkAxisLabelsApart(t, wd)
 	measured := checkPhaseLists(t, wd)
 	for _, k := range []string{"resize_ms", "adapter_ms", "training_ms"} {
 		if !measured[k] {

@@ -822,13 +822,24 @@ func TestDashboardOddData(t *testing.T) {
 
 // fakeAPI answers /v1/stats/decode, /v1/stats/recent-requests and the
 // detail records of details (by id; 404 for any other) with canned JSON
-// and serves /ui from the repository's server/ui.
+// and serves /ui from the repository's server/ui. maintenance, trainQueue
+// and config, when set, answer /v1/maintenance/recent, /v1/train/queue and
+// /v1/config (404 otherwise).
 type fakeAPI struct {
 	mu           sync.Mutex
 	decode       any
 	recent       any
 	details      map[string]any
 	decodeStatus int
+	maintenance  any
+	trainQueue   any
+	config       any
+}
+
+func (f *fakeAPI) setTrainQueue(v any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.trainQueue = v
 }
 
 func (f *fakeAPI) setDecodeStatus(code int) {
@@ -850,9 +861,12 @@ func (f *fakeAPI) start(t *testing.T) string {
 		f.mu.Lock()
 		decode, recent, status := f.decode, f.recent, f.decodeStatus
 		detail, hasDetail := f.details[strings.TrimPrefix(r.URL.Path, "/v1/stats/recent-requests/")]
+		optional := map[string]any{"/v1/maintenance/recent": f.maintenance, "/v1/train/queue": f.trainQueue, "/v1/config": f.config}
 		f.mu.Unlock()
 		var body any
 		switch {
+		case optional[r.URL.Path] != nil:
+			body = optional[r.URL.Path]
 		case strings.HasPrefix(r.URL.Path, "/v1/stats/recent-requests/") && hasDetail:
 			body = detail
 		case r.URL.Path == "/v1/stats/decode" && status != 0 && status != http.StatusOK:

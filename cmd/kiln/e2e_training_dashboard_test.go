@@ -14,7 +14,8 @@ import (
 // TestDashboardTraining: a training job submitted to a running `kiln
 // serve` appears in the dashboard's training panel, which draws its loss
 // curve on a canvas (pixels drawn, no chart library) and shows the job
-// completed with its adapter.
+// completed with its adapter; the Maintenance panel lists the job as one
+// row for its four steps.
 func TestDashboardTraining(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test; -short skips it")
@@ -56,4 +57,21 @@ func TestDashboardTraining(t *testing.T) {
 	if err != nil || n < 50 {
 		t.Errorf("loss curve pixels: %d (%v), want a drawn polyline", n, err)
 	}
+
+	// The Maintenance panel lists the job once, for all its steps.
+	wd.waitFor(20*time.Second, "the training job's one Maintenance row", func() bool {
+		rows := wd.findAll(`#maintenance-rows tr[data-kind="training_job"]`)
+		return len(rows) == 1 && strings.Contains(wd.text(rows[0]), "4 steps done")
+	})
+	row := wd.find(`#maintenance-rows tr[data-kind="training_job"]`)
+	if text := wd.text(row); !strings.Contains(text, "Training job") || !strings.Contains(text, "4 steps over") {
+		t.Errorf("the training job's Maintenance row %q, want its kind and the job's summary", text)
+	}
+	if id := wd.attr(row, "id"); !strings.HasPrefix(id, "maintenance-op-") {
+		t.Errorf("the training job's Maintenance row has id %q, want its operation's anchor", id)
+	}
+	if n := len(wd.findAll(`#maintenance-rows tr[data-kind="training_step"]`)); n != 0 {
+		t.Errorf("the Maintenance panel lists %d training steps beside their job", n)
+	}
+	checkNoFloatNoise(t, wd)
 }

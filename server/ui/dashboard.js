@@ -2,7 +2,10 @@
 // /v1/stats/recent-requests and GET /v1/maintenance/recent every
 // REFRESH_MS while the tab is visible and renders the decode panel, the
 // recent-requests table, the maintenance panel and the Latency diagnosis
-// of the request named in the URL fragment (#request=<id>).
+// of the request named in the URL fragment (#request=<id>; with
+// &operation=<id>, that Maintenance panel row is highlighted). GET
+// /v1/config is read until it answers once: the diagnosis's sentences name
+// this server's settings.
 //
 // Server data is only ever inserted with textContent / text nodes, never
 // as HTML. The access token (when the server has one) comes from the token
@@ -13,7 +16,7 @@ import {
   $, REASONS, REASON_LABEL, PHASES, h, isNum, fixed, fmtMs, fmtCount, fmtRate, fmtTime, plural,
 } from "./format.js";
 import { renderDetail } from "./diagnosis.js";
-import { renderMaintenance } from "./maintenance.js";
+import { renderMaintenance, highlightOperation } from "./maintenance.js";
 import "./training.js"; // the training panel polls on its own
 
 const REFRESH_MS = 2000;
@@ -25,6 +28,7 @@ const api = (path) => new URL("../" + path, import.meta.url);
 const DECODE_PATH = "v1/stats/decode";
 const RECENT_PATH = "v1/stats/recent-requests";
 const MAINTENANCE_PATH = "v1/maintenance/recent";
+const CONFIG_PATH = "v1/config";
 const DETAIL_PATH = (id) => RECENT_PATH + "/" + encodeURIComponent(id);
 
 // nonZeroReasons lists [reason, count] with count > 0 in the contract's
@@ -100,6 +104,8 @@ const state = {
   lastList: null, // the latest recent-requests response
   records: new Map(), // id -> record, from the latest list
   selectedId: "",
+  operationId: 0, // the Maintenance panel row named by #operation=<id>
+  config: null, // GET /v1/config, once it answered
   selected: null, // the selected record, kept after it leaves the ring
   lastOk: null,
   recentKey: "",
@@ -119,6 +125,8 @@ function readFragment() {
     history.replaceState(null, "", location.pathname + location.search + (rest ? "#" + rest : ""));
   }
   state.selectedId = params.get("request") || "";
+  const op = Number(params.get("operation"));
+  state.operationId = Number.isInteger(op) && op > 0 ? op : 0;
 }
 
 function setToken(tok) {
@@ -142,9 +150,17 @@ async function refresh() {
   state.inFlight = true;
   let results;
   try {
-    results = await Promise.allSettled([getJSON(DECODE_PATH), getJSON(RECENT_PATH), getJSON(MAINTENANCE_PATH)]);
+    results = await Promise.allSettled([getJSON(DECODE_PATH), getJSON(RECENT_PATH), getJSON(MAINTENANCE_PATH),
+      state.config ? Promise.resolve(state.config) : getJSON(CONFIG_PATH)]);
   } finally {
     state.inFlight = false;
+  }
+  // Without the configuration the sentences name the defaults; a server
+  // without the route (or a failure) is not a refresh failure.
+  const config = results.pop();
+  if (config.status === "fulfilled" && config.value && typeof config.value === "object" && !state.config) {
+    state.config = config.value;
+    state.diagnosisKey = "";
   }
   const maintenance = results.pop(); // its failures show in its panel
   const [decode, recent] = results;
@@ -360,7 +376,7 @@ function renderDiagnosis() {
   state.selected = rec;
   loadDetail(id);
   const detail = state.details.get(id);
-  const key = JSON.stringify(rec) + (kept ? "\u0000kept" : "") + "\u0000" + (detail ? detail.status : "");
+  const key = JSON.stringify(rec) + (kept ? "\u0000kept" : "") + "\u0000" + (detail ? detail.status : "") + (state.config ? "\u0000config" : "");
   if (key === state.diagnosisKey) return;
   state.diagnosisKey = key;
   hint.hidden = true;
@@ -412,7 +428,7 @@ function diagnosisContent(rec, kept, detail) {
 
   out.push(h("h3", null, "Gap coverage"), coverageLine(lat));
 
-  out.push(...renderDetail(lat, detail));
+  out.push(...renderDetail(lat, detail, { requestId: rec.id, config: state.config }));
   return out;
 }
 
@@ -429,9 +445,24 @@ function coverageLine(lat) {
 
 // ---- start ----
 
+// onOperationLink follows a diagnosis link to a Maintenance panel row
+// without re-rendering the page: the address records it (#request=<id>
+// &operation=<id>, linkable), the row is highlighted and scrolled to.
+function onOperationLink(ev) {
+  const a = ev.target instanceof Element ? ev.target.closest("a.operation-link") : null;
+  if (!a || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+  ev.preventDefault();
+  const id = Number(a.dataset.panelId);
+  history.pushState(null, "", a.getAttribute("href"));
+  state.operationId = id;
+  highlightOperation(id);
+}
+
 function onHashChange() {
   const before = state.token;
+  const opBefore = state.operationId;
   readFragment();
+  if (state.operationId !== opBefore) highlightOperation(state.operationId);
   state.recentKey = ""; // re-mark the selected row
   if (state.token !== before) {
     state.needToken = false;
@@ -441,13 +472,15 @@ function onHashChange() {
   }
   if (state.lastList) renderRecent(state.lastList);
   renderDiagnosis();
-  if (state.selectedId) $("diagnosis").focus({ preventScroll: window.matchMedia("(min-width: 1450px)").matches });
+  if (state.selectedId && !state.operationId) $("diagnosis").focus({ preventScroll: window.matchMedia("(min-width: 1450px)").matches });
 }
 
 function start() {
   readFragment();
   $("token-form").addEventListener("submit", onTokenSubmit);
   $("recent-rows").addEventListener("click", onRowClick);
+  $("diagnosis-body").addEventListener("click", onOperationLink);
+  if (state.operationId) highlightOperation(state.operationId);
   window.addEventListener("hashchange", onHashChange);
   document.addEventListener("visibilitychange", () => {
     if (document.hidden) {

@@ -102,4 +102,30 @@ export function fmtTime(iso) {
   return [d.toLocaleTimeString(), d.toISOString()];
 }
 
+// timeCell is a table cell with one readable local time (the date too when
+// it is not today) and the ISO instant as its tooltip, never both printed.
+export function timeCell(iso) {
+  const d = new Date(iso);
+  if (typeof iso !== "string" || Number.isNaN(d.getTime())) return h("td", null, "—");
+  const today = d.toDateString() === new Date().toDateString();
+  const text = today ? d.toLocaleTimeString() : d.toLocaleString();
+  return h("td", { title: d.toISOString() }, h("time", { datetime: d.toISOString() }, text));
+}
+
+// roundForPeople rounds a decimal as fmtMs does (3 places below 1, 2 below
+// 100, 1 above) without trailing zeros: 0.09572399999999999 reads 0.096.
+export function roundForPeople(v) {
+  if (!isNum(v)) return "?";
+  const a = Math.abs(v);
+  return String(Number(v.toFixed(a < 1 ? 3 : a < 100 ? 2 : 1)));
+}
+
+// tidyText rounds the long decimals inside server text (a summary, an
+// error) for reading: "p99 0.10284748999999999 ms" reads "p99 0.103 ms".
+// Only decimals with more than four places change; the JSON stays as sent.
+export function tidyText(s) {
+  if (typeof s !== "string") return "";
+  return s.replace(/-?\d+\.\d{5,}(?:e[-+]?\d+)?/gi, (m) => roundForPeople(Number(m)));
+}
+
 export const plural = (n, one, many) => (n === 1 ? one : many);

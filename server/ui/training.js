@@ -1,12 +1,17 @@
 // Training panel: polls GET /v1/train/queue every REFRESH_MS while the tab
 // is visible and renders the training queue (running, queued, finished
 // jobs) and the loss curve of the running job (else of the latest finished
-// one), drawn on a canvas by this module: no chart library.
+// one), drawn on a canvas by this module: no chart library. A running job
+// also shows its slice (slice_ms), the current step's progress
+// (step_progress) and the streams its slices pause (paused_streams); a
+// swapping one (trained, waiting to swap its adapter in) the active
+// requests the swap waits for (waiting_requests). Each of those fields is
+// shown when the server sends it.
 //
 // Server data is only ever inserted as text. The access token is the one
 // the dashboard keeps in sessionStorage.
 
-import { $, h, fixed, fmtTime } from "./format.js";
+import { $, h, isNum, fixed, fmtCount, plural, roundForPeople, timeCell, tidyText } from "./format.js";
 
 const REFRESH_MS = 2000;
 const TOKEN_KEY = "kiln.accessToken";
@@ -24,18 +29,64 @@ async function fetchQueue() {
   return res.json();
 }
 
+const STATE_LABEL = { swapping: "swapping adapter in" };
+
 function jobRow(j) {
-  const last = j.losses.length ? fixed(j.losses[j.losses.length - 1], 4) : "—";
+  const losses = Array.isArray(j.losses) ? j.losses.filter(isNum) : [];
+  const last = losses.length ? fixed(losses[losses.length - 1], 4) : "—";
   let outcome = j.adapter || "";
-  if (j.error) outcome = j.error;
-  return h("tr", { class: "job-" + j.state },
-    h("td", { title: j.job_id }, j.job_id.replace(/^train-/, "").slice(0, 8)),
-    h("td", null, j.position ? `${j.state} #${j.position}` : j.state),
-    h("td", { class: "num" }, `${j.step}/${j.total_steps}`),
+  if (j.error) outcome = tidyText(j.error);
+  const state = String(j.state || "?");
+  const id = String(j.job_id || "?");
+  return h("tr", { class: "job-" + state.replace(/[^a-z_]/g, ""), data: { jobId: id, state } },
+    h("td", { title: id }, id.replace(/^train-/, "").slice(0, 8)),
+    h("td", null, j.position ? `${state} #${j.position}` : STATE_LABEL[state] || state),
+    h("td", { class: "num" }, `${fmtCount(j.step)}/${fmtCount(j.total_steps)}`),
     h("td", { class: "num" }, last),
-    h("td", null, j.output_name),
+    h("td", null, j.output_name || ""),
     h("td", null, outcome),
-    h("td", null, fmtTime(j.finished_at || j.started_at || j.created_at)));
+    timeCell(j.finished_at || j.started_at || j.created_at));
+}
+
+// liveFacts says what a running or swapping job is doing now, from the
+// fields the server sends (each optional).
+function liveFacts(j) {
+  const facts = [];
+  if (j.state === "swapping") {
+    facts.push(h("span", { class: "fact", data: { fact: "swapping" } }, "trained; waiting to swap its adapter in"));
+    if (isNum(j.waiting_requests)) {
+      facts.push(h("span", { class: "fact", data: { fact: "waiting_requests" } }, j.waiting_requests > 0
+        ? `the swap waits for ${fmtCount(j.waiting_requests)} active ${plural(j.waiting_requests, "request", "requests")} to finish`
+        : "no active request to wait for"));
+    }
+    return facts;
+  }
+  if (isNum(j.slice_ms)) {
+    facts.push(h("span", { class: "fact", data: { fact: "slice" }, title: "--maintenance-slice: the longest exclusive hold of the device" },
+      `slices of at most ${roundForPeople(j.slice_ms)} ms`));
+  }
+  const p = j.step_progress;
+  if (p && typeof p === "object" && isNum(p.done) && isNum(p.total) && p.total > 0) {
+    const pct = Math.min(100, Math.round((100 * p.done) / p.total));
+    facts.push(h("span", { class: "fact", data: { fact: "step_progress" } },
+      `current step ${pct}% (${fmtCount(p.done)} of ${fmtCount(p.total)})`,
+      h("progress", { max: String(p.total), value: String(Math.min(p.done, p.total)), "aria-label": "current step's progress" })));
+  }
+  if (isNum(j.paused_streams)) {
+    facts.push(h("span", { class: "fact", data: { fact: "paused_streams" }, title: "streams decoding while its slices hold the device" },
+      j.paused_streams > 0 ? `pausing ${fmtCount(j.paused_streams)} ${plural(j.paused_streams, "stream", "streams")}` : "pausing no stream"));
+  }
+  return facts;
+}
+
+// liveRow is the line under a running or swapping job's row (none when
+// the server sends none of its fields).
+function liveRow(j) {
+  if (j.state !== "running" && j.state !== "swapping") return null;
+  const facts = liveFacts(j);
+  if (!facts.length) return null;
+  return h("tr", { class: "job-live", id: "training-live", data: { jobId: String(j.job_id || "") } },
+    h("td", { colspan: "7" }, facts));
 }
 
 // drawLoss draws the losses of job j (one point per optimizer step, the x
@@ -53,7 +104,7 @@ function drawLoss(canvas, j) {
   ctx.lineTo(pad, hgt - pad);
   ctx.lineTo(w - 8, hgt - pad);
   ctx.stroke();
-  const losses = j.losses;
+  const losses = Array.isArray(j.losses) ? j.losses.filter(isNum) : [];
   if (!losses.length) {
     ctx.fillText("waiting for the first step…", pad + 8, hgt / 2);
     return;
@@ -75,18 +126,22 @@ function drawLoss(canvas, j) {
 }
 
 function render(q) {
+  const list = (v) => (Array.isArray(v) ? v.filter((j) => j && typeof j === "object") : []);
+  const queued = list(q && q.queued), completed = list(q && q.completed);
+  const running = q && q.running && typeof q.running === "object" ? q.running : null;
   const jobs = [];
-  if (q.running) jobs.push(q.running);
-  jobs.push(...q.queued);
-  jobs.push(...q.completed.slice().reverse());
+  if (running) jobs.push(running);
+  jobs.push(...queued);
+  jobs.push(...completed.slice().reverse());
   $("training-empty").hidden = jobs.length > 0;
   $("training-table").hidden = jobs.length === 0;
-  $("training-rows").replaceChildren(...jobs.map(jobRow));
-  const shown = q.running || q.completed[q.completed.length - 1];
+  $("training-rows").replaceChildren(...jobs.flatMap((j) => [jobRow(j), liveRow(j)].filter(Boolean)));
+  const shown = running || completed[completed.length - 1];
   $("training-curve").hidden = !shown;
   if (shown) {
+    const n = Array.isArray(shown.losses) ? shown.losses.length : 0;
     $("training-curve-title").textContent =
-      `Loss per step — ${shown.job_id} (${shown.state}, ${shown.losses.length}/${shown.total_steps} steps)`;
+      `Loss per step — ${shown.job_id} (${STATE_LABEL[shown.state] || shown.state}, ${n}/${shown.total_steps} steps)`;
     drawLoss($("training-canvas"), shown);
   }
 }
