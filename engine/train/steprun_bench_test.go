@@ -132,3 +132,44 @@ func median(v []float64) float64 {
 	s := slices.Sorted(slices.Values(v))
 	return s[len(s)/2]
 }
+
+// BenchmarkStepSliced05B is the same comparison on a random model of
+// Qwen2.5-0.5B's shape (896 wide, 24 layers, 14 query and 2 key/value
+// heads, a 4,864-wide feed-forward, a 151,936-word vocabulary), where one
+// unsliced step over a few hundred tokens holds the engine for tens of
+// seconds: one step unsliced and one in 100 ms slices, alternated, with
+// the slices a step takes and the longest. Minutes per iteration on two
+// cores: run it with -benchtime 1x or 2x.
+//
+//	go test -run '^$' -bench StepSliced05B -benchtime 2x ./engine/train
+func BenchmarkStepSliced05B(b *testing.B) {
+	c := llama.Config{Dim: 896, HiddenDim: 4864, Layers: 24, Heads: 14, KVHeads: 2, Vocab: 151936, SeqLen: 1024}
+	m, err := llama.NewRandom(c, 1, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seq := benchSequence(c, 256)
+	tr := benchTrainer(b, m)
+	var ratios []float64
+	var whole, sliced, longest time.Duration
+	n := 0
+	for i := 0; b.Loop(); i++ {
+		var d [2]time.Duration
+		for k := range 2 {
+			v := (i + k) % 2
+			t0 := time.Now()
+			l, s := benchStep(b, tr, seq, time.Duration(v)*100*time.Millisecond)
+			d[v] = time.Since(t0)
+			if v == 1 {
+				longest, n = max(longest, l), s
+			}
+		}
+		whole, sliced = whole+d[0], sliced+d[1]
+		ratios = append(ratios, float64(d[1])/float64(d[0]))
+	}
+	b.ReportMetric(float64(whole.Milliseconds())/float64(b.N), "unsliced-ms")
+	b.ReportMetric(float64(sliced.Milliseconds())/float64(b.N), "sliced-ms")
+	b.ReportMetric(median(ratios), "ratio-100ms")
+	b.ReportMetric(float64(n), "slices/step")
+	b.ReportMetric(float64(longest.Microseconds())/1e3, "max-slice-ms")
+}
