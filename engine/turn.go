@@ -15,8 +15,7 @@ import (
 type turns struct {
 	mu       sync.Mutex
 	computes uint64        // actor cycles that ran a forward invocation
-	waiters  int           // writers waiting for the next one
-	ch       chan struct{} // closed and replaced after each, while waiters > 0
+	ch       chan struct{} // made by the first waiter, closed (and dropped) by the next compute
 	lastOp   uint64        // the operation of the latest exclusive hold
 	lastAt   uint64        // computes at its release
 }
@@ -30,7 +29,7 @@ const maxTurnWait = 250 * time.Millisecond
 func (t *turns) computed() {
 	t.mu.Lock()
 	t.computes++
-	if t.waiters > 0 {
+	if t.ch != nil { // waiters wait on it; a second compute before they wake finds it nil
 		close(t.ch)
 		t.ch = nil
 	}
@@ -61,7 +60,6 @@ func (t *turns) await(ctx context.Context, op uint64, busy func() bool) {
 			t.ch = make(chan struct{})
 		}
 		ch := t.ch
-		t.waiters++
 		t.mu.Unlock()
 		woken := false
 		select {
@@ -70,9 +68,6 @@ func (t *turns) await(ctx context.Context, op uint64, busy func() bool) {
 		case <-ctx.Done():
 		case <-deadline.C:
 		}
-		t.mu.Lock()
-		t.waiters--
-		t.mu.Unlock()
 		if !woken {
 			return // ctx ended or the wait is over: hold anyway
 		}
