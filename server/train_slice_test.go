@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,8 +104,9 @@ func TestTrainingSlicedBesideStream(t *testing.T) {
 			if run.trainMs <= 0 {
 				t.Errorf("the stream's training_ms is %v: no slice paused it", run.trainMs)
 			}
-			t.Logf("slice %v: widest gap %.0f ms, %d gaps of 250 ms or more, training_ms %.0f, longest step hold %v, forward max %v",
-				tc.slice, widest, stalls, run.trainMs, run.stepHold, run.forwardMx)
+			sorted := slices.Sorted(slices.Values(run.gaps))
+			t.Logf("slice %v: %d gaps, p50 %.1f ms, p99 %.1f ms, widest %.0f ms, %d of 250 ms or more; training_ms %.0f, mean step hold %v, forward max %v",
+				tc.slice, len(sorted), sorted[len(sorted)/2], sorted[len(sorted)*99/100], widest, stalls, run.trainMs, run.stepHold, run.forwardMx)
 			if tc.slice > 0 {
 				bound := tc.slice + run.forwardMx + 50*time.Millisecond
 				if widest > float64(bound)/1e6 {
