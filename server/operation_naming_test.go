@@ -21,9 +21,27 @@ type namedOp struct {
 	panel   int64
 }
 
-// diagnosisOps fetches request id's diagnosis record and returns the
-// operations its stalled gaps name.
-func (h *harness) diagnosisOps(t *testing.T, id string) []namedOp {
+// opJSON is an operation as a diagnosis record names it.
+type opJSON struct {
+	ID      int64  `json:"id"`
+	Kind    string `json:"kind"`
+	Summary string `json:"summary"`
+	PanelID int64  `json:"panel_id"`
+}
+
+// blockerJSON is a blocker of a diagnosis record.
+type blockerJSON struct {
+	Kind       string  `json:"kind"`
+	Operation  *opJSON `json:"operation"`
+	DurationMs float64 `json:"duration_ms"`
+}
+
+// diagnosisOf fetches request id's diagnosis record: its stalled gaps'
+// reasons and blockers, and what it waited behind for admission.
+func (h *harness) diagnosisOf(t *testing.T, id string) (stalls []struct {
+	Reason   string        `json:"reason"`
+	Blockers []blockerJSON `json:"blockers"`
+}, queued []blockerJSON) {
 	t.Helper()
 	code, _, raw := h.do(http.MethodGet, "/v1/stats/recent-requests/"+id, nil, nil)
 	if code != http.StatusOK {
@@ -32,24 +50,24 @@ func (h *harness) diagnosisOps(t *testing.T, id string) []namedOp {
 	var d struct {
 		Diagnosis struct {
 			Stalls []struct {
-				Reason   string `json:"reason"`
-				Blockers []struct {
-					Kind      string `json:"kind"`
-					Operation *struct {
-						ID      int64  `json:"id"`
-						Kind    string `json:"kind"`
-						Summary string `json:"summary"`
-						PanelID int64  `json:"panel_id"`
-					} `json:"operation"`
-				} `json:"blockers"`
+				Reason   string        `json:"reason"`
+				Blockers []blockerJSON `json:"blockers"`
 			} `json:"stalls"`
+			QueuedBehind []blockerJSON `json:"queued_behind"`
 		} `json:"diagnosis"`
 	}
 	if err := json.Unmarshal(raw, &d); err != nil {
 		t.Fatalf("detail: %v: %s", err, raw)
 	}
+	return d.Diagnosis.Stalls, d.Diagnosis.QueuedBehind
+}
+
+// diagnosisOps returns the operations request id's stalled gaps name.
+func (h *harness) diagnosisOps(t *testing.T, id string) []namedOp {
+	t.Helper()
+	stalls, _ := h.diagnosisOf(t, id)
 	var out []namedOp
-	for _, s := range d.Diagnosis.Stalls {
+	for _, s := range stalls {
 		for _, b := range s.Blockers {
 			if op := b.Operation; op != nil {
 				out = append(out, namedOp{reason: s.Reason, blocker: b.Kind, id: op.ID, kind: op.Kind, summary: op.Summary, panel: op.PanelID})
@@ -116,29 +134,10 @@ func checkNamed(t *testing.T, h *harness, id, reason, kind, prefix string, ops t
 
 // checkQueuedBehind asserts that request id's diagnosis record names
 // operation op (its span), of kind, as what the request waited behind for
-// admission, and that the request's chat span links to it by identity.
+// admission.
 func checkQueuedBehind(t *testing.T, h *harness, id, kind string, op tracetest.SpanStub) {
 	t.Helper()
-	code, _, raw := h.do(http.MethodGet, "/v1/stats/recent-requests/"+id, nil, nil)
-	if code != http.StatusOK {
-		t.Fatalf("detail of %s: HTTP %d: %s", id, code, raw)
-	}
-	var d struct {
-		Diagnosis struct {
-			QueuedBehind []struct {
-				Kind      string `json:"kind"`
-				Operation *struct {
-					ID   int64  `json:"id"`
-					Kind string `json:"kind"`
-				} `json:"operation"`
-				DurationMs float64 `json:"duration_ms"`
-			} `json:"queued_behind"`
-		} `json:"diagnosis"`
-	}
-	if err := json.Unmarshal(raw, &d); err != nil {
-		t.Fatalf("detail: %v: %s", err, raw)
-	}
-	q := d.Diagnosis.QueuedBehind
+	_, q := h.diagnosisOf(t, id)
 	if len(q) != 1 || q[0].Kind != "operation" || q[0].Operation == nil || q[0].Operation.ID != opID(op) ||
 		q[0].Operation.Kind != kind || q[0].DurationMs <= 0 {
 		t.Errorf("queued_behind of %s: %+v; want the %s %d", id, q, kind, opID(op))
