@@ -47,12 +47,13 @@ const benchResultsDir = "bench-results"
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout) // help asked for; mistakes are one line on stderr (parseFlags)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kiln bench (--url URL | --arm NAME:FLAG=VALUE ...) [--concurrency N] (--requests N | --duration D) [flags]")
-		fmt.Fprintln(stderr, "\nDrives an OpenAI-compatible /v1/chat/completions endpoint with a seeded workload and")
-		fmt.Fprintln(stderr, "writes a JSON evidence file; with --server-timing it keeps Kiln's own timing beside the client's.")
-		fmt.Fprintln(stderr, "\nFlags:")
+		out := fs.Output()
+		fmt.Fprintln(out, "usage: kiln bench (--url URL | --arm NAME:FLAG=VALUE ...) [--concurrency N] (--requests N | --duration D) [flags]")
+		fmt.Fprintln(out, "\nDrives an OpenAI-compatible /v1/chat/completions endpoint with a seeded workload and")
+		fmt.Fprintln(out, "writes a JSON evidence file; with --server-timing it keeps Kiln's own timing beside the client's.")
+		fmt.Fprintln(out, "\nFlags:")
 		fs.PrintDefaults()
 	}
 	var (
@@ -79,8 +80,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&w.Temperature, "temperature", 0, "sampling temperature")
 	fs.Uint64Var(&w.Seed, "seed", 1, "seed for prompts and per-request sampling seeds")
 	fs.Var(&arms, "arm", "comparison arm NAME:FLAG=VALUE (repeatable): starts kiln serve once per arm with that one flag changed")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
 	}
 	if *workfile != "" {
 		if err := loadWorkload(*workfile, fs, &w); err != nil {
@@ -174,7 +178,30 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := bench.WriteTable(stdout, ev.Arms); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
-	return writeEvidence(ev, *out, stdout)
+	if err := writeEvidence(ev, *out, stdout); err != nil {
+		return err
+	}
+	return allFailed(ev.Arms)
+}
+
+// allFailed is an error naming the first failure when an arm had requests
+// and every one of them failed (nothing listening at the URL, a wrong
+// model name): a table of zeros is not a measurement.
+func allFailed(arms []*bench.ArmResult) error {
+	for _, a := range arms {
+		if a.Stats.Requests == 0 || a.Stats.Failed < a.Stats.Requests {
+			continue
+		}
+		first := ""
+		for _, s := range a.Samples {
+			if s.Error != "" {
+				first = s.Error
+				break
+			}
+		}
+		return fmt.Errorf("arm %s: all %d requests failed; the first: %s", a.Name, a.Stats.Requests, first)
+	}
+	return nil
 }
 
 // writeEvidence writes the evidence JSON to out, or without it under

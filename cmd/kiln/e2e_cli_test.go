@@ -66,7 +66,8 @@ func TestCLIHelpAndErrors(t *testing.T) {
 		{"flag value of the wrong type", []string{"serve", "--threads", "many"}, 2, `invalid value "many" for flag -threads`},
 		{"generate without a prompt", []string{"generate"}, 2, "give exactly one of --prompt and --prompt-ids"},
 		{"bench without a target", []string{"bench", "--requests", "1"}, 2, "give exactly one of --url or --arm"},
-		{"help of a command", []string{"help", "serve"}, 0, "-served-model-name string"},
+		{"unknown flag suggests", []string{"serve", "--prefil-chunk", "8"}, 2, "did you mean --prefill-chunk? (kiln serve --help lists every flag)"},
+		{"duration without a unit", []string{"serve", "--shutdown-grace", "30"}, 2, "use a Go duration such as 30s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +78,17 @@ func TestCLIHelpAndErrors(t *testing.T) {
 			if !strings.Contains(stderr, tc.wantStderr) {
 				t.Errorf("stderr does not say %q:\n%s", tc.wantStderr, stderr)
 			}
+			if tc.wantCode == 2 && strings.Contains(stderr, "Flags:") {
+				t.Errorf("a mistake printed the whole usage:\n%s", stderr)
+			}
 		})
+	}
+	// Help asked for goes to stdout, so that kiln serve --help | grep works.
+	for _, args := range [][]string{{"help", "serve"}, {"serve", "--help"}} {
+		code, stdout, stderr := runKiln(t, args...)
+		if code != 0 || !strings.Contains(stdout, "-served-model-name string") || stderr != "" {
+			t.Errorf("kiln %v: exit %d, stdout lacks the flags or stderr %q:\n%s", args, code, stderr, stdout)
+		}
 	}
 }
 
@@ -194,8 +205,9 @@ func TestBenchEvidenceDir(t *testing.T) {
 		cmd := exec.Command(kilnBinary(t), append([]string{"bench", "--url", closed, "--requests", "1", "--max-tokens", "1"}, args...)...)
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("kiln bench: %v\n%s", err, out)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "all 1 requests failed") {
+			t.Fatalf("kiln bench against nothing: %v, want exit 1 naming the failure (the evidence still written)\n%s", err, out)
 		}
 		m := regexp.MustCompile(`(?m)^evidence: (.+)$`).FindStringSubmatch(string(out))
 		if m == nil {

@@ -57,10 +57,10 @@ type generateOutput struct {
 	TopLogits [][2]float64 `json:"top_logits,omitempty"`
 }
 
-func parseGenerateFlags(args []string, stderr io.Writer) (generateOptions, error) {
+func parseGenerateFlags(args []string, help io.Writer) (generateOptions, error) {
 	o := generateOptions{model: llama.TinyID, maxTokens: 256, temperature: 1, topP: 0.9}
 	fs := flag.NewFlagSet("kiln generate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(help) // help asked for goes there; a mistake is one line (parseFlags)
 	fs.StringVar(&o.model, "model", o.model, `model: "kiln-tiny" (embedded), a .gguf file, a Hugging Face model directory or a llama2.c checkpoint`)
 	fs.StringVar(&o.prompt, "prompt", "", "prompt text (needs a model with a tokenizer)")
 	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as comma-separated token ids, used as given (no BOS added)")
@@ -82,10 +82,10 @@ func parseGenerateFlags(args []string, stderr io.Writer) (generateOptions, error
 	fs.StringVar(&o.adapter, "adapter", "", "LoRA adapter to apply: a PEFT directory (adapter_config.json, adapter_model.safetensors) or a llama.cpp LoRA GGUF file")
 	fs.IntVar(&o.topLogits, "top-logits", 0, "with --json: add the K largest raw logits after the last prompt position as [id, logit] pairs")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kiln generate [--model FILE_OR_DIR|kiln-tiny] (--prompt TEXT | --prompt-ids 1,2,3) [--adapter DIR_OR_GGUF] [--max-tokens N] [--temperature T] [--seed S] [--json [--top-logits K]]\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "usage: kiln generate [--model FILE_OR_DIR|kiln-tiny] (--prompt TEXT | --prompt-ids 1,2,3) [--adapter DIR_OR_GGUF] [--max-tokens N] [--temperature T] [--seed S] [--json [--top-logits K]]\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
 	switch {
@@ -128,7 +128,7 @@ func parseIDs(s string) ([]int, error) {
 // no tokenizer), a timing line goes to stderr; with --json, one object goes
 // to stdout at the end.
 func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseGenerateFlags(args, stderr)
+	o, err := parseGenerateFlags(args, stdout)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

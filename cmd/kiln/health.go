@@ -22,11 +22,14 @@ import (
 // loopback.
 func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("kiln health", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	url := fs.String("url", defaultHealthURL(os.Getenv(envName("addr"))), "the server's health URL")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
 	quiet := fs.Bool("quiet", false, "print nothing when healthy")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -90,11 +90,11 @@ func envName(flagName string) string {
 
 // parseServeConfig parses flags over KILN_* variables over the defaults,
 // once, and validates the result.
-func parseServeConfig(args []string, getenv func(string) string, stderr io.Writer) (server.Config, serveExtra, error) {
+func parseServeConfig(args []string, getenv func(string) string, help io.Writer) (server.Config, serveExtra, error) {
 	cfg := server.DefaultConfig()
 	extra := serveExtra{slots: 16, logLevel: "info"}
 	fs := flag.NewFlagSet("kiln serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(help) // help asked for goes there; a mistake is one line (parseFlags)
 	serveFlags(fs, &cfg)
 	serveAPIFlags(fs, &cfg)
 	fs.IntVar(&extra.slots, "slots", extra.slots, "sequences the KV cache holds at once")
@@ -102,7 +102,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	fs.StringVar(&extra.logLevel, "log-level", extra.logLevel, "debug, info, warn or error")
 	fs.StringVar(&extra.accessTokenFile, "access-token-file", "", "read the access token from this file (surrounding whitespace trimmed)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kiln serve [flags]\n\nEvery flag is also read from KILN_<FLAG> (e.g. KILN_ADDR); the flag wins.\nOTEL_* variables configure tracing export.\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "usage: kiln serve [flags]\n\nEvery flag is also read from KILN_<FLAG> (e.g. KILN_ADDR); the flag wins.\nOTEL_* variables configure tracing export.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	var envErr error
@@ -126,7 +126,7 @@ func parseServeConfig(args []string, getenv func(string) string, stderr io.Write
 	if cfg.ProfileSource == server.SourceFlag {
 		cfg.ProfileSource = server.SourceEnv // set by KILN_SERVING_PROFILE; a flag below sets it again
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return cfg, extra, err
 	}
 	if cfg.AccessToken != "" {
@@ -175,8 +175,8 @@ func readTokenFile(cfg *server.Config, path string) error {
 	return nil
 }
 
-func runServe(ctx context.Context, args []string, _, stderr io.Writer) (err error) {
-	cfg, extra, err := parseServeConfig(args, os.Getenv, stderr)
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	cfg, extra, err := parseServeConfig(args, os.Getenv, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

@@ -22,10 +22,10 @@ type trainOptions struct {
 	cfg              train.Config
 }
 
-func parseTrainFlags(args []string, stderr io.Writer) (trainOptions, error) {
+func parseTrainFlags(args []string, help io.Writer) (trainOptions, error) {
 	o := trainOptions{model: llama.TinyID, cfg: train.DefaultConfig()}
 	fs := flag.NewFlagSet("kiln train", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(help) // help asked for goes there; a mistake is one line (parseFlags)
 	fs.StringVar(&o.model, "model", o.model, `base model: "kiln-tiny" (embedded), a .gguf file or a Hugging Face model directory`)
 	fs.StringVar(&o.data, "data", "", `training data: JSONL, one {"messages": [{"role", "content"}, ...]} per line`)
 	fs.StringVar(&o.out, "out", "", "directory to write the adapter to (PEFT layout)")
@@ -40,10 +40,10 @@ func parseTrainFlags(args []string, stderr io.Writer) (trainOptions, error) {
 	fs.IntVar(&o.threads, "threads", 0, "compute threads (0: one per CPU)")
 	fs.IntVar(&o.context, "context", 0, "context length of a GGUF or Hugging Face model, capped at the model's own (0: 4096)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kiln train [--model M] --data FILE.jsonl --out DIR [--epochs N] [--learning-rate LR] [--lora-rank R] [--lora-alpha A] [--target-modules q,k,v,o] [--optimizer adam_w|sgd] [--seed S]\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "usage: kiln train [--model M] --data FILE.jsonl --out DIR [--epochs N] [--learning-rate LR] [--lora-rank R] [--lora-alpha A] [--target-modules q,k,v,o] [--optimizer adam_w|sgd] [--seed S]\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
 	o.cfg.TargetModules = strings.Split(targets, ",")
@@ -65,7 +65,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (trainOptions, error) {
 // line per step (bar, step, epoch, loss, time per step) goes to stderr; the
 // adapter is written to --out at the end.
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseTrainFlags(args, stderr)
+	o, err := parseTrainFlags(args, stdout)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
