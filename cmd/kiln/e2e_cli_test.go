@@ -68,6 +68,7 @@ func TestCLIHelpAndErrors(t *testing.T) {
 		{"bench without a target", []string{"bench", "--requests", "1"}, 2, "give exactly one of --url or --arm"},
 		{"unknown flag suggests", []string{"serve", "--prefil-chunk", "8"}, 2, "did you mean --prefill-chunk? (kiln serve --help lists every flag)"},
 		{"duration without a unit", []string{"serve", "--shutdown-grace", "30"}, 2, "use a Go duration such as 30s"},
+		{"log level", []string{"serve", "--log-level", "verbose"}, 2, `invalid value "verbose" for --log-level: use debug, info, warn or error`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

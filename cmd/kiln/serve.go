@@ -146,8 +146,12 @@ func parseServeConfig(args []string, getenv func(string) string, help io.Writer)
 	if extra.context < 0 {
 		return cfg, extra, fmt.Errorf("context: must be 0 (the default) or a positive length (got %d)", extra.context)
 	}
-	if _, err := zerolog.ParseLevel(extra.logLevel); err != nil {
-		return cfg, extra, fmt.Errorf("log_level: %w", err)
+	switch extra.logLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		// zerolog's own message ("defaulting to NoLevel") describes a
+		// fallback that does not happen here.
+		return cfg, extra, fmt.Errorf("invalid value %q for --log-level: use debug, info, warn or error", extra.logLevel)
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, extra, err
