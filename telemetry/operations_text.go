@@ -7,18 +7,6 @@ import (
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 
-// Attributes every maintenance span carries.
-const (
-	// AttrOperationID is the engine's identity of the operation: a stall
-	// span's link to it and a diagnosis record's blocker carry the same.
-	AttrOperationID = "kiln.operation.id"
-	// AttrOperationHoldMs is how long it held device ownership
-	// exclusively (the sum of a sliced training step's slices).
-	AttrOperationHoldMs = "kiln.operation.hold_ms"
-	// AttrTrainingSlices is how many exclusive holds a training step took.
-	AttrTrainingSlices = "kiln.training.slices"
-)
-
 // Describe is one line a person reads about an operation (the Maintenance
 // panel, a stalled gap's blocker in the diagnosis record, the log): its
 // kind and what it did, sizes and counts, never request content.
