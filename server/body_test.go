@@ -110,6 +110,31 @@ func TestTooLargeIsReadable(t *testing.T) {
 	checkErrorBody(t, []byte(body))
 }
 
+// TestLargeBodyReadsItsAnswer: a client that sends a body far beyond the
+// limit, and beyond the 8 MiB the lingering close once drained at most,
+// before it reads still reads the 413, whose message names the flag.
+func TestLargeBodyReadsItsAnswer(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *Config) { c.MaxBodyBytes = 1 << 16 }))
+	const size = 24 << 20
+	c, err := net.Dial("tcp", h.hostPort())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	rawRequest(t, c, chatPath, size)
+	chunk := bytes.Repeat([]byte("a"), 1<<20)
+	for i := range size >> 20 {
+		if _, err := c.Write(chunk); err != nil {
+			t.Fatalf("MiB %d of the body: %v (closed before the client could read the 413)", i, err)
+		}
+	}
+	status, body := readResponse(t, c)
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(body, "--max-body-bytes") {
+		t.Fatalf("status %d, want 413 naming --max-body-bytes: %s", status, body)
+	}
+	checkErrorBody(t, []byte(body))
+}
+
 // TestInflightBudget: request bodies beyond the in-flight byte budget are
 // refused with 429 and Retry-After while others hold it; the budget is
 // returned when they end.

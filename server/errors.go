@@ -65,7 +65,7 @@ func errorFor(err error, retryAfter time.Duration) *Error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
-			Message: fmt.Sprintf("request body exceeds the limit of %d bytes", mbe.Limit), Err: err}
+			Message: fmt.Sprintf("request body exceeds the limit of %d bytes (--max-body-bytes)", mbe.Limit), Err: err}
 	}
 	if e := fromDomain(err, retryAfter); e != nil {
 		if errors.Is(err, engine.ErrTooLong) && e.Param == "" {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -11,13 +10,16 @@ import (
 
 // Lingering close of a body over the limit, as nginx does: the 413 is
 // written, the sending half of the connection is shut, and what the
-// client still sends is read and dropped for a bounded time and amount
-// before the connection closes. Closing at once, with the client's bytes
-// unread, makes the kernel answer them with a reset, and a client still
-// writing its body then loses the 413 it has not read yet.
+// client still sends is read and dropped, bounded by time and not by
+// amount, before the connection closes: while the client keeps sending
+// (each read within lingerIdle of the last), up to lingerTime in all.
+// Closing at once, with the client's bytes unread, makes the kernel answer
+// them with a reset, and a client still writing its body then loses the
+// 413 it has not read yet; a cap on the bytes drained (8 MiB once) did the
+// same to any client whose body was larger than that.
 const (
-	lingerTime  = 2 * time.Second
-	lingerBytes = 8 << 20
+	lingerTime = 30 * time.Second
+	lingerIdle = 2 * time.Second
 )
 
 // closeWriter is a connection whose sending half can be shut alone.
@@ -35,7 +37,7 @@ func (s *Server) lingerTooLarge(w http.ResponseWriter, r *http.Request, mbe *htt
 	e := errorFor(mbe, s.cfg.RetryAfter)
 	s.logError(r, e)
 	body := appendError(nil, e)
-	_ = conn.SetWriteDeadline(time.Now().Add(lingerTime))
+	_ = conn.SetWriteDeadline(time.Now().Add(lingerIdle))
 	writeRawResponse(brw.Writer, e.Status, body)
 	if err := brw.Flush(); err != nil {
 		return true
@@ -43,9 +45,25 @@ func (s *Server) lingerTooLarge(w http.ResponseWriter, r *http.Request, mbe *htt
 	if cw, ok := conn.(closeWriter); ok {
 		_ = cw.CloseWrite()
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(lingerTime))
-	_, _ = io.CopyN(io.Discard, brw.Reader, lingerBytes)
+	drainFor(conn, brw.Reader)
 	return true
+}
+
+// drainFor reads and drops what the client sends while it keeps sending:
+// until a read waits lingerIdle, the client closes, or lingerTime passes.
+func drainFor(conn net.Conn, r *bufio.Reader) {
+	end := time.Now().Add(lingerTime)
+	buf := make([]byte, 64<<10)
+	for {
+		next := time.Now().Add(lingerIdle)
+		if next.After(end) {
+			next = end
+		}
+		_ = conn.SetReadDeadline(next)
+		if _, err := r.Read(buf); err != nil {
+			return
+		}
+	}
 }
 
 // writeRawResponse writes a whole HTTP/1.1 response that closes the
