@@ -6,20 +6,6 @@ import (
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 
-// later and earlier are the later and the earlier of two instants.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
 
 // segmentRing is how many recent identified work segments the actor
 // remembers for Token.Blockers. A decode gap spans one cycle (at most one
@@ -69,7 +55,7 @@ func (s *segments) fill(tok *Token, from, to time.Time) {
 		}
 		start, end := g.start, g.end
 		if g.kind == BlockerOperation {
-			start, end = later(start, from), earlier(end, to)
+			start, end = timing.Later(start, from), timing.Earlier(end, to)
 			if !end.After(start) {
 				continue
 			}

@@ -129,18 +129,13 @@ func (t *PhaseTracker) Holds(from, to time.Time, f func(Hold)) {
 	defer t.mu.Unlock()
 	for n := max(t.nh-holdRing, 0); n < t.nh; n++ {
 		h := t.holds[n%holdRing]
-		end := h.End
-		if end.IsZero() || end.After(to) {
-			end = to
+		if h.End.IsZero() {
+			h.End = to // still open
 		}
-		if h.Start.Before(from) {
-			h.Start = from
+		h.Start, h.End = timing.Later(h.Start, from), timing.Earlier(h.End, to)
+		if h.End.After(h.Start) {
+			f(h)
 		}
-		if !end.After(h.Start) {
-			continue
-		}
-		h.End = end
-		f(h)
 	}
 }
 

@@ -123,7 +123,7 @@ func (r *Request) child(name string, start, end time.Time, attrs ...attribute.Ke
 	if !r.span.IsRecording() {
 		return
 	}
-	r.startChild(name, start, trace.WithAttributes(attrs...)).End(trace.WithTimestamp(later(end, start)))
+	r.startChild(name, start, trace.WithAttributes(attrs...)).End(trace.WithTimestamp(timing.Later(end, start)))
 }
 
 // startChild starts a child span of the chat span at start.
@@ -132,14 +132,6 @@ func (r *Request) startChild(name string, start time.Time, opts ...trace.SpanSta
 	opts = append(opts, trace.WithTimestamp(start))
 	_, s := r.t.tracer.Start(ctx, name, opts...)
 	return s
-}
-
-// later returns end, or start when end is before it.
-func later(end, start time.Time) time.Time {
-	if end.Before(start) {
-		return start
-	}
-	return end
 }
 
 // Token records one emitted token and returns its SSE timing event. It

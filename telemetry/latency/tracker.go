@@ -64,14 +64,6 @@ func (t *Tracker) FirstReady() time.Time { return t.first }
 // LastReady: see FirstReady.
 func (t *Tracker) LastReady() time.Time { return t.prev }
 
-// later returns x, or lo when x is before lo (a saturated instant).
-func later(x, lo time.Time) time.Time {
-	if x.Before(lo) {
-		return lo
-	}
-	return x
-}
-
 // Observe records one emitted token and returns its timing event.
 //
 // Instants are clamped so that the documented invariants (docs/latency-guide.md#the-per-token-event) hold whatever the
@@ -85,14 +77,14 @@ func later(x, lo time.Time) time.Time {
 func (t *Tracker) Observe(tt TokenTiming) TokenEvent {
 	ready := tt.Ready
 	if t.emitted > 0 {
-		ready = later(ready, t.prev)
+		ready = timing.Later(ready, t.prev)
 	}
-	pd := later(tt.ProducerDelivered, ready)
-	hr := later(tt.HandlerReceived, pd)
+	pd := timing.Later(tt.ProducerDelivered, ready)
+	hr := timing.Later(tt.HandlerReceived, pd)
 	be := hr
 	streamed := !tt.BodyEnqueued.IsZero()
 	if streamed {
-		be = later(tt.BodyEnqueued, hr)
+		be = timing.Later(tt.BodyEnqueued, hr)
 	}
 	rd, hq, cd := pd.Sub(ready), hr.Sub(pd), be.Sub(hr)
 
