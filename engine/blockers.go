@@ -6,7 +6,6 @@ import (
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 
-
 // segmentRing is how many recent identified work segments the actor
 // remembers for Token.Blockers. A decode gap spans one cycle (at most one
 // ownership wait and one prefill pass of a few requests), so 64 covers many
