@@ -98,7 +98,7 @@ type Server struct {
 	handler         http.Handler
 
 	adapters *lora.Registry // --adapter-dir
-	training *train.Runner  // training jobs (engine/train), nil: none
+	training *train.Runner  // training jobs (engine/train)
 
 	stopping atomic.Bool
 	outcomes [telemetry.NumOutcomes]atomic.Uint64 // by telemetry.Outcome
@@ -184,6 +184,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.adapters, s.training = deps.Adapters, deps.Training
+	if s.training == nil {
+		s.training = train.NewRunner(train.RunnerConfig{}) // refuses every job: this server cannot train
+	}
 	if s.adapters == nil {
 		s.adapters = lora.NewRegistry(cfg.AdapterDir, deps.Model.Model, cfg.AdapterCacheBytes)
 	}

@@ -59,21 +59,12 @@ func (s *Server) trainSFT(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.trainer().Submit(j); err != nil {
+	if err := s.training.Submit(j); err != nil {
 		return err
 	}
 	s.log.Info().Str("job_id", j.ID).Int("examples", len(j.Seqs)).Int("steps", j.Steps()).Msg("training job queued")
 	return marshalJSON(w, http.StatusOK, sftReply{JobID: j.ID, State: train.JobQueued, EffectiveSeed: j.Config.Seed,
 		Message: fmt.Sprintf("queued: %d steps (%d examples x %d epochs); the adapter will be %s", j.Steps(), len(j.Seqs), j.Config.Epochs, j.Output)})
-}
-
-// trainer is the training runner; one that cannot train when the server
-// was built without one (its Submit refuses).
-func (s *Server) trainer() *train.Runner {
-	if s.training == nil {
-		return train.NewRunner(train.RunnerConfig{})
-	}
-	return s.training
 }
 
 // newTrainJob validates body into a job.

@@ -16,7 +16,7 @@ type trainQueueBody struct {
 
 // trainQueueRoute serves GET /v1/train/queue.
 func (s *Server) trainQueueRoute(w http.ResponseWriter, _ *http.Request) error {
-	running, queued, finished := s.trainer().Queue()
+	running, queued, finished := s.training.Queue()
 	b := trainQueueBody{Object: "kiln.training_queue", Queued: []jobJSON{}, Completed: []jobJSON{}}
 	if running != nil {
 		j := jobToJSON(*running)
@@ -35,7 +35,7 @@ func (s *Server) trainQueueRoute(w http.ResponseWriter, _ *http.Request) error {
 // latest finished one, else the first queued one; 404 when there has been
 // none.
 func (s *Server) trainStatus(w http.ResponseWriter, _ *http.Request) error {
-	j, ok := s.trainer().Latest()
+	j, ok := s.training.Latest()
 	if !ok {
 		return &Error{Status: http.StatusNotFound, Type: typeNotFound, Code: "training_job_not_found",
 			Message: "no training job has been submitted yet (POST /v1/train/sft starts one)"}
@@ -45,7 +45,7 @@ func (s *Server) trainStatus(w http.ResponseWriter, _ *http.Request) error {
 
 // trainStatusByID serves GET /v1/train/status/{id}.
 func (s *Server) trainStatusByID(w http.ResponseWriter, r *http.Request) error {
-	j, err := s.trainer().Status(r.PathValue("id"))
+	j, err := s.training.Status(r.PathValue("id"))
 	if err != nil {
 		return about("id", err)
 	}
@@ -56,7 +56,7 @@ func (s *Server) trainStatusByID(w http.ResponseWriter, r *http.Request) error {
 // (it ends failed, "cancelled by user"); a running one stops at its next
 // slice boundary and ends so. The reply is the job as it is now.
 func (s *Server) trainCancel(w http.ResponseWriter, r *http.Request) error {
-	j, err := s.trainer().Cancel(r.PathValue("id"))
+	j, err := s.training.Cancel(r.PathValue("id"))
 	if err != nil {
 		return about("id", err)
 	}
@@ -66,14 +66,10 @@ func (s *Server) trainCancel(w http.ResponseWriter, r *http.Request) error {
 
 // trainingStats is the source of the kiln_training_* families.
 func (s *Server) trainingStats() telemetry.TrainingStats {
-	st := s.trainer().Stats()
+	st := s.training.Stats()
 	return telemetry.TrainingStats{Completed: st.Completed, Failed: st.Failed, Cancelled: st.Cancelled, Steps: st.Steps, Active: st.Active}
 }
 
 // stopTraining stops the runner: the running job is cancelled, the queued
 // ones fail. Shutdown calls it; it is idempotent.
-func (s *Server) stopTraining() {
-	if s.training != nil {
-		s.training.Stop()
-	}
-}
+func (s *Server) stopTraining() { s.training.Stop() }

@@ -111,8 +111,7 @@ func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
 	res, err := t.Trim(ctx, reason)
 	if err != nil {
 		if errors.Is(err, engine.ErrRestartRequired) {
-			return trimBody{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "restart_required",
-				Message: "the engine is not healthy; a restart is required", Err: err}
+			return trimBody{}, err // the domain table's 503 restart_required
 		}
 		return trimBody{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "trim_timeout",
 			Message: "the trim did not run in time", RetryAfter: s.cfg.RetryAfter, Err: err}

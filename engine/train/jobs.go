@@ -50,7 +50,6 @@ type Job struct {
 	AutoLoad bool   // swap the adapter in once written
 	Seqs     []Sequence
 
-	tokens                     int
 	state, errMsg              string
 	step, epoch                int
 	losses                     []float64
@@ -175,7 +174,7 @@ func (r *Runner) Submit(j *Job) error {
 	if len(r.queued) >= MaxQueued {
 		return fmt.Errorf("%w: it holds %d jobs; retry later", ErrQueueFull, MaxQueued)
 	}
-	j.state, j.created, j.tokens = JobQueued, time.Now(), j.Tokens()
+	j.state, j.created = JobQueued, time.Now()
 	r.queued = append(r.queued, j)
 	if r.running == nil && len(r.queued) == 1 {
 		r.wg.Add(1)

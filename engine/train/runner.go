@@ -21,7 +21,7 @@ var errJobCancelled = errors.New("training job cancelled")
 func (r *Runner) runJob(ctx context.Context, j *Job) (err error) {
 	e := r.cfg.Engine
 	job := e.BeginOperation(timing.OpTrainingJob, "sft", 0, func(op *engine.Operation) {
-		op.Training = timing.TrainingDetail{Job: j.ID, Type: "sft", Steps: j.Steps(), Tokens: j.tokens,
+		op.Training = timing.TrainingDetail{Job: j.ID, Type: "sft", Steps: j.Steps(), Tokens: j.Tokens(),
 			Epochs: j.Config.Epochs, SliceLimit: r.cfg.Slice}
 	})
 	defer func() { r.endJob(job, j, err) }()
