@@ -56,7 +56,7 @@ func (e *Engine) AdaptersEnabled() bool { return e.swapper != nil }
 
 // swapDetail fills a swap's record with the adapter it swaps in.
 func swapDetail(to Adapter) func(*Operation) {
-	return func(op *Operation) { op.Swap.To, op.Swap.Revision = adapterName(to), adapterRevision(to) }
+	return func(op *Operation) { op.Swap.To, op.Swap.Revision = adapterName(to), AdapterRevision(to) }
 }
 
 // BaseAdapter names the base model wherever an adapter name or revision
@@ -71,9 +71,10 @@ func adapterName(a Adapter) string {
 	return a.AdapterName()
 }
 
-// adapterRevision is the revision of a's weights (WeightedAdapter), or
-// BaseAdapter.
-func adapterRevision(a Adapter) string {
+// AdapterRevision is the revision (sha256) of a's weights (a
+// WeightedAdapter's), or BaseAdapter: the x-kiln-loaded-adapter-revision a
+// response carries and a swap's record names.
+func AdapterRevision(a Adapter) string {
 	if w, ok := a.(WeightedAdapter); ok && w.AdapterWeights() != nil {
 		return w.AdapterWeights().Info.SHA256
 	}
@@ -155,7 +156,7 @@ func (s *swapMutation) describe(op *Operation) {
 	s.e.mu.Lock()
 	op.Swap.From = adapterName(s.e.loaded)
 	s.e.mu.Unlock()
-	op.Swap.To, op.Swap.Revision = adapterName(s.to), adapterRevision(s.to)
+	op.Swap.To, op.Swap.Revision = adapterName(s.to), AdapterRevision(s.to)
 }
 
 // Apply implements Mutation: on success to is the loaded adapter.

@@ -92,12 +92,14 @@ func Name(a *Adapter) string {
 	return a.name
 }
 
-// Revision is the sha256 of a's weights, or engine.BaseAdapter.
+// Revision is the sha256 of a's weights, or engine.BaseAdapter
+// (engine.AdapterRevision; a nil *Adapter is the base model, not an
+// adapter without weights).
 func Revision(a *Adapter) string {
-	if a == nil || a.w == nil {
+	if a == nil {
 		return engine.BaseAdapter
 	}
-	return a.w.Info.SHA256
+	return engine.AdapterRevision(a)
 }
 
 // Registry is the adapters of --adapter-dir (docs/maintenance.md
