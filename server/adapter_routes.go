@@ -1,14 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"github.com/kiln-ai/kiln/engine/lora"
-	"io"
 	"net/http"
+
+	"github.com/kiln-ai/kiln/engine/lora"
 )
 
 // adaptersBody is the reply of GET /v1/adapters and of the routes that
@@ -113,60 +109,4 @@ func (s *Server) writeAdapters(w http.ResponseWriter) error {
 		return err
 	}
 	return marshalJSON(w, http.StatusOK, b)
-}
-
-// decodeStrict decodes the request body as exactly one JSON object into v:
-// unknown fields, fields of the wrong type and trailing data are a 400.
-// emptyOK accepts an empty body.
-func decodeStrict(r *http.Request, v any, emptyOK bool) error {
-	data, err := requestBody(r)
-	if err != nil {
-		return err
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		if emptyOK {
-			return nil
-		}
-		return invalid("", "invalid_json", "the request body is empty; send a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
-	if err == nil {
-		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
-			return invalid("", "invalid_json", "the request body holds more than one JSON value")
-		}
-		return nil
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return invalid("", "invalid_json", "the request body must be a JSON object")
-		}
-		return invalid(te.Field, "invalid_type", "'%s' must be a JSON %s, got %s", clip(te.Field), goJSONType(te.Type.Kind().String()), te.Value)
-	}
-	if field, ok := unknownField(err); ok {
-		return invalid(field, "unknown_field", "unknown field %q", clip(field))
-	}
-	return invalid("", "invalid_json", "the request body is not a JSON object: %v", clip(err.Error()))
-}
-
-// unknownField reads the field name of encoding/json's unknown-field error.
-func unknownField(err error) (string, bool) {
-	var name string
-	if _, serr := fmt.Sscanf(err.Error(), "json: unknown field %q", &name); serr == nil {
-		return name, true
-	}
-	return "", false
-}
-
-// goJSONType names a Go kind as a JSON type.
-func goJSONType(kind string) string {
-	switch kind {
-	case "ptr", "string":
-		return "string"
-	case "struct", "map":
-		return "object"
-	}
-	return kind
 }

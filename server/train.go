@@ -97,7 +97,7 @@ func (s *Server) newTrainJob(body sftBody) (*train.Job, error) {
 		param := fmt.Sprintf("examples[%d].messages", i)
 		seq, err := enc.Encode(ex.Chat())
 		if err != nil {
-			return nil, invalid(param, "invalid_value", "%v", err)
+			return nil, invalid(param, "invalid_value", "%s", trainMessage(err))
 		}
 		if len(seq.IDs) > seqLen {
 			return nil, invalid(param, "context_length_exceeded", "the conversation is %d tokens; the model's context is %d", len(seq.IDs), seqLen)
@@ -121,7 +121,7 @@ func (s *Server) sftExamples(body sftBody) ([]train.Example, error) {
 	}
 	for i, ex := range body.Examples {
 		if err := ex.Validate(); err != nil {
-			return nil, invalid(fmt.Sprintf("examples[%d].messages", i), "invalid_value", "%v", err)
+			return nil, invalid(fmt.Sprintf("examples[%d].messages", i), "invalid_value", "%s", trainMessage(err))
 		}
 	}
 	return body.Examples, nil
@@ -161,7 +161,7 @@ func (s *Server) readDataset(p string) ([]train.Example, error) {
 	defer func() { _ = f.Close() }()
 	exs, err := train.ReadJSONL(f)
 	if err != nil {
-		return nil, invalid("dataset_path", "invalid_dataset", "%v", err)
+		return nil, invalid("dataset_path", "invalid_dataset", "%s", trainMessage(err))
 	}
 	return exs, nil
 }
@@ -202,6 +202,10 @@ func sftTrainConfig(c *sftConfig) (train.Config, error) {
 		cfg.Seed = *c.Seed
 	}
 	if err := cfg.Validate(); err != nil {
+		var fe *train.FieldError
+		if errors.As(err, &fe) {
+			return cfg, invalid("config."+fe.Field, "invalid_value", "config.%s: %s", fe.Field, fe.Msg)
+		}
 		return cfg, invalid("config", "invalid_value", "%v", err)
 	}
 	return cfg, nil
@@ -296,3 +300,7 @@ func jobToJSON(j train.JobStatus) jobJSON {
 	}
 	return out
 }
+
+// trainMessage is an engine/train error as a client reads it: without the
+// package's "train: " prefix, which names our code, not their request.
+func trainMessage(err error) string { return strings.TrimPrefix(err.Error(), "train: ") }

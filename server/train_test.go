@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -105,16 +106,18 @@ func TestTrainSFTValidation(t *testing.T) {
 		param string
 		code  string
 	}{
-		{"unknown field", `{"examples":[],"bogus":1}`, "", "unknown_field"},
-		{"unknown config field", `{"examples":` + toJSON(t, ex) + `,"config":{"lr":1}}`, "", "unknown_field"},
-		{"unknown message field", `{"examples":[{"messages":[{"role":"user","content":"a","x":1}]}]}`, "", "unknown_field"},
+		{"unknown field", `{"examples":[],"bogus":1}`, "bogus", "unknown_field"},
+		{"unknown config field", `{"examples":` + toJSON(t, ex) + `,"config":{"lr":1}}`, "config.lr", "unknown_field"},
+		{"unknown message field", `{"examples":[{"messages":[{"role":"user","content":"a","x":1}]}]}`, "examples[0].messages[0].x", "unknown_field"},
 		{"empty examples", `{"examples":[]}`, "examples", "invalid_value"},
 		{"no examples", `{}`, "examples", "invalid_value"},
 		{"no assistant turn", `{"examples":[{"messages":[{"role":"user","content":"hi"}]}]}`, "examples[0].messages", "invalid_value"},
-		{"rank 0", `{"examples":` + toJSON(t, ex) + `,"config":{"lora_rank":0}}`, "config", "invalid_value"},
-		{"negative learning rate", `{"examples":` + toJSON(t, ex) + `,"config":{"learning_rate":-0.001}}`, "config", "invalid_value"},
-		{"unknown target", `{"examples":` + toJSON(t, ex) + `,"config":{"target_modules":["q","lm_head"]}}`, "config", "invalid_value"},
-		{"unknown optimizer", `{"examples":` + toJSON(t, ex) + `,"config":{"optimizer":{"kind":"lion"}}}`, "config", "invalid_value"},
+		{"rank 0", `{"examples":` + toJSON(t, ex) + `,"config":{"lora_rank":0}}`, "config.lora_rank", "invalid_value"},
+		{"negative learning rate", `{"examples":` + toJSON(t, ex) + `,"config":{"learning_rate":-0.001}}`, "config.learning_rate", "invalid_value"},
+		{"unknown target", `{"examples":` + toJSON(t, ex) + `,"config":{"target_modules":["q","lm_head"]}}`, "config.target_modules", "invalid_value"},
+		{"unknown optimizer", `{"examples":` + toJSON(t, ex) + `,"config":{"optimizer":{"kind":"lion"}}}`, "config.optimizer.kind", "invalid_value"},
+		{"unknown optimizer field", `{"examples":` + toJSON(t, ex) + `,"config":{"optimizer":{"momentum":0.9}}}`, "config.optimizer.momentum", "unknown_field"},
+		{"n_epochs", `{"examples":` + toJSON(t, ex) + `,"config":{"n_epochs":2}}`, "config.n_epochs", "unknown_field"},
 		{"bad output name", `{"examples":` + toJSON(t, ex) + `,"config":{"output_name":"../up"}}`, "config.output_name", "invalid_adapter_name"},
 		{"dataset outside the data dir", `{"dataset_path":` + toJSON(t, outside) + `}`, "dataset_path", "dataset_path_outside_data_dir"},
 		{"dataset climbing out", `{"dataset_path":"../x.jsonl"}`, "dataset_path", "dataset_path_outside_data_dir"},
@@ -131,6 +134,9 @@ func TestTrainSFTValidation(t *testing.T) {
 			if status != http.StatusBadRequest || e.Error.Code == nil || *e.Error.Code != tc.code ||
 				(tc.param != "" && (e.Error.Param == nil || *e.Error.Param != tc.param)) {
 				t.Errorf("%d %s; want 400 %s on %q", status, body, tc.code, tc.param)
+			}
+			if bytes.Contains(body, []byte("train: ")) {
+				t.Errorf("message carries a package prefix: %s", body)
 			}
 		})
 	}

@@ -56,9 +56,27 @@ func parseTrainFlags(args []string, help io.Writer) (trainOptions, error) {
 		return o, errors.New("train: --out is required")
 	}
 	if err := o.cfg.Validate(); err != nil {
-		return o, err
+		return o, flagFieldError(err)
 	}
 	return o, nil
+}
+
+// trainFlagOf is the flag that sets each train.Config field.
+var trainFlagOf = map[string]string{
+	"epochs": "--epochs", "learning_rate": "--learning-rate", "lora_rank": "--lora-rank",
+	"lora_alpha": "--lora-alpha", "target_modules": "--target-modules", "optimizer.kind": "--optimizer",
+}
+
+// flagFieldError names the flag, not the JSON field, of a configuration
+// field out of range.
+func flagFieldError(err error) error {
+	var fe *train.FieldError
+	if errors.As(err, &fe) {
+		if f, ok := trainFlagOf[fe.Field]; ok {
+			return fmt.Errorf("train: %s: %s", f, fe.Msg)
+		}
+	}
+	return err
 }
 
 // runTrain is `kiln train`: the server's SFT trainer, offline. A progress

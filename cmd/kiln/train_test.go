@@ -48,10 +48,10 @@ func TestTrainCLIErrors(t *testing.T) {
 	}{
 		{[]string{"--out", dir}, exitUsage, "--data is required"},
 		{[]string{"--data", data}, exitUsage, "--out is required"},
-		{[]string{"--data", data, "--out", dir, "--lora-rank", "0"}, exitUsage, "lora_rank"},
-		{[]string{"--data", data, "--out", dir, "--learning-rate", "-1"}, exitUsage, "learning_rate"},
-		{[]string{"--data", data, "--out", dir, "--target-modules", "q,x"}, exitUsage, "unknown target module"},
-		{[]string{"--data", data, "--out", dir, "--optimizer", "lion"}, exitUsage, "optimizer.kind"},
+		{[]string{"--data", data, "--out", dir, "--lora-rank", "0"}, exitUsage, "train: --lora-rank: 0 out of range"},
+		{[]string{"--data", data, "--out", dir, "--learning-rate", "-1"}, exitUsage, "train: --learning-rate: -1 out of range"},
+		{[]string{"--data", data, "--out", dir, "--target-modules", "q,x"}, exitUsage, `train: --target-modules: unknown target module "x"`},
+		{[]string{"--data", data, "--out", dir, "--optimizer", "lion"}, exitUsage, `train: --optimizer: "lion" unknown`},
 		{[]string{"--data", data, "--out", dir}, exitFail, "no assistant turn"},
 	} {
 		var stdout, stderr bytes.Buffer

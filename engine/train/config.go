@@ -1,6 +1,23 @@
 package train
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// FieldError is a configuration field out of range: Field is its JSON
+// path inside the config object ("epochs", "optimizer.beta1"), Msg what is
+// wrong with it, without the field's name or a package prefix.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return "train: " + e.Field + ": " + e.Msg }
+
+func fieldErr(field, format string, a ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, a...)}
+}
 
 // Config is the configuration of a supervised fine-tuning job
 // (docs/maintenance.md section 8; JSON names as the HTTP API takes them).
@@ -25,24 +42,28 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first field out of range, naming it.
+// Validate reports the first field out of range as a *FieldError.
 func (c Config) Validate() error {
 	switch {
 	case c.Epochs < 1:
-		return fmt.Errorf("train: epochs %d must be at least 1", c.Epochs)
+		return fieldErr("epochs", "%d must be at least 1", c.Epochs)
 	case c.Epochs > 10000:
-		return fmt.Errorf("train: epochs %d exceeds 10000", c.Epochs)
+		return fieldErr("epochs", "%d exceeds 10000", c.Epochs)
 	case !(c.LearningRate > 0) || c.LearningRate > 10:
-		return fmt.Errorf("train: learning_rate %g out of range (0, 10]", c.LearningRate)
+		return fieldErr("learning_rate", "%g out of range (0, 10]", c.LearningRate)
 	case c.LoraRank < 1 || c.LoraRank > 1024:
-		return fmt.Errorf("train: lora_rank %d out of range [1, 1024]", c.LoraRank)
+		return fieldErr("lora_rank", "%d out of range [1, 1024]", c.LoraRank)
 	case !(c.LoraAlpha > 0) || c.LoraAlpha > 1e6:
-		return fmt.Errorf("train: lora_alpha %g out of range (0, 1e6]", c.LoraAlpha)
+		return fieldErr("lora_alpha", "%g out of range (0, 1e6]", c.LoraAlpha)
 	}
 	if _, err := ParseModules(c.TargetModules); err != nil {
-		return fmt.Errorf("train: target_modules: %w", err)
+		return err
 	}
 	if err := c.Optimizer.Validate(); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return fieldErr("optimizer."+fe.Field, "%s", fe.Msg)
+		}
 		return err
 	}
 	return nil

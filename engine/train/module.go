@@ -55,7 +55,7 @@ func ParseModule(s string) (Module, error) {
 			return m, nil
 		}
 	}
-	return 0, fmt.Errorf("train: unknown target module %q (want q, k, v, o, gate, up or down)", s)
+	return 0, fieldErr("target_modules", "unknown target module %q (want q, k, v, o, gate, up or down)", s)
 }
 
 // ParseModules parses a list of module names, in any order and without
@@ -68,12 +68,12 @@ func ParseModules(names []string) ([]Module, error) {
 			return nil, err
 		}
 		if seen[m] {
-			return nil, fmt.Errorf("train: target module %q listed twice", n)
+			return nil, fieldErr("target_modules", "%q listed twice", n)
 		}
 		seen[m] = true
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("train: no target modules")
+		return nil, fieldErr("target_modules", "no target modules")
 	}
 	var out []Module
 	for m := range numModules {

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -41,20 +40,21 @@ func (o OptimizerConfig) withDefaults() OptimizerConfig {
 	return o
 }
 
-// Validate names the first field out of range.
+// Validate names the first field out of range as a *FieldError, its
+// Field relative to the optimizer object ("beta1").
 func (o OptimizerConfig) Validate() error {
 	o = o.withDefaults()
 	switch {
 	case o.Kind != AdamW && o.Kind != SGD:
-		return fmt.Errorf("train: optimizer.kind %q unknown (want adam_w or sgd)", o.Kind)
+		return fieldErr("kind", "%q unknown (want adam_w or sgd)", o.Kind)
 	case o.Beta1 < 0 || o.Beta1 >= 1:
-		return fmt.Errorf("train: optimizer.beta1 %g out of range [0, 1)", o.Beta1)
+		return fieldErr("beta1", "%g out of range [0, 1)", o.Beta1)
 	case o.Beta2 < 0 || o.Beta2 >= 1:
-		return fmt.Errorf("train: optimizer.beta2 %g out of range [0, 1)", o.Beta2)
+		return fieldErr("beta2", "%g out of range [0, 1)", o.Beta2)
 	case o.Eps < 0:
-		return fmt.Errorf("train: optimizer.eps %g is negative", o.Eps)
+		return fieldErr("eps", "%g is negative", o.Eps)
 	case o.WeightDecay < 0:
-		return fmt.Errorf("train: optimizer.weight_decay %g is negative", o.WeightDecay)
+		return fieldErr("weight_decay", "%g is negative", o.WeightDecay)
 	}
 	return nil
 }
