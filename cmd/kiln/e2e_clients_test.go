@@ -12,7 +12,9 @@ import (
 
 // TestExampleClientsExplainFailures: the example clients take --url,
 // --model and --token, and a refused connection or a missing token ends
-// them with exit 1 and one line naming the cause, not a stack trace.
+// them with exit 1 and one line naming the cause, not a stack trace; so
+// does a request the server refuses (a wrong model), instead of an empty
+// table.
 func TestExampleClientsExplainFailures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test; -short skips it")
@@ -50,6 +52,8 @@ func TestExampleClientsExplainFailures(t *testing.T) {
 		{"connection refused", []string{"--url", closed, "hi"}, 1, "cannot reach " + closed},
 		{"no token", []string{"--url", srv.URL, "--model", "kiln-tiny", "hi"}, 1, "401"},
 		{"token given", []string{"--url", srv.URL, "--model", "kiln-tiny", "--token", "e2e-secret", "--max-tokens", "3", "hi"}, 0, ""},
+		{"wrong model", []string{"--url", srv.URL, "--model", "kiln-tinyy", "--token", "e2e-secret", "hi"}, 1, `"kiln-tinyy" does not exist`},
+		{"bad max tokens", []string{"--url", srv.URL, "--token", "e2e-secret", "--max-tokens", "-3", "hi"}, 1, "max_tokens"},
 	}
 	for _, c := range clients {
 		for _, tc := range tests {
@@ -72,6 +76,9 @@ func TestExampleClientsExplainFailures(t *testing.T) {
 				if tc.want == "" {
 					if !strings.Contains(stdout.String(), "TTFT") {
 						t.Errorf("no timing summary:\n%s", stdout.String())
+					}
+					if noisy := floatNoise.FindString(stdout.String()); noisy != "" {
+						t.Errorf("a number printed with float noise (%s) for people:\n%s", noisy, stdout.String())
 					}
 					return
 				}

@@ -262,7 +262,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		Str("kernels", pool.Path()).Str("cpu_features", kernels.CPUFeatures()).Msg("kiln serving")
 
 	failed := awaitStop(ctx, eng, &log) // nil on a signal; an exitError when the engine failed
-	log.Info().Dur("grace", cfg.ShutdownGrace).Msg("shutting down: no new requests (503), letting in-flight streams finish; a second signal exits at once")
+	log.Info().Int64("grace_ms", cfg.ShutdownGrace.Milliseconds()).Msg("shutting down: no new requests (503), letting in-flight streams finish; a second signal exits at once")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

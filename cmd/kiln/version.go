@@ -13,16 +13,20 @@ import (
 // buildInfo is what kiln version reports.
 type buildInfo struct {
 	Version  string // -ldflags main.version, else the module version
-	Revision string // VCS revision, "+dirty" when modified; "unknown" without VCS stamping
+	Revision string // VCS revision, "+dirty" when modified; unstamped when the build had no VCS stamping
 	Time     string // VCS commit time
 	Go       string
 	Platform string
 	Kernels  string
 }
 
+// unstamped is the revision of a binary Go did not stamp, with how to get
+// one: go run never stamps, and GOFLAGS=-buildvcs=false turns it off.
+const unstamped = "unknown (not stamped: go run and -buildvcs=false leave it out; go build -buildvcs=true ./cmd/kiln records it)"
+
 // readBuildInfo gathers the build's identity from runtime/debug.
 func readBuildInfo() buildInfo {
-	b := buildInfo{Version: version, Revision: "unknown", Time: "unknown",
+	b := buildInfo{Version: version, Revision: unstamped, Time: "unknown",
 		Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Kernels: kernelPath()}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -42,7 +46,7 @@ func readBuildInfo() buildInfo {
 			modified = s.Value == "true"
 		}
 	}
-	if modified && b.Revision != "unknown" {
+	if modified && b.Revision != unstamped {
 		b.Revision += "+dirty"
 	}
 	return b

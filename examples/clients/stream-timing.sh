@@ -44,13 +44,19 @@ esac
 body=$(jq -n --arg p "$prompt" --arg m "$model" --argjson n "$max_tokens" '{model: $m, stream: true, include_performance: true,
   max_tokens: $n, temperature: 0, messages: [{role: "user", content: $p}]}')
 
+# A request the server refuses (a wrong --model, a bad --max-tokens) is
+# answered with one JSON error object instead of a stream: print its
+# message on one line and exit 1 rather than an empty table.
 printf '%4s %6s %10s %12s %9s %-18s %10s\n' idx token ready_ms enqueued_ms queue_ms blocking_phase blocking_ms
-curl -sN "${auth[@]}" -H 'Content-Type: application/json' -d "$body" "$base/v1/chat/completions" |
-  sed -n 's/^data: //p' | grep -v '^\[DONE\]$' |
-  jq -r 'if .object == "kiln.token_timing" then
-      [.token_index, .token_id, (.ready_ms*100|round/100), (.body_enqueued_ms*100|round/100),
-       (.queue_delay_ms*100|round/100), (.blocking_phase // "null"), (if .blocking_phase_ms == null then "null" else (.blocking_phase_ms*100|round/100) end)] | @tsv
+curl -sN "${auth[@]}" -H 'Content-Type: application/json' -d "$body" -w '\n' "$base/v1/chat/completions" |
+  sed -n -e 's/^data: //' -e '/^{/p' | grep -v '^\[DONE\]$' |
+  jq -r --arg base "$base" 'def r: if . == null then "null" else (. * 100 | round / 100) end;
+    if .error != null then
+      ("stream-timing: \($base) refused the request: \(.error.message)\n" | halt_error(1))
+    elif .object == "kiln.token_timing" then
+      [.token_index, .token_id, (.ready_ms|r), (.body_enqueued_ms|r),
+       (.queue_delay_ms|r), (.blocking_phase // "null"), (.blocking_phase_ms|r)] | @tsv
     elif (.choices[0].finish_reason // null) != null and .metadata.performance.latency != null then
-      .metadata.performance.latency | "\nTTFT \(.ttft_ms) ms  ITL p50 \(.itl_ms_p50) ms  p99 \(.itl_ms_p99) ms  stalls \(.stall_count)"
+      .metadata.performance.latency | "\nTTFT \(.ttft_ms|r) ms  ITL p50 \(.itl_ms_p50|r) ms  p99 \(.itl_ms_p99|r) ms  stalls \(.stall_count)"
     else empty end' |
   awk -F'\t' 'NF>1 {printf "%4s %6s %10s %12s %9s %-18s %10s\n", $1,$2,$3,$4,$5,$6,$7; next} {print}'
