@@ -29,7 +29,8 @@ func refDir(t testing.TB) string {
 // adapterDir builds a temporary adapter directory from the reference
 // LoRA (rank 8, alpha 16, for tiny-llama): lora.gguf (the GGUF layout),
 // peft/ (the PEFT layout), broken/ (a PEFT config with a weights file that
-// is not safetensors), notlora.gguf (a base model, not an adapter).
+// is not safetensors), notlora.gguf (a base model, not an adapter),
+// misfit/ (a PEFT config saying rank 4 beside rank-8 weights).
 func adapterDir(t testing.TB, ref string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -42,6 +43,23 @@ func adapterDir(t testing.TB, ref string) string {
 		t.Fatal(err)
 	}
 	copyFile(t, filepath.Join(ref, "tiny-llama.Q4_0.gguf"), filepath.Join(dir, "notlora.gguf"))
+	cfg, err := os.ReadFile(filepath.Join(ref, "tiny-llama.lora-r8.peft", "adapter_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(cfg, &c); err != nil {
+		t.Fatal(err)
+	}
+	c["r"] = 4 // the weights stay rank 8: every shape misfits
+	cfg, err = json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join(ref, "tiny-llama.lora-r8.peft", "adapter_model.safetensors"), filepath.Join(dir, "misfit", "adapter_model.safetensors"))
+	if err := os.WriteFile(filepath.Join(dir, "misfit", "adapter_config.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 

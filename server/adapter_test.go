@@ -228,13 +228,11 @@ func TestAdapterRoutes(t *testing.T) {
 	}
 	for _, name := range []string{"lora", "peft"} {
 		a := byName[name]
-		if a.Rank != 8 || a.Alpha != 16 || len(a.Targets) == 0 || a.SizeBytes <= 0 {
-			t.Errorf("%s listed as %+v, want rank 8, alpha 16, targets, a size", name, a)
+		if a.Rank == nil || *a.Rank != 8 || *a.Alpha != 16 || len(a.Targets) == 0 || *a.SizeBytes <= 0 || !a.Loadable || a.Problem != nil {
+			t.Errorf("%s listed as %+v, want rank 8, alpha 16, targets, a size, loadable", name, a)
 		}
 	}
-	if _, ok := byName["notlora"]; ok {
-		t.Error("a base model GGUF is listed as an adapter")
-	}
+	checkUnloadableListed(t, h, byName)
 	if b.Active != nil || b.Running != nil || len(b.Loaded) != 0 {
 		t.Errorf("at start: active %v, running %v, loaded %v; want base, base, none", b.Active, b.Running, b.Loaded)
 	}
@@ -244,7 +242,7 @@ func TestAdapterRoutes(t *testing.T) {
 	if b.Active == nil || *b.Active != "lora" || b.Running == nil || *b.Running != "lora" {
 		t.Errorf("after load: active %v, running %v; want lora", b.Active, b.Running)
 	}
-	checkRunningAdapter(t, h, "lora", byName["lora"].SHA256)
+	checkRunningAdapter(t, h, "lora", *byName["lora"].SHA256)
 	used := func(extra map[string]any) (string, string) {
 		t.Helper()
 		status, hdr, body := h.do(http.MethodPost, chatPath, h.chatBody(extra), nil)
@@ -258,8 +256,8 @@ func TestAdapterRoutes(t *testing.T) {
 		return perfOf(t, resp)["adapter_used"].(string), hdr.Get(revisionHeader)
 	}
 	perf := map[string]any{"include_performance": true}
-	if u, rev := used(perf); u != "lora" || rev != byName["lora"].SHA256 {
-		t.Errorf("default after load: adapter_used %q, revision %q; want lora %s", u, rev, byName["lora"].SHA256)
+	if u, rev := used(perf); u != "lora" || rev != *byName["lora"].SHA256 {
+		t.Errorf("default after load: adapter_used %q, revision %q; want lora %s", u, rev, *byName["lora"].SHA256)
 	}
 	if u, rev := used(map[string]any{"include_performance": true, "adapter": nil}); u != "lora" || rev == "base" {
 		t.Errorf("absent field: %q %q, want the default", u, rev)
@@ -408,6 +406,30 @@ func TestAdapterRoutesNeedToken(t *testing.T) {
 	for _, r := range routes {
 		if status, _, body := h.do(r.method, r.path, r.body, auth); status != http.StatusOK {
 			t.Errorf("%s %s with the token: %d %s", r.method, r.path, status, body)
+		}
+	}
+}
+
+// checkUnloadableListed: the adapters a load refuses are listed, marked
+// not loadable, with the reason the load gives: a misfit of shapes (the
+// files inspect fine), a weights file that is not safetensors, a GGUF
+// that is a base model.
+func checkUnloadableListed(t *testing.T, h *harness, byName map[string]lora.Entry) {
+	t.Helper()
+	for name, inspects := range map[string]bool{"misfit": true, "broken": true, "notlora": false} {
+		a, ok := byName[name]
+		if !ok {
+			t.Errorf("%s is not listed", name)
+			continue
+		}
+		if a.Loadable || a.Problem == nil || (a.Rank != nil) != inspects {
+			t.Errorf("%s listed as %+v; want loadable false with a problem, rank known %v", name, a, inspects)
+			continue
+		}
+		status, _, body := h.do(http.MethodPost, "/v1/adapters/load", map[string]any{"name": name}, nil)
+		_, msg := errorCode(t, body)
+		if status != http.StatusBadRequest || !strings.Contains(msg, *a.Problem) {
+			t.Errorf("%s: load answered %d %q; the listing's problem %q should be its reason", name, status, msg, *a.Problem)
 		}
 	}
 }

@@ -104,9 +104,26 @@ func LoadAdapter(path string, m *Model) (*Adapter, error) {
 		return nil, fmt.Errorf("llama: adapter: %w", err)
 	}
 	if st.IsDir() {
-		return loadPEFT(path, m)
+		return loadPEFT(path, m, false)
 	}
-	return loadGGUFAdapter(path, m)
+	return loadGGUFAdapter(path, m, false)
+}
+
+// CheckAdapter reports whether the adapter at path fits m: nil, or the
+// error LoadAdapter would return, found from the files' headers and
+// shapes without converting any weights (every tensor's presence, shape
+// and type is checked as LoadAdapter checks it).
+func CheckAdapter(path string, m *Model) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("llama: adapter: %w", err)
+	}
+	if st.IsDir() {
+		_, err = loadPEFT(path, m, true)
+	} else {
+		_, err = loadGGUFAdapter(path, m, true)
+	}
+	return err
 }
 
 // Scale is the factor of the low-rank term: alpha / r (alpha / sqrt(r) for

@@ -3,6 +3,7 @@ package llama
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,7 +89,11 @@ func FuzzGGUFAdapter(f *testing.F) {
 		h, err := checkGGUFAdapter(gf, file)
 		var a *Adapter
 		if err == nil {
-			a, err = ggufAdapter(gf, h, file, m, AdapterInfo{})
+			_, dryErr := ggufAdapter(gf, h, file, m, AdapterInfo{}, true)
+			a, err = ggufAdapter(gf, h, file, m, AdapterInfo{}, false)
+			if fmt.Sprint(dryErr) != fmt.Sprint(err) {
+				t.Fatalf("CheckAdapter's verdict %v differs from the load's %v", dryErr, err)
+			}
 		}
 		if err != nil {
 			if !errors.Is(err, ErrAdapterLayout) || !strings.Contains(err.Error(), file) {

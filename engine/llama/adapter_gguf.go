@@ -154,7 +154,7 @@ func inspectGGUFAdapter(path string) (AdapterInfo, error) {
 }
 
 // loadGGUFAdapter reads a llama.cpp LoRA GGUF for m.
-func loadGGUFAdapter(path string, m *Model) (*Adapter, error) {
+func loadGGUFAdapter(path string, m *Model, dry bool) (*Adapter, error) {
 	f, h, err := openGGUFAdapter(path)
 	if err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func loadGGUFAdapter(path string, m *Model) (*Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ggufAdapter(f, h, filepath.Base(path), m, AdapterInfo{Bytes: n, SHA256: sum})
+	return ggufAdapter(f, h, filepath.Base(path), m, AdapterInfo{Bytes: n, SHA256: sum}, dry)
 }
 
 // ggufAdapter builds the adapter of a checked LoRA GGUF for m (info
@@ -172,7 +172,7 @@ func loadGGUFAdapter(path string, m *Model) (*Adapter, error) {
 // tensors are converted to float32 (any type the kernels dequantize), and
 // a llama adapter's Q/K lora_b rows are un-permuted for a base in Hugging
 // Face order.
-func ggufAdapter(f *gguf.File, h ggufAdapterHeader, file string, m *Model, info AdapterInfo) (*Adapter, error) {
+func ggufAdapter(f *gguf.File, h ggufAdapterHeader, file string, m *Model, info AdapterInfo, dry bool) (*Adapter, error) {
 	if h.arch != m.Config.Arch {
 		return nil, fmt.Errorf("%w: %s: general.architecture is %q, the base model is %q", ErrAdapterLayout, file, h.arch, m.Config.Arch)
 	}
@@ -189,11 +189,11 @@ func ggufAdapter(f *gguf.File, h ggufAdapterHeader, file string, m *Model, info 
 		if err := a.check(file, layer, k, int(ta.Dims[1]), int(ta.Dims[0]), int(tb.Dims[1]), int(tb.Dims[0]), ta.Name, tb.Name); err != nil {
 			return nil, err
 		}
-		ma, err := ggufF32(f, ta, file)
+		ma, err := ggufF32(f, ta, file, dry)
 		if err != nil {
 			return nil, err
 		}
-		mb, err := ggufF32(f, tb, file)
+		mb, err := ggufF32(f, tb, file, dry)
 		if err != nil {
 			return nil, err
 		}
@@ -204,13 +204,16 @@ func ggufAdapter(f *gguf.File, h ggufAdapterHeader, file string, m *Model, info 
 	if err := a.done(file, func(l int, k loraKind) string { return ggufLoraName(l, k, true) }); err != nil {
 		return nil, err
 	}
-	a.reorder(h.arch == "llama")
+	if !dry {
+		a.reorder(h.arch == "llama")
+	}
 	return a, nil
 }
 
 // ggufF32 reads a two-dimensional tensor (ne [cols, rows]) as a float32
-// matrix held on the heap, so that the file can be closed.
-func ggufF32(f *gguf.File, t *gguf.TensorInfo, file string) (kernels.Matrix, error) {
+// matrix held on the heap, so that the file can be closed; dry checks the
+// tensor and returns its shape only.
+func ggufF32(f *gguf.File, t *gguf.TensorInfo, file string, dry bool) (kernels.Matrix, error) {
 	rows, cols := int(t.Dims[1]), int(t.Dims[0])
 	data, err := f.TensorData(t)
 	if err != nil {
@@ -227,6 +230,9 @@ func ggufF32(f *gguf.File, t *gguf.TensorInfo, file string) (kernels.Matrix, err
 	}
 	if err := w.Validate(); err != nil {
 		return kernels.Matrix{}, fmt.Errorf("%w: %s: tensor %s: %w", ErrAdapterLayout, file, t.Name, err)
+	}
+	if dry {
+		return kernels.Matrix{Rows: rows, Cols: cols}, nil
 	}
 	out := make([]float32, rows*cols)
 	for r := range rows {

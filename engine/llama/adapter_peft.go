@@ -163,7 +163,7 @@ func inspectPEFT(dir string) (AdapterInfo, error) {
 // loadPEFT reads a PEFT directory for m. Every tensor of the weights file
 // must be the lora_A or lora_B of a targeted module of one of m's layers;
 // B's Q/K rows are permuted for a llama GGUF base.
-func loadPEFT(dir string, m *Model) (*Adapter, error) {
+func loadPEFT(dir string, m *Model, dry bool) (*Adapter, error) {
 	c, err := readPEFTConfig(dir)
 	if err != nil {
 		return nil, err
@@ -190,11 +190,11 @@ func loadPEFT(dir string, m *Model) (*Adapter, error) {
 			}
 			nameA, nameB := peftTensorName(l, k, true), peftTensorName(l, k, false)
 			known[nameA], known[nameB] = true, true
-			ma, err := peftF32(f, nameA)
+			ma, err := peftF32(f, nameA, dry)
 			if err != nil {
 				return nil, err
 			}
-			mb, err := peftF32(f, nameB)
+			mb, err := peftF32(f, nameB, dry)
 			if err != nil {
 				return nil, err
 			}
@@ -215,13 +215,15 @@ func loadPEFT(dir string, m *Model) (*Adapter, error) {
 	if c.rsLoRA {
 		a.scale = float32(c.alpha / math.Sqrt(float64(c.rank)))
 	}
-	a.reorder(false)
+	if !dry {
+		a.reorder(false)
+	}
 	return a, nil
 }
 
 // peftF32 reads a two-dimensional F32, F16 or BF16 tensor as a float32
-// matrix on the heap.
-func peftF32(f *safetensors.File, name string) (kernels.Matrix, error) {
+// matrix on the heap; dry checks the tensor and returns its shape only.
+func peftF32(f *safetensors.File, name string, dry bool) (kernels.Matrix, error) {
 	t, ok := f.Tensor(name)
 	if !ok {
 		return kernels.Matrix{}, fmt.Errorf("%w: %s: tensor %s missing", ErrAdapterLayout, peftWeightsFile, name)
@@ -230,6 +232,12 @@ func peftF32(f *safetensors.File, name string) (kernels.Matrix, error) {
 		return kernels.Matrix{}, fmt.Errorf("%w: %s: tensor %s has shape %v, want two non-zero dimensions", ErrAdapterLayout, peftWeightsFile, name, t.Shape)
 	}
 	rows, cols := int(t.Shape[0]), int(t.Shape[1])
+	if t.DType != "F32" && t.DType != "F16" && t.DType != "BF16" {
+		return kernels.Matrix{}, fmt.Errorf("%w: %s: tensor %s has dtype %s; supported: F32, F16, BF16", ErrAdapterLayout, peftWeightsFile, name, t.DType)
+	}
+	if dry {
+		return kernels.Matrix{Rows: rows, Cols: cols}, nil
+	}
 	data := f.Data(t)
 	out := make([]float32, rows*cols)
 	switch t.DType {
@@ -244,8 +252,6 @@ func peftF32(f *safetensors.File, name string) (kernels.Matrix, error) {
 				out[i] = kernels.HalfToFloat(b)
 			}
 		}
-	default:
-		return kernels.Matrix{}, fmt.Errorf("%w: %s: tensor %s has dtype %s; supported: F32, F16, BF16", ErrAdapterLayout, peftWeightsFile, name, t.DType)
 	}
 	return f32Matrix(rows, cols, out), nil
 }

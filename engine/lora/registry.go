@@ -121,12 +121,19 @@ type Registry struct {
 	bytes  int64  // the loaded adapters' MemBytes
 	clock  uint64 // counts loads, for adapter.used
 	def    *Adapter
+	fits   map[string]fitVerdict // by path: CheckAdapter's verdict on a version of the weights
+}
+
+// fitVerdict is whether one version of an adapter's files fits the model.
+type fitVerdict struct {
+	stamp fileStamp
+	err   error
 }
 
 // NewRegistry keeps the adapters of dir for model m within maxBytes of
 // loaded weights.
 func NewRegistry(dir string, m *llama.Model, maxBytes int64) *Registry {
-	return &Registry{dir: dir, model: m, maxBytes: maxBytes, loaded: map[string]*Adapter{}}
+	return &Registry{dir: dir, model: m, maxBytes: maxBytes, loaded: map[string]*Adapter{}, fits: map[string]fitVerdict{}}
 }
 
 // Dir is the adapter directory.
@@ -293,13 +300,16 @@ func (g *Registry) Remove(name string) error {
 		g.bytes -= a.bytes
 		delete(g.loaded, name)
 	}
+	delete(g.fits, path)
 	return nil
 }
 
 // Available lists the adapters of the directory with what their files
-// say, sorted by name. Entries that are neither a directory nor a .gguf
-// file, hidden ones, and ones that fail to inspect are left out; a missing
-// directory lists none.
+// say, sorted by name, each marked loadable or not with the reason a load
+// would give (files that cannot be read, shapes that do not fit the
+// model), so that a misfit shows in the list, not only at load. Entries
+// that are neither a directory nor a .gguf file, hidden ones and invalid
+// names are left out; a missing directory lists none.
 func (g *Registry) Available() ([]Entry, error) {
 	entries, err := os.ReadDir(g.dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -313,37 +323,75 @@ func (g *Registry) Available() ([]Entry, error) {
 	slices.SortStableFunc(entries, func(a, b fs.DirEntry) int { return boolOrder(b.IsDir(), a.IsDir()) })
 	for _, e := range entries {
 		name := e.Name()
+		format := "peft"
 		if !e.IsDir() {
 			var ok bool
 			if name, ok = strings.CutSuffix(name, ggufExt); !ok {
 				continue
 			}
+			format = "gguf"
 		}
 		if strings.HasPrefix(name, ".") || CheckName(name) != nil || seen[name] {
 			continue
 		}
 		seen[name] = true
-		info, err := llama.InspectAdapter(filepath.Join(g.dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		out = append(out, Entry{Name: name, Format: info.Format, Rank: info.Rank, Alpha: info.Alpha,
-			Targets: append([]string{}, info.Targets...), SizeBytes: info.Bytes, SHA256: info.SHA256})
+		out = append(out, g.entry(name, format, filepath.Join(g.dir, e.Name())))
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
+// entry describes the adapter at path.
+func (g *Registry) entry(name, format, path string) Entry {
+	e := Entry{Name: name, Format: format, Loadable: true}
+	info, err := llama.InspectAdapter(path)
+	if err == nil {
+		e.Rank, e.Alpha, e.SizeBytes, e.SHA256 = &info.Rank, &info.Alpha, &info.Bytes, &info.SHA256
+		e.Targets = append([]string{}, info.Targets...)
+		err = g.fit(path)
+	}
+	if err != nil {
+		e.Loadable = false
+		why := strings.TrimPrefix(strings.Replace(err.Error(), llama.ErrAdapterLayout.Error()+": ", "", 1), "llama: ")
+		e.Problem = &why
+	}
+	return e
+}
+
+// fit is CheckAdapter's verdict on the adapter at path for the model,
+// kept per version of its weights file.
+func (g *Registry) fit(path string) error {
+	if g.model == nil {
+		return nil
+	}
+	stamp := weightsStamp(path)
+	g.mu.Lock()
+	v, ok := g.fits[path]
+	g.mu.Unlock()
+	if ok && v.stamp == stamp {
+		return v.err
+	}
+	err := llama.CheckAdapter(path, g.model)
+	g.mu.Lock()
+	g.fits[path] = fitVerdict{stamp: stamp, err: err}
+	g.mu.Unlock()
+	return err
+}
+
 // Entry is one adapter of the directory, as its files describe it (GET
-// /v1/adapters).
+// /v1/adapters). The fields its files could not tell are nil.
 type Entry struct {
 	Name      string   `json:"name"`
 	Format    string   `json:"format"` // "peft" or "gguf"
-	Rank      int      `json:"rank"`
-	Alpha     float64  `json:"alpha"`
+	Rank      *int     `json:"rank"`
+	Alpha     *float64 `json:"alpha"`
 	Targets   []string `json:"targets"`
-	SizeBytes int64    `json:"size_bytes"`
-	SHA256    string   `json:"sha256"`
+	SizeBytes *int64   `json:"size_bytes"`
+	SHA256    *string  `json:"sha256"`
+	// Loadable is false when a load would fail; Problem then says why
+	// (the load's own message), and is nil otherwise.
+	Loadable bool    `json:"loadable"`
+	Problem  *string `json:"problem"`
 }
 
 // boolOrder orders false before true.
