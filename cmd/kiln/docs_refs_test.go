@@ -239,7 +239,9 @@ func docRoutes(d docText) []docRoute {
 // standing for a wildcard. A query string is ignored; "/" names "/{$}".
 func routeMatches(pattern, p string) bool {
 	p, _, _ = strings.Cut(p, "?")
-	p = strings.TrimRight(p, ".,;:")
+	if !strings.HasSuffix(p, "/...") {
+		p = strings.TrimRight(p, ".,;:")
+	}
 	if pattern == "/{$}" {
 		return p == "/"
 	}
@@ -255,8 +257,8 @@ func routeMatches(pattern, p string) bool {
 		case rest:
 			return true
 		case strings.HasPrefix(seg, "{"):
-		case d == "*" && i == len(ds)-1:
-			return true // `/v1/stats/*`: some route under the prefix
+		case (d == "*" || d == "..." || d == "…") && i == len(ds)-1:
+			return true // `/v1/stats/*`, `/v1/...`: some route under the prefix
 		case placeholder || d != seg:
 			return false
 		}
