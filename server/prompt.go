@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/kiln-ai/kiln/engine/chat"
-	"github.com/kiln-ai/kiln/engine/tokenizer"
 )
 
-// encodePrompt renders the chat template and tokenizes the result,
+// encodePrompt renders the chat template and tokenizes the result
+// (chat.EncodePrompt, shared with `kiln generate --chat` and training),
 // recognising special tokens only in the template's own markup, and
 // prepending BOS when the tokenizer asks for it and the template did not
 // already.
@@ -28,7 +28,7 @@ func (s *Server) encodePrompt(msgs []chatMessage) ([]int, error) {
 	for i, m := range msgs {
 		cm[i] = chat.Message{Role: m.Role, Content: m.Content}
 	}
-	text, spans, err := s.tmpl.RenderPrompt(cm, s.tok, chat.Options{AddGenerationPrompt: true})
+	ids, err := s.tmpl.EncodePrompt(cm, s.tok, chat.Options{AddGenerationPrompt: true})
 	var ce *chat.ControlTextError
 	if errors.As(err, &ce) {
 		return nil, invalid(messageParam(ce.Message), "invalid_value",
@@ -36,14 +36,6 @@ func (s *Server) encodePrompt(msgs []chatMessage) ([]int, error) {
 	}
 	if err != nil {
 		return nil, invalid("messages", "invalid_value", "the messages cannot be rendered with the model's chat template: %v", err)
-	}
-	plain := make([]tokenizer.Span, len(spans))
-	for i, sp := range spans {
-		plain[i] = tokenizer.Span{Start: sp.Start, End: sp.End}
-	}
-	ids := s.tok.EncodeTemplated(text, plain)
-	if bos := s.tok.BOS(); s.tok.AddBOS() && bos >= 0 && (len(ids) == 0 || ids[0] != bos) {
-		ids = append([]int{bos}, ids...)
 	}
 	if len(ids) == 0 {
 		return nil, invalid("messages", "invalid_value", "the messages produce an empty prompt")

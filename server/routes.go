@@ -80,6 +80,30 @@ func (s *Server) routeTable() []route {
 	}
 }
 
+// Route is one endpoint of the HTTP surface as documentation names it.
+type Route struct {
+	Pattern string // the ServeMux pattern, such as "/v1/models/{id}" or "/{$}"
+	Method  string // GET, POST or DELETE
+	// Open routes answer without the access token: Method (and HEAD for a
+	// GET) for a static file of the dashboard, any method for the probe.
+	Open bool
+}
+
+// Routes lists the HTTP surface from the table the server registers
+// (routeTable), in its order, without the catch-all 404: what the
+// documentation's tests check every named route against.
+func Routes() []Route {
+	var s Server // the handlers are bound, never called
+	var out []Route
+	for _, rt := range s.routeTable() {
+		if rt.pattern == notFoundPattern {
+			continue
+		}
+		out = append(out, Route{Pattern: rt.pattern, Method: rt.method, Open: rt.access != tokenRequired})
+	}
+	return out
+}
+
 // routes registers the table on a ServeMux, behind the Host check
 // (hosts.go), which runs before routing. The mux matches first, so each
 // route's chain knows its route. The chain, outermost first: the access

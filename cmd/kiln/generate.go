@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/chat"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/engine/tokenizer"
 	"github.com/kiln-ai/kiln/kernels"
 )
 
@@ -20,6 +22,7 @@ import (
 type generateOptions struct {
 	model       string
 	prompt      string
+	chat        bool
 	promptIDs   string
 	maxTokens   int
 	temperature float64
@@ -63,6 +66,7 @@ func parseGenerateFlags(args []string, help io.Writer) (generateOptions, error) 
 	fs.SetOutput(help) // help asked for goes there; a mistake is one line (parseFlags)
 	fs.StringVar(&o.model, "model", o.model, `model: "kiln-tiny" (embedded), a .gguf file, a Hugging Face model directory or a llama2.c checkpoint`)
 	fs.StringVar(&o.prompt, "prompt", "", "prompt text (needs a model with a tokenizer)")
+	fs.BoolVar(&o.chat, "chat", false, "with --prompt: send the prompt as one user message rendered through the model's chat template (with the generation prompt), as the server's chat completions do; without it the text is the raw prompt")
 	fs.StringVar(&o.promptIDs, "prompt-ids", "", "prompt as comma-separated token ids, used as given (no BOS added)")
 	fs.IntVar(&o.maxTokens, "max-tokens", o.maxTokens, "tokens to generate at most")
 	fs.Float64Var(&o.temperature, "temperature", o.temperature, "sampling temperature (0: greedy)")
@@ -82,7 +86,7 @@ func parseGenerateFlags(args []string, help io.Writer) (generateOptions, error) 
 	fs.StringVar(&o.adapter, "adapter", "", "LoRA adapter to apply: a PEFT directory (adapter_config.json, adapter_model.safetensors) or a llama.cpp LoRA GGUF file")
 	fs.IntVar(&o.topLogits, "top-logits", 0, "with --json: add the K largest raw logits after the last prompt position as [id, logit] pairs")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: kiln generate [--model FILE_OR_DIR|kiln-tiny] (--prompt TEXT | --prompt-ids 1,2,3) [--adapter DIR_OR_GGUF] [--max-tokens N] [--temperature T] [--seed S] [--json [--top-logits K]]\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "usage: kiln generate [--model FILE_OR_DIR|kiln-tiny] (--prompt TEXT [--chat] | --prompt-ids 1,2,3) [--adapter DIR_OR_GGUF] [--max-tokens N] [--temperature T] [--seed S] [--json [--top-logits K]]\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -93,6 +97,8 @@ func parseGenerateFlags(args []string, help io.Writer) (generateOptions, error) 
 		return o, fmt.Errorf("generate: unexpected argument %q", fs.Arg(0))
 	case (o.prompt == "") == (o.promptIDs == ""):
 		return o, errors.New("generate: give exactly one of --prompt and --prompt-ids")
+	case o.chat && o.prompt == "":
+		return o, errors.New("generate: --chat goes with --prompt")
 	case o.maxTokens < 1:
 		return o, fmt.Errorf("generate: --max-tokens %d must be at least 1", o.maxTokens)
 	case o.topLogits < 0:
@@ -123,6 +129,52 @@ func parseIDs(s string) ([]int, error) {
 	return ids, nil
 }
 
+// generatePrompt is the prompt's token ids: --prompt-ids as given, or
+// --prompt encoded (BOS first when the tokenizer asks for it), with --chat
+// as one user message through the model's chat template exactly as the
+// server encodes a chat request (chat.EncodePrompt).
+func generatePrompt(o generateOptions, loaded *llama.Loaded) ([]int, error) {
+	tok := loaded.Tokenizer
+	switch {
+	case o.promptIDs != "":
+		return parseIDs(o.promptIDs)
+	case o.chat && loaded.Template == nil:
+		return nil, fmt.Errorf("generate: --chat: model %s carries no chat template (a GGUF's tokenizer.chat_template, a Hugging Face chat_template; a llama2.c checkpoint has none); drop --chat to send the prompt as raw text", loaded.ID)
+	case tok == nil:
+		return nil, fmt.Errorf("generate: model %s has no tokenizer (a llama2.c checkpoint); use --prompt-ids", loaded.ID)
+	case o.chat:
+		msgs := []chat.Message{{Role: "user", Content: o.prompt}}
+		ids, err := loaded.Template.EncodePrompt(msgs, tok, chat.Options{AddGenerationPrompt: true})
+		if err != nil {
+			return nil, fmt.Errorf("generate: --chat: %w", err)
+		}
+		return ids, nil
+	}
+	var prompt []int
+	if tok.AddBOS() && tok.BOS() >= 0 {
+		prompt = append(prompt, tok.BOS())
+	}
+	return append(prompt, tok.Encode(o.prompt)...), nil
+}
+
+// request is the engine request of the options for prompt, stopping at
+// tok's stop tokens (none without a tokenizer).
+func (o generateOptions) request(prompt []int, tok *tokenizer.Tokenizer) engine.Request {
+	var stopIDs []int
+	if tok != nil {
+		stopIDs = tok.StopIDs()
+	}
+	return engine.Request{
+		Prompt:    prompt,
+		MaxTokens: o.maxTokens,
+		StopIDs:   stopIDs,
+		Sampling: engine.Sampling{
+			Temperature: float32(o.temperature), TopK: o.topK, TopP: float32(o.topP),
+			Seed: o.seed, HasSeed: o.hasSeed,
+		},
+	}
+}
+
 // runGenerate is `kiln generate`: one request through the engine, offline.
 // Text streams to stdout as it is generated (token ids when the model has
 // no tokenizer), a timing line goes to stderr; with --json, one object goes
@@ -148,25 +200,10 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 	}
 
-	var prompt []int
-	if o.promptIDs != "" {
-		if prompt, err = parseIDs(o.promptIDs); err != nil {
-			return err
-		}
-	} else {
-		if tok == nil {
-			return fmt.Errorf("generate: model %s has no tokenizer (a llama2.c checkpoint); use --prompt-ids", loaded.ID)
-		}
-		if tok.AddBOS() && tok.BOS() >= 0 {
-			prompt = append(prompt, tok.BOS())
-		}
-		prompt = append(prompt, tok.Encode(o.prompt)...)
+	prompt, err := generatePrompt(o, loaded)
+	if err != nil {
+		return err
 	}
-	var stopIDs []int
-	if tok != nil {
-		stopIDs = tok.StopIDs()
-	}
-
 	pool := kernels.NewPool(o.threads)
 	defer pool.Close()
 	state := loaded.Model.NewState(1, pool)
@@ -186,15 +223,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer func() { _ = eng.Shutdown(context.Background()) }()
 
-	stream, err := eng.Submit(ctx, engine.Request{
-		Prompt:    prompt,
-		MaxTokens: o.maxTokens,
-		StopIDs:   stopIDs,
-		Sampling: engine.Sampling{
-			Temperature: float32(o.temperature), TopK: o.topK, TopP: float32(o.topP),
-			Seed: o.seed, HasSeed: o.hasSeed,
-		},
-	})
+	stream, err := eng.Submit(ctx, o.request(prompt, tok))
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
@@ -203,6 +232,36 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if adapter != nil {
 		out.Adapter = adapter.Info.SHA256
 	}
+	var echo io.Writer
+	if !o.json {
+		echo = stdout
+	}
+	text, first, last := readTokens(stream, tok, &out, echo)
+	res := stream.Result()
+	if res.Finish == engine.FinishError || res.Finish == engine.FinishCancelled {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("generate: %w", err)
+		}
+		return fmt.Errorf("generate: %s: %w", res.Finish, res.Err)
+	}
+	out.timing(res, first, last)
+	if o.json {
+		if tok != nil {
+			out.Text = &text
+		}
+		enc := json.NewEncoder(stdout)
+		return enc.Encode(out)
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprintf(stderr, "%d prompt tokens, %d generated (%s), ttft %.1f ms, %.1f tok/s\n",
+		out.PromptTokens, out.CompletionTokens, out.FinishReason, out.TTFTMs, out.TokensPerSec)
+	return nil
+}
+
+// readTokens collects the stream's ids into out and decodes its text (ids
+// when the model has no tokenizer), echoing each piece to echo unless it is
+// nil; first and last are the first and last tokens' Ready instants.
+func readTokens(stream *engine.Stream, tok *tokenizer.Tokenizer, out *generateOutput, echo io.Writer) (string, time.Time, time.Time) {
 	var text strings.Builder
 	var dec interface {
 		Next(int) string
@@ -226,24 +285,23 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			piece = strconv.Itoa(t.ID) + " "
 		}
 		text.WriteString(piece)
-		if !o.json && piece != "" {
-			fmt.Fprint(stdout, piece)
+		if echo != nil && piece != "" {
+			fmt.Fprint(echo, piece)
 		}
 	}
 	if dec != nil {
 		rest := dec.Flush()
 		text.WriteString(rest)
-		if !o.json {
-			fmt.Fprint(stdout, rest)
+		if echo != nil {
+			fmt.Fprint(echo, rest)
 		}
 	}
-	res := stream.Result()
-	if res.Finish == engine.FinishError || res.Finish == engine.FinishCancelled {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("generate: %w", err)
-		}
-		return fmt.Errorf("generate: %s: %w", res.Finish, res.Err)
-	}
+	return text.String(), first, last
+}
+
+// timing fills out's counts and rates from the request's result and its
+// first and last tokens' Ready instants.
+func (out *generateOutput) timing(res engine.Result, first, last time.Time) {
 	out.FinishReason = string(res.Finish)
 	out.PromptTokens = res.PromptTokens
 	out.CompletionTokens = len(out.IDs)
@@ -256,16 +314,4 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if n := len(out.IDs); n > 1 && last.After(first) {
 		out.TokensPerSec = float64(n-1) / last.Sub(first).Seconds()
 	}
-	if o.json {
-		if tok != nil {
-			s := text.String()
-			out.Text = &s
-		}
-		enc := json.NewEncoder(stdout)
-		return enc.Encode(out)
-	}
-	fmt.Fprintln(stdout)
-	fmt.Fprintf(stderr, "%d prompt tokens, %d generated (%s), ttft %.1f ms, %.1f tok/s\n",
-		out.PromptTokens, out.CompletionTokens, out.FinishReason, out.TTFTMs, out.TokensPerSec)
-	return nil
 }

@@ -36,7 +36,7 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.BoolVar(&cfg.RecentRequestText, "recent-request-text", cfg.RecentRequestText, "record prompt and completion text in recent requests")
 	fs.BoolVar(&cfg.DebugState, "debug-state", cfg.DebugState, "enable GET /v1/debug/model-state")
 	fs.StringVar(&cfg.AccessToken, "access-token", cfg.AccessToken,
-		"require Authorization: Bearer <token> on every endpoint but /health (prefer KILN_ACCESS_TOKEN or --access-token-file: a command line is visible to every local user)")
+		"require Authorization: Bearer <token> on every endpoint except /health and the dashboard's static files (GET or HEAD of /ui, /ui/... and /, which redirects to /ui; the page sends the token on its API calls); prefer KILN_ACCESS_TOKEN or --access-token-file: a command line is visible to every local user")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body-bytes", cfg.MaxBodyBytes, "largest accepted request body (413 beyond)")
 	fs.DurationVar(&cfg.BodyTimeout, "body-timeout", cfg.BodyTimeout, "how long a request body may take to arrive (408 beyond)")
 	fs.Int64Var(&cfg.MaxInflightBytes, "max-inflight-bytes", cfg.MaxInflightBytes,

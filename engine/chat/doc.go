@@ -23,6 +23,9 @@
 // RenderSpans (spans.go) also reports where the messages' contents lie in
 // the rendered prompt, so that the server tokenizes them as plain text and
 // a user cannot forge control tokens (tokenizer.EncodeTemplated).
+// EncodePrompt (prompt.go) renders and tokenizes a conversation's prompt
+// that way: the one encoding the server's chat route, kiln generate --chat
+// and the trainer share.
 //
 // The package starts no goroutines.
 package chat

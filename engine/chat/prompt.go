@@ -1,6 +1,10 @@
 package chat
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kiln-ai/kiln/engine/tokenizer"
+)
 
 // Vocab is what RenderPrompt needs of a tokenizer (*tokenizer.Tokenizer
 // implements it): its begin- and end-of-sequence tokens, their text, and
@@ -51,4 +55,33 @@ func (t *Template) RenderPrompt(msgs []Message, v Vocab, opt Options) (text stri
 		spans = nil
 	}
 	return text, spans, nil
+}
+
+// EncodePrompt renders msgs with RenderPrompt and tokenizes the result as
+// every prompt of a conversation is tokenized, by the server's chat route,
+// `kiln generate --chat` and the trainer alike: special tokens recognised
+// only in the template's own markup (tokenizer.EncodeTemplated, the
+// contents' spans as plain text), and BOS prepended when the tokenizer asks
+// for it and the template did not already write it. Errors are
+// RenderPrompt's (a *ControlTextError among them).
+func (t *Template) EncodePrompt(msgs []Message, tok *tokenizer.Tokenizer, opt Options) ([]int, error) {
+	text, spans, err := t.RenderPrompt(msgs, tok, opt)
+	if err != nil {
+		return nil, err
+	}
+	return EncodeRendered(text, spans, tok), nil
+}
+
+// EncodeRendered tokenizes a rendering of RenderPrompt (text and its
+// contents' spans) as EncodePrompt does.
+func EncodeRendered(text string, spans []Span, tok *tokenizer.Tokenizer) []int {
+	plain := make([]tokenizer.Span, len(spans))
+	for i, sp := range spans {
+		plain[i] = tokenizer.Span{Start: sp.Start, End: sp.End}
+	}
+	ids := tok.EncodeTemplated(text, plain)
+	if bos := tok.BOS(); tok.AddBOS() && bos >= 0 && (len(ids) == 0 || ids[0] != bos) {
+		ids = append([]int{bos}, ids...)
+	}
+	return ids
 }

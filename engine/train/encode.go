@@ -72,10 +72,7 @@ func (e Encoder) Encode(msgs []chat.Message) (Sequence, error) {
 	if err != nil {
 		return Sequence{}, err
 	}
-	ids, err := e.tokens(text, spans)
-	if err != nil {
-		return Sequence{}, err
-	}
+	ids := e.tokens(text, spans)
 	seq := Sequence{IDs: ids, Target: make([]bool, len(ids))}
 	for j, m := range msgs[:last+1] {
 		if m.Role != "assistant" {
@@ -114,24 +111,14 @@ func (e Encoder) boundary(msgs []chat.Message, gen bool, text string, ids []int)
 	if !strings.HasPrefix(text, t) {
 		return 0, false, nil
 	}
-	p, err := e.tokens(t, spans)
-	if err != nil {
-		return 0, false, err
-	}
+	p := e.tokens(t, spans)
 	return len(p), len(p) <= len(ids) && slices.Equal(ids[:len(p)], p), nil
 }
 
-// tokens tokenizes a whole rendering as inference does: BOS first when the
-// tokenizer asks for it.
-func (e Encoder) tokens(text string, spans []chat.Span) ([]int, error) {
-	ids, err := e.piece(text, spans, "")
-	if err != nil {
-		return nil, err
-	}
-	if e.Tokenizer.AddBOS() && (len(ids) == 0 || ids[0] != e.Tokenizer.BOS()) {
-		ids = append([]int{e.Tokenizer.BOS()}, ids...)
-	}
-	return ids, nil
+// tokens tokenizes a whole rendering as inference does (chat.EncodeRendered:
+// BOS first when the tokenizer asks for it).
+func (e Encoder) tokens(text string, spans []chat.Span) []int {
+	return chat.EncodeRendered(text, spans, e.Tokenizer)
 }
 
 // encodePieces tokenizes each turn's rendering on its own: the rendering up
@@ -178,13 +165,13 @@ func (e Encoder) encodePieces(msgs []chat.Message) (Sequence, error) {
 }
 
 // Prompt tokenizes msgs with the generation prompt, as inference does for a
-// chat request (BOS first when the tokenizer asks for it).
+// chat request (chat.EncodePrompt: BOS first when the tokenizer asks for it).
 func (e Encoder) Prompt(msgs []chat.Message) ([]int, error) {
-	text, spans, err := e.render(msgs, true)
+	ids, err := e.Template.EncodePrompt(msgs, e.Tokenizer, chat.Options{AddGenerationPrompt: true, Now: renderTime})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("train: render the conversation: %w", err)
 	}
-	return e.tokens(text, spans)
+	return ids, nil
 }
 
 // render renders msgs and the spans of their contents (nil when the
