@@ -137,7 +137,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	loaded, err := llama.OpenWith(o.model, llama.OpenOptions{Context: o.context})
 	if err != nil {
-		return fmt.Errorf("generate: %w", err)
+		return modelError("generate", o.model, err)
 	}
 	defer func() { _ = loaded.Close() }()
 	tok := loaded.Tokenizer

@@ -212,7 +212,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 
 	model, err := llama.OpenWith(cfg.Model, llama.OpenOptions{Context: extra.context})
 	if err != nil {
-		return fmt.Errorf("model %q: %w", cfg.Model, err)
+		return modelError("serve", cfg.Model, err)
 	}
 	defer func() { err = errors.Join(err, model.Close()) }()
 
