@@ -140,6 +140,9 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return modelError("generate", o.model, err)
 	}
 	defer func() { _ = loaded.Close() }()
+	if w := contextWarning(o.context, loaded); w != "" {
+		fmt.Fprintln(stderr, "kiln generate: warning:", w)
+	}
 	tok := loaded.Tokenizer
 	var adapter *llama.Adapter
 	if o.adapter != "" {
