@@ -87,3 +87,18 @@ func TestServingLine(t *testing.T) {
 		}
 	}
 }
+
+// TestContextCapWarnedCLI: the built binary warns of a capped --context on
+// stderr, naming both numbers, and still runs.
+func TestContextCapWarnedCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	code, stdout, stderr := runKiln(t, "generate", "--context", "9000", "--prompt", "hi", "--max-tokens", "1", "--seed", "1")
+	if code != exitOK || stdout == "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if want := "kiln generate: warning: --context 9000 is above the model's own context of 2048: capped at 2048"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q lacks %q", stderr, want)
+	}
+}
