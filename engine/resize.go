@@ -152,7 +152,7 @@ func (m *kvResize) applyActor(a *actor, op *Operation) error {
 	r := &m.res
 	r.Accepted = a.mutGuard.Started()
 	r.Start = a.now()
-	r.RSSBefore = residentBytes()
+	r.RSSBefore = ResidentBytes()
 	r.FromTokens, r.FromSlots = a.kvBudget, len(a.slotBuf)
 	r.RequestedTokens = m.tokens
 	r.Slots = (m.tokens + e.seqLen - 1) / e.seqLen
@@ -160,7 +160,7 @@ func (m *kvResize) applyActor(a *actor, op *Operation) error {
 	r.ActualTokens = m.tokens
 	a.setCapacity(r.Slots, m.tokens)
 	debug.FreeOSMemory()
-	r.RSSAfter = residentBytes()
+	r.RSSAfter = ResidentBytes()
 	r.BytesBefore, r.BytesAfter = int64(r.FromTokens)*per, int64(r.ActualTokens)*per
 	r.Duration = timing.Elapsed(r.Start, a.now())
 	op.Resize = timing.ResizeDetail{FromTokens: r.FromTokens, RequestedTokens: r.RequestedTokens, ActualTokens: r.ActualTokens,

@@ -6,9 +6,9 @@ import (
 	"strconv"
 )
 
-// residentBytes returns the process's resident set size from
+// ResidentBytes returns the process's resident set size from
 // /proc/self/statm, or 0 where that is unavailable (not Linux).
-func residentBytes() int64 {
+func ResidentBytes() int64 {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
 		return 0

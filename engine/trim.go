@@ -132,7 +132,7 @@ func (a *actor) reclaim(op *Operation) (TrimResult, error) {
 		waited = timing.Elapsed(w0, a.now())
 	}
 	g := e.tracker.BeginOp(op)
-	res := TrimResult{Op: op.ID, Start: g.Started(), RSSBefore: residentBytes()}
+	res := TrimResult{Op: op.ID, Start: g.Started(), RSSBefore: ResidentBytes()}
 	if w0.IsZero() {
 		w0 = res.Start
 	}
@@ -144,7 +144,7 @@ func (a *actor) reclaim(op *Operation) (TrimResult, error) {
 	debug.FreeOSMemory()
 	runtime.ReadMemStats(&after)
 	res.HeapReleased = max(int64(after.HeapReleased)-int64(before.HeapReleased), 0)
-	res.RSSAfter = residentBytes()
+	res.RSSAfter = ResidentBytes()
 	end := g.End()
 	e.own.Unlock()
 

@@ -38,12 +38,26 @@ func TestSchemas(t *testing.T) {
 	adapters := `{"object":"kiln.adapters","active":"support","running":"support","loaded":["support"],"available":[{"name":"support","format":"peft","rank":8,"alpha":16,"targets":["attn_q","attn_v"],"size_bytes":1024,"sha256":"` + strings.Repeat("a", 64) + `","loadable":true,"problem":null}]}`
 	unreadable := `{"object":"kiln.adapters","active":null,"running":null,"loaded":[],"available":[{"name":"x","format":"gguf","rank":null,"alpha":null,"targets":null,"size_bytes":null,"sha256":null,"loadable":false,"problem":"x.gguf: general.type is \"\", want \"adapter\""}]}`
 	running := `{"name":"support","revision":"` + strings.Repeat("a", 64) + `","revision_number":3002399751580330}` // 0xaaaaaaaaaaaaa
+	loaded := `{"id":"m","format":"gguf","architecture":"llama","parameters":100,"weight_types":{"q4_k":14,"f32":5},"weight_bytes":400,"file_bytes":500,"context":64,"model_context":128,"vocab_size":40,"kv_bytes_per_token":8,"kv_bytes_per_slot":512,"mapped_bytes":500,"resident_bytes":null}`
+	model := `{"id":"m","object":"model","created":1,"owned_by":"kiln","max_model_len":64,"meta":{"n_ctx_train":128,"n_params":100,"size":400,"n_vocab":40,"n_embd":32}}`
 	tests := []struct {
 		name     string
 		id, def  string
 		instance string
 		valid    bool
 	}{
+		{"loaded model", ObservabilityID, "loaded_model", loaded, true},
+		{"loaded embedded model", ObservabilityID, "loaded_model", strings.Replace(strings.Replace(loaded, `"file_bytes":500`, `"file_bytes":null`, 1), `"gguf"`, `"embedded"`, 1), true},
+		{"loaded model zero file", ObservabilityID, "loaded_model", strings.Replace(loaded, `"file_bytes":500`, `"file_bytes":0`, 1), false},
+		{"loaded model unknown type", ObservabilityID, "loaded_model", strings.Replace(loaded, `"q4_k"`, `"Q4_K"`, 1), false},
+		{"loaded model unknown format", ObservabilityID, "loaded_model", strings.Replace(loaded, `"gguf"`, `"onnx"`, 1), false},
+		{"trace export off", ObservabilityID, "trace_export", `{"enabled":false,"endpoint":null,"protocol":null}`, true},
+		{"trace export on", ObservabilityID, "trace_export", `{"enabled":true,"endpoint":"http://c:4318/v1/traces","protocol":"http/protobuf"}`, true},
+		{"trace export headers", ObservabilityID, "trace_export", `{"enabled":true,"endpoint":"http://c:4318","protocol":"grpc","headers":"x"}`, false},
+		{"model", InferenceID, "model", model, true},
+		{"model list", InferenceID, "model_list", `{"object":"list","data":[` + model + `]}`, true},
+		{"model without meta", InferenceID, "model", strings.Replace(model, `,"meta":{"n_ctx_train":128,"n_params":100,"size":400,"n_vocab":40,"n_embd":32}`, ``, 1), false},
+		{"model zero context", InferenceID, "model", strings.Replace(model, `"max_model_len":64`, `"max_model_len":0`, 1), false},
 		{"summary", ObservabilityID, "latency_summary", summary, true},
 		{"summary extra key", ObservabilityID, "latency_summary", strings.Replace(summary, `{`, `{"x":1,`, 1), false},
 		{"summary missing key", ObservabilityID, "latency_summary", strings.Replace(summary, `"gap_samples":2,`, ``, 1), false},

@@ -104,6 +104,9 @@ type Config struct {
 	// the kernels package (reported by /v1/config and the debug state).
 	KernelPaths []string
 	CPUFeatures string
+	// TraceExport is where spans are exported, reported by /v1/config;
+	// cmd resolves it from the OTEL_* variables (telemetry exports them).
+	TraceExport TraceExport
 }
 
 // Defaults.

@@ -215,6 +215,8 @@ func (s *Server) configJSON() map[string]any {
 		"adapter":              s.runningAdapter(), // live, as kv_budget below
 		"train_data_dir":       c.TrainDataDir,
 		"kernels":              c.kernelsJSON(),
+		"loaded_model":         FactsOf(s.model), // resident_bytes live
+		"trace_export":         c.traceExportJSON(),
 		"engine": map[string]any{
 			"queue_depth":     c.Engine.QueueDepth,
 			"max_batch":       maxBatch,

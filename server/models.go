@@ -10,7 +10,8 @@ func (s *Server) appendModel(b []byte) []byte {
 	b = appendJSONString(b, s.modelID)
 	b = append(b, `,"object":"model","created":`...)
 	b = appendInt(b, s.created.Unix())
-	return append(b, `,"owned_by":"kiln"}`...)
+	b = append(b, `,"owned_by":"kiln"`...)
+	return append(s.appendModelMeta(b), '}')
 }
 
 // models serves GET /v1/models: the one served model.

@@ -189,9 +189,12 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	loaded, err := llama.OpenWith(o.model, llama.OpenOptions{Context: o.context})
 	if err != nil {
-		return fmt.Errorf("generate: %w", err)
+		return modelError("generate", o.model, err)
 	}
 	defer func() { _ = loaded.Close() }()
+	if w := contextWarning(o.context, loaded); w != "" {
+		fmt.Fprintln(stderr, "kiln generate: warning:", w)
+	}
 	tok := loaded.Tokenizer
 	var adapter *llama.Adapter
 	if o.adapter != "" {

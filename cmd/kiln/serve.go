@@ -210,21 +210,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		err = errors.Join(err, tel.Shutdown(sctx))
 	}()
 
-	model, err := llama.OpenWith(cfg.Model, llama.OpenOptions{Context: extra.context})
+	model, err := openServeModel(cfg.Model, extra.context, &log)
 	if err != nil {
-		return fmt.Errorf("model %q: %w", cfg.Model, err)
+		return err
 	}
 	defer func() { err = errors.Join(err, model.Close()) }()
+	cfg.TraceExport = traceExport(tcfg) // as GET /v1/config reports it
 
-	threads := cfg.Threads
-	if threads == 0 {
-		threads = runtime.NumCPU()
-	}
-	cfg.Threads = threads // resolved, as GET /v1/config reports it
-	pool := kernels.NewPool(threads)
+	pool := newServePool(&cfg)
 	defer pool.Close()
-	cfg.KernelPath = pool.Path() // as GET /v1/config and the debug state report it
-	cfg.KernelPaths, cfg.CPUFeatures = kernels.Paths(), kernels.CPUFeatures()
 	state := model.Model.NewState(extra.slots, pool)
 
 	eng, err := engine.New(state, cfg.Engine, append(faultOptions(os.Getenv), engine.WithAdapters(), engine.WithObserver(tel))...)
@@ -258,12 +252,46 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	reclaimDone := srv.StartAutoReclaim(ctx) // --memory-reclaim automatic
 	defer func() { <-reclaimDone }()         // before the engine shuts down
-	log.Info().Str("model", model.ID).Int("slots", extra.slots).Int("threads", threads).
-		Str("kernels", pool.Path()).Str("cpu_features", kernels.CPUFeatures()).Msg("kiln serving")
+	cfg.Addr = srv.Addr().String()           // the bound address (a port 0 resolved)
+	announce(stderr, &log, server.FactsOf(model), cfg, extra.slots)
 
-	failed := awaitStop(ctx, eng, &log) // nil on a signal; an exitError when the engine failed
-	log.Info().Int64("grace_ms", cfg.ShutdownGrace.Milliseconds()).Msg("shutting down: no new requests (503), letting in-flight streams finish; a second signal exits at once")
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	return drain(ctx, eng, srv, cfg.ShutdownGrace, &log)
+}
+
+// newServePool builds the compute pool of --threads (0: one per CPU) and
+// resolves cfg's threads and kernel paths, as GET /v1/config and the debug
+// state report them.
+func newServePool(cfg *server.Config) *kernels.Pool {
+	if cfg.Threads == 0 {
+		cfg.Threads = runtime.NumCPU()
+	}
+	pool := kernels.NewPool(cfg.Threads)
+	cfg.KernelPath = pool.Path()
+	cfg.KernelPaths, cfg.CPUFeatures = kernels.Paths(), kernels.CPUFeatures()
+	return pool
+}
+
+// openServeModel opens --model, warning when it does not run with the
+// --context asked for.
+func openServeModel(spec string, context int, log *zerolog.Logger) (*llama.Loaded, error) {
+	model, err := llama.OpenWith(spec, llama.OpenOptions{Context: context})
+	if err != nil {
+		return nil, modelError("serve", spec, err)
+	}
+	if w := contextWarning(context, model); w != "" {
+		log.Warn().Int("context_requested", context).Int("model_context", model.Model.OwnContext()).
+			Int("context", model.Model.Config.SeqLen).Msg(w)
+	}
+	return model, nil
+}
+
+// drain waits for a signal or an engine failure, then shuts the server
+// down within grace: the exit status says whether every in-flight request
+// finished.
+func drain(ctx context.Context, eng *engine.Engine, srv *server.Server, grace time.Duration, log *zerolog.Logger) error {
+	failed := awaitStop(ctx, eng, log) // nil on a signal; an exitError when the engine failed
+	log.Info().Int64("grace_ms", grace.Milliseconds()).Msg("shutting down: no new requests (503), letting in-flight streams finish; a second signal exits at once")
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		// The exit status says the drain did not complete.

@@ -101,7 +101,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	loaded, err := llama.OpenWith(o.model, llama.OpenOptions{Context: o.context})
 	if err != nil {
-		return fmt.Errorf("train: %w", err)
+		return modelError("train", o.model, err)
 	}
 	defer func() { _ = loaded.Close() }()
 	if loaded.Tokenizer == nil || loaded.Template == nil {

@@ -30,6 +30,9 @@ func FromGGUF(f *gguf.File, maxSeqLen int) (*Model, error) {
 	}
 	g := &ggufLoader{f: f, used: map[string]bool{}}
 	m := &Model{Config: c, Layers: make([]Layer, c.Layers)}
+	if v, ok := f.Uint(c.Arch + ".context_length"); ok && v <= maxDim {
+		m.ownSeqLen = int(v)
+	}
 	if m.Embed, err = g.matrix("token_embd.weight", c.Vocab, c.Dim); err != nil {
 		return nil, err
 	}

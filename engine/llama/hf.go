@@ -43,6 +43,7 @@ func FromHFDir(dir string, maxSeqLen int) (*Model, error) {
 		return nil, err
 	}
 	m.closer = ts
+	m.ownSeqLen = hc.OwnSeqLen
 	return m, nil
 }
 

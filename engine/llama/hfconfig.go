@@ -46,6 +46,7 @@ type hfModelConfig struct {
 	Config
 	RopeFactors []float32
 	Tied        *bool
+	OwnSeqLen   int // max_position_embeddings, before the cap
 }
 
 // parseHFConfig decodes config.json. maxSeqLen caps the context (0 means
@@ -97,7 +98,7 @@ func parseHFConfig(data []byte, maxSeqLen int) (hfModelConfig, error) {
 	if err := c.Validate(); err != nil {
 		return hfModelConfig{}, fmt.Errorf("config.json: %w", err)
 	}
-	out := hfModelConfig{Config: c, Tied: h.TieWordEmbeddings}
+	out := hfModelConfig{Config: c, Tied: h.TieWordEmbeddings, OwnSeqLen: h.MaxPositionEmbeddings}
 	if h.RopeScaling != nil {
 		var err error
 		if out.RopeFactors, err = h.RopeScaling.factors(c); err != nil {

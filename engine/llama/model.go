@@ -44,6 +44,9 @@ type Model struct {
 	RopeFactors []float32
 
 	closer io.Closer // the memory map the weights alias, if any
+	// ownSeqLen is the context length the file gives, before OpenOptions'
+	// cap (0: the file gives none beyond Config.SeqLen).
+	ownSeqLen int
 }
 
 // Close releases the memory the weights alias (a GGUF memory map). The Model

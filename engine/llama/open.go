@@ -1,11 +1,8 @@
 package llama
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -21,17 +18,26 @@ type Loaded struct {
 	Model     *Model               //
 	Tokenizer *tokenizer.Tokenizer // nil for a llama2.c checkpoint
 	Template  *chat.Template       // nil when the model has none
+	Format    string               // FormatEmbedded, FormatGGUF, FormatHF or FormatLlama2C
+	// FileBytes is the size of the weights' files (the GGUF file, the
+	// directory's safetensors shards, the checkpoint); 0 for the embedded
+	// model, which has none.
+	FileBytes int64
+	// MappedBytes is how much of those files is memory-mapped (a GGUF
+	// file, safetensors shards); 0 when the weights were read into memory.
+	MappedBytes int64
 }
 
 // Close releases the model's memory map, if any. It is idempotent.
 func (l *Loaded) Close() error { return l.Model.Close() }
 
 // Open loads the model named by spec: "kiln-tiny" is the embedded default;
-// a directory is a Hugging Face model directory (config.json, *.safetensors,
-// tokenizer.json; see OpenHF); a path ending in .gguf, or a file starting with the GGUF magic, is a GGUF
-// file (memory-mapped; its tokenizer and chat template come with it);
-// anything else is read as a llama2.c checkpoint (no tokenizer, no
-// template).
+// a directory with config.json is a Hugging Face model directory
+// (config.json, *.safetensors, tokenizer.json; see OpenHF); a file starting
+// with the GGUF magic is a GGUF file (memory-mapped; its tokenizer and chat
+// template come with it); a file starting with a plausible llama2.c header
+// is a llama2.c checkpoint (no tokenizer, no template). Anything else is
+// refused by what it is (OpenWith).
 func Open(spec string) (*Loaded, error) { return OpenWith(spec, OpenOptions{}) }
 
 // OpenOptions are the choices a caller may make when loading a model.
@@ -43,7 +49,11 @@ type OpenOptions struct {
 	Context int
 }
 
-// OpenWith is Open with options.
+// OpenWith is Open with options. What spec names is sniffed first
+// (Sniff), so that a path Open does not load is refused by what it is: a
+// missing path wraps ErrNotExist, a LoRA adapter ErrAdapter, any other
+// kind of file or directory ErrNotModel (a *NotModelError), never read as
+// a llama2.c checkpoint.
 func OpenWith(spec string, o OpenOptions) (*Loaded, error) {
 	if o.Context < 0 {
 		return nil, fmt.Errorf("llama: context %d must not be negative", o.Context)
@@ -51,21 +61,39 @@ func OpenWith(spec string, o OpenOptions) (*Loaded, error) {
 	if spec == TinyID {
 		return OpenTiny()
 	}
-	if st, err := os.Stat(spec); err == nil && st.IsDir() {
-		return openHF(spec, o.Context)
-	}
-	isGGUF, err := looksGGUF(spec)
+	kind, err := Sniff(spec)
 	if err != nil {
-		return nil, fmt.Errorf("llama: open %s: %w", spec, err)
+		return nil, fmt.Errorf("llama: %w", err)
 	}
-	id := strings.TrimSuffix(filepath.Base(spec), filepath.Ext(spec))
-	if !isGGUF {
-		m, err := LoadLlama2C(spec)
-		if err != nil {
-			return nil, err
+	if err := refuse(spec, kind); err != nil {
+		return nil, fmt.Errorf("llama: %w", err)
+	}
+	var l *Loaded
+	switch kind {
+	case KindHFDir:
+		l, err = openHF(spec, o.Context)
+	case KindGGUF:
+		l, err = openGGUF(spec, o.Context)
+	default: // KindLlama2C
+		var m *Model
+		if m, err = LoadLlama2C(spec); err == nil {
+			l = &Loaded{ID: fileStem(spec), Model: m, Format: FormatLlama2C}
 		}
-		return &Loaded{ID: id, Model: m}, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	l.FileBytes, l.MappedBytes = weightFiles(spec, kind)
+	return l, nil
+}
+
+// fileStem is a file's base name without its extension: a model's ID.
+func fileStem(spec string) string {
+	return strings.TrimSuffix(filepath.Base(spec), filepath.Ext(spec))
+}
+
+// openGGUF memory-maps a GGUF model file, refusing a LoRA adapter's.
+func openGGUF(spec string, maxSeqLen int) (*Loaded, error) {
 	f, err := gguf.Open(spec)
 	if err != nil {
 		if errors.Is(err, gguf.ErrFormat) {
@@ -73,12 +101,30 @@ func OpenWith(spec string, o OpenOptions) (*Loaded, error) {
 		}
 		return nil, fmt.Errorf("llama: open %s: %w", spec, err)
 	}
-	l, err := fromGGUFFile(f, id, o.Context)
+	if ggufIsAdapter(f) {
+		_ = f.Close()
+		return nil, fmt.Errorf("llama: %w", adapterError{spec, "a LoRA GGUF: general.type adapter"})
+	}
+	l, err := fromGGUFFile(f, fileStem(spec), maxSeqLen)
 	if err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("llama: open %s: %w", spec, err)
 	}
 	return l, nil
+}
+
+// ggufIsAdapter reports whether f is a LoRA adapter rather than a model:
+// general.type "adapter", or adapter.* metadata as llama.cpp writes it.
+func ggufIsAdapter(f *gguf.File) bool {
+	if t, _ := f.String("general.type"); t == "adapter" {
+		return true
+	}
+	for _, kv := range f.KV {
+		if strings.HasPrefix(kv.Key, "adapter.") {
+			return true
+		}
+	}
+	return false
 }
 
 // OpenHF loads a Hugging Face model directory: the weights as FromHFDir
@@ -95,7 +141,7 @@ func openHF(dir string, maxSeqLen int) (*Loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llama: open %s: %w", dir, err)
 	}
-	l := &Loaded{ID: filepath.Base(filepath.Clean(dir)), Model: m}
+	l := &Loaded{ID: filepath.Base(filepath.Clean(dir)), Model: m, Format: FormatHF}
 	var meta tokenizer.HFMeta
 	if l.Tokenizer, meta, err = tokenizer.FromHFDir(dir); err != nil {
 		_ = m.Close()
@@ -121,7 +167,7 @@ func fromGGUFFile(f *gguf.File, id string, maxSeqLen int) (*Loaded, error) {
 		return nil, err
 	}
 	m.closer = f
-	l := &Loaded{ID: id, Model: m}
+	l := &Loaded{ID: id, Model: m, Format: FormatGGUF}
 	if _, ok := f.Value("tokenizer.ggml.model"); ok {
 		if l.Tokenizer, err = tokenizer.FromGGUF(f); err != nil {
 			return nil, fmt.Errorf("tokenizer: %w", err)
@@ -136,22 +182,4 @@ func fromGGUFFile(f *gguf.File, id string, maxSeqLen int) (*Loaded, error) {
 		}
 	}
 	return l, nil
-}
-
-// looksGGUF reports whether spec names a GGUF file: by extension, else by
-// its first four bytes.
-func looksGGUF(spec string) (bool, error) {
-	if strings.HasSuffix(strings.ToLower(spec), ".gguf") {
-		return true, nil
-	}
-	fh, err := os.Open(spec)
-	if err != nil {
-		return false, err
-	}
-	defer fh.Close()
-	var magic [4]byte
-	if _, err := io.ReadFull(fh, magic[:]); err != nil {
-		return false, nil // too short for either format; the loader says so
-	}
-	return bytes.Equal(magic[:], []byte("GGUF")), nil
 }

@@ -43,7 +43,7 @@ func OpenTiny() (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Loaded{ID: TinyID, Model: m, Tokenizer: tok, Template: chat.ChatML()}, nil
+	return &Loaded{ID: TinyID, Model: m, Tokenizer: tok, Template: chat.ChatML(), Format: FormatEmbedded}, nil
 }
 
 // Logit biases of kiln-tiny's vocabulary classes, in nats.
