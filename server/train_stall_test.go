@@ -28,7 +28,11 @@ func TestTrainStallsStream(t *testing.T) {
 	r := h.submitSFT(t, map[string]any{"examples": []any{trainExample("hello there", "the cat sat on the mat")},
 		"config": map[string]any{"epochs": steps, "lora_rank": 2, "auto_load": false}})
 	h.waitJob(t, r.JobID, func(j jobJSON) bool { return j.State == train.JobRunning })
-	_, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 40}))
+	// Long enough that most gaps come after the job: a stream whose every
+	// other gap is a stall raises the adaptive threshold (5 x p50) of the
+	// summary and the window above the stalls, which the fixed-threshold
+	// counter still counts.
+	_, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 160}))
 	body := <-result
 	j := h.waitJob(t, r.JobID, finished)
 	if j.State != train.JobCompleted {
