@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/kiln-ai/kiln/engine/lora"
 )
@@ -40,8 +41,24 @@ func (s *Server) adaptersBody() (adaptersBody, error) {
 	if err != nil {
 		return adaptersBody{}, err
 	}
+	for i := range avail {
+		if e := avail[i].Err; e != nil {
+			why := problemOf(e)
+			avail[i].Problem = &why
+		}
+	}
 	return adaptersBody{Object: "kiln.adapters", Active: namePtr(s.adapters.Default()),
 		Running: namePtr(s.running()), Loaded: s.adapters.LoadedNames(), Available: avail}, nil
+}
+
+// problemOf is why an adapter cannot load, as the domain table words a
+// load's error reply (the sentinel's text left out), or the error itself
+// for one outside the table (a file that cannot be read).
+func problemOf(err error) string {
+	if e := fromDomain(err, 0); e != nil {
+		return e.Message
+	}
+	return strings.TrimPrefix(err.Error(), "llama: ")
 }
 
 // namePtr is a's name, nil for the base model.

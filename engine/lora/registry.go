@@ -350,11 +350,7 @@ func (g *Registry) entry(name, format, path string) Entry {
 		e.Targets = append([]string{}, info.Targets...)
 		err = g.fit(path)
 	}
-	if err != nil {
-		e.Loadable = false
-		why := strings.TrimPrefix(strings.Replace(err.Error(), llama.ErrAdapterLayout.Error()+": ", "", 1), "llama: ")
-		e.Problem = &why
-	}
+	e.Err, e.Loadable = err, err == nil
 	return e
 }
 
@@ -388,10 +384,12 @@ type Entry struct {
 	Targets   []string `json:"targets"`
 	SizeBytes *int64   `json:"size_bytes"`
 	SHA256    *string  `json:"sha256"`
-	// Loadable is false when a load would fail; Problem then says why
-	// (the load's own message), and is nil otherwise.
+	// Loadable is false when a load would fail; Err is then why, which
+	// the server writes as Problem in the words of a load's error reply
+	// (nil otherwise).
 	Loadable bool    `json:"loadable"`
 	Problem  *string `json:"problem"`
+	Err      error   `json:"-"`
 }
 
 // boolOrder orders false before true.
