@@ -187,14 +187,11 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		return usageError{err}
 	}
-	loaded, err := llama.OpenWith(o.model, llama.OpenOptions{Context: o.context})
+	loaded, err := openModel("generate", o.model, o.context, printWarning(stderr, "generate"))
 	if err != nil {
-		return modelError("generate", o.model, err)
+		return err
 	}
 	defer func() { _ = loaded.Close() }()
-	if w := contextWarning(o.context, loaded); w != "" {
-		fmt.Fprintln(stderr, "kiln generate: warning:", w)
-	}
 	tok := loaded.Tokenizer
 	var adapter *llama.Adapter
 	if o.adapter != "" {

@@ -271,18 +271,12 @@ func newServePool(cfg *server.Config) *kernels.Pool {
 	return pool
 }
 
-// openServeModel opens --model, warning when it does not run with the
-// --context asked for.
+// openServeModel opens --model, logging a --context it does not run with.
 func openServeModel(spec string, context int, log *zerolog.Logger) (*llama.Loaded, error) {
-	model, err := llama.OpenWith(spec, llama.OpenOptions{Context: context})
-	if err != nil {
-		return nil, modelError("serve", spec, err)
-	}
-	if w := contextWarning(context, model); w != "" {
-		log.Warn().Int("context_requested", context).Int("model_context", model.Model.OwnContext()).
-			Int("context", model.Model.Config.SeqLen).Msg(w)
-	}
-	return model, nil
+	return openModel("serve", spec, context, func(w string, l *llama.Loaded) {
+		log.Warn().Int("context_requested", context).Int("model_context", l.Model.OwnContext()).
+			Int("context", l.Model.Config.SeqLen).Msg(w)
+	})
 }
 
 // drain waits for a signal or an engine failure, then shuts the server

@@ -27,6 +27,25 @@ func traceExport(tcfg telemetry.Config) server.TraceExport {
 	return server.TraceExport{Endpoint: tcfg.OTLPTracesEndpoint, Protocol: proto}
 }
 
+// openModel opens the --model of subcommand cmd with its --context,
+// naming a path that is not a model by what it is (modelError) and passing
+// warn the contextWarning of a --context the model does not run with.
+func openModel(cmd, spec string, context int, warn func(w string, l *llama.Loaded)) (*llama.Loaded, error) {
+	l, err := llama.OpenWith(spec, llama.OpenOptions{Context: context})
+	if err != nil {
+		return nil, modelError(cmd, spec, err)
+	}
+	if w := contextWarning(context, l); w != "" {
+		warn(w, l)
+	}
+	return l, nil
+}
+
+// printWarning is openModel's warn for a command that reports on stderr.
+func printWarning(stderr io.Writer, cmd string) func(string, *llama.Loaded) {
+	return func(w string, _ *llama.Loaded) { fmt.Fprintf(stderr, "kiln %s: warning: %s\n", cmd, w) }
+}
+
 // contextWarning is the warning of a --context the model does not run
 // with (above its own context, which caps it; or given to a model whose
 // context is fixed), naming both numbers; "" when it runs with what was

@@ -99,9 +99,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	loaded, err := llama.OpenWith(o.model, llama.OpenOptions{Context: o.context})
+	loaded, err := openModel("train", o.model, o.context, printWarning(stderr, "train"))
 	if err != nil {
-		return modelError("train", o.model, err)
+		return err
 	}
 	defer func() { _ = loaded.Close() }()
 	if loaded.Tokenizer == nil || loaded.Template == nil {
