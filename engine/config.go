@@ -38,6 +38,13 @@ type Config struct {
 	// CycleIdle is an optional cooperative pause after every cycle that
 	// advanced work (actor_cycle_idle); zero means none.
 	CycleIdle time.Duration
+	// PrefixCacheOff turns automatic prefix caching off; it is on by
+	// default (engine/llama/prefix.go).
+	PrefixCacheOff bool
+	// PrefixCacheBytes bounds the KV bytes the prefix cache keeps for
+	// prompts that no active request uses; the free KV budget bounds them
+	// too. Zero means the free KV budget alone.
+	PrefixCacheBytes int64
 }
 
 // Defaults of the fields that do not depend on the backend.
@@ -76,6 +83,9 @@ func (c Config) Validate() error {
 		if f.v < 0 {
 			return fmt.Errorf("engine config: %s must not be negative (got %d)", f.key, f.v)
 		}
+	}
+	if c.PrefixCacheBytes < 0 {
+		return fmt.Errorf("engine config: prefix_cache_bytes must not be negative (got %d)", c.PrefixCacheBytes)
 	}
 	durs := []struct {
 		key string

@@ -7,3 +7,13 @@ import "github.com/kiln-ai/kiln/internal/timing"
 // read live). It is defined in internal/timing so that telemetry reads the
 // same struct (telemetry.EngineStats) without importing the engine.
 type Snapshot = timing.EngineSnapshot
+
+// The prefix cache's per-request outcome and its closed sets
+// (internal/timing/prefix.go).
+type (
+	PrefixUse        = timing.PrefixUse
+	PrefixSource     = timing.PrefixSource
+	PrefixStop       = timing.PrefixStop
+	PrefixEvict      = timing.PrefixEvict
+	PrefixCacheStats = timing.PrefixCacheStats
+)

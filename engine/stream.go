@@ -26,4 +26,5 @@ type Result struct {
 	Admitted      time.Time // admission began; zero if never admitted
 	AdmissionDone time.Time // the admission pass that admitted it ended; zero if never admitted
 	PrefillDone   time.Time // the prompt's last chunk ran; zero if never
+	Prefix        PrefixUse // what the prompt reused from the prefix cache
 }

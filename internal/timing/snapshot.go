@@ -66,4 +66,6 @@ type EngineSnapshot struct {
 	Errors          uint64 // requests ended by FinishError
 	TokensGenerated uint64
 	Cycles          uint64
+
+	PrefixCache PrefixCacheStats // the prefix cache (engine/llama/prefix.go)
 }
