@@ -36,12 +36,20 @@ func AttnScores4(out []float32, q *[4][]float32, keys []float32, stride, n int) 
 // causal row skips the positions after its own. The four outputs must
 // not overlap.
 func AttnValues4(o *[4][]float32, a []float32, vals []float32, stride, n int) {
+	for r := range 4 {
+		clear(o[r])
+	}
+	AttnValues4Add(o, a, vals, stride, n)
+}
+
+// AttnValues4Add is AttnValues4 adding to the outputs' values instead of
+// setting them: a sum over positions split into runs (the blocks of a
+// paged KV cache) with one call per run, in order, is bit for bit the
+// sum of one call over all of them.
+func AttnValues4Add(o *[4][]float32, a []float32, vals []float32, stride, n int) {
 	hs := checkAttn4(o, vals, stride, n)
 	if len(a) < 4*n {
 		panic(fmt.Sprintf("kernels: AttnValues4 has %d weights, need %d", len(a), 4*n))
-	}
-	for r := range 4 {
-		clear(o[r][:hs])
 	}
 	if n == 0 || attnValuesArch(o, a, vals, stride, n, hs) {
 		return

@@ -61,8 +61,8 @@ scorecol:
 
 // func attnValues4AVX(o *[4]unsafe.Pointer, a, vals *float32, stride, hs, n int)
 //
-// For each 16-value column block of the head: the four rows' sums over
-// the n positions (values at R12, BX bytes apart; weights interleaved
+// For each 16-value column block of the head: the four rows' sums,
+// starting from the outputs' values, over the n positions (values at R12, BX bytes apart; weights interleaved
 // four per position at R13) in Y0-Y7 (rows 0-3, low and high halves),
 // one FMA per position in position order, stored to the four outputs
 // (R8-R11) at column AX.
@@ -78,14 +78,14 @@ TEXT ·attnValues4AVX(SB), NOSPLIT, $0-48
 	XORQ AX, AX
 
 valcol:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	VMOVUPS (R8)(AX*4), Y0
+	VMOVUPS 32(R8)(AX*4), Y4
+	VMOVUPS (R9)(AX*4), Y1
+	VMOVUPS 32(R9)(AX*4), Y5
+	VMOVUPS (R10)(AX*4), Y2
+	VMOVUPS 32(R10)(AX*4), Y6
+	VMOVUPS (R11)(AX*4), Y3
+	VMOVUPS 32(R11)(AX*4), Y7
 	LEAQ   (SI)(AX*4), R12
 	MOVQ   a+8(FP), R13
 	MOVQ   n+40(FP), DX

@@ -104,3 +104,43 @@ func TestAttn1MatchesDotAxpy(t *testing.T) {
 		}
 	}
 }
+
+// TestAttnValues4AddSplits checks that the weighted values of positions
+// split into runs, one AttnValues4Add per run in order (a paged KV cache's
+// blocks), are bit for bit those of one AttnValues4 over all of them, on
+// the assembly's head sizes and the Go loop's.
+func TestAttnValues4AddSplits(t *testing.T) { checkValues4Splits(t) }
+
+func checkValues4Splits(t *testing.T) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, hs := range []int{12, 16, 32, 48, 64, 80, 128} {
+		for _, split := range [][]int{{1, 1}, {3, 5}, {4, 4, 4}, {64, 7}, {2, 64, 1}} {
+			n := 0
+			for _, k := range split {
+				n += k
+			}
+			stride := hs + 16*rng.IntN(2)
+			vals := randVec(rng, n*stride+hs)
+			a := randVec(rng, 4*n)
+			var want, got [4][]float32
+			for r := range 4 {
+				want[r] = randVec(rng, hs) // overwritten: AttnValues4 sets
+				got[r] = make([]float32, hs)
+			}
+			AttnValues4(&want, a, vals, stride, n)
+			p := 0
+			for _, k := range split {
+				AttnValues4Add(&got, a[4*p:], vals[p*stride:], stride, k)
+				p += k
+			}
+			for r := range 4 {
+				for i := range hs {
+					if math.Float32bits(got[r][i]) != math.Float32bits(want[r][i]) {
+						t.Fatalf("hs %d split %v: row %d value %d = %v, one call gives %v", hs, split, r, i, got[r][i], want[r][i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -81,13 +81,13 @@
 #define VPOS3 VPOS2; VCHUNK(128, Z18, Z8, Z9, Z10, Z11)
 #define VPOS4 VPOS3; VCHUNK(192, Z19, Z12, Z13, Z14, Z15)
 
-// VZERO clears the four accumulators of a chunk; VPUT stores them at OFF
-// of the four outputs.
-#define VZERO(A0, A1, A2, A3) \
-	VXORPS A0, A0, A0; \
-	VXORPS A1, A1, A1; \
-	VXORPS A2, A2, A2; \
-	VXORPS A3, A3, A3
+// VLOAD loads the four accumulators of a chunk from OFF of the four
+// outputs (the sums continue from them); VPUT stores them there.
+#define VLOAD(OFF, A0, A1, A2, A3) \
+	VMOVUPS OFF(R8), A0; \
+	VMOVUPS OFF(R9), A1; \
+	VMOVUPS OFF(R10), A2; \
+	VMOVUPS OFF(R11), A3
 
 #define VPUT(OFF, A0, A1, A2, A3) \
 	VMOVUPS A0, OFF(R8); \
@@ -95,18 +95,18 @@
 	VMOVUPS A2, OFF(R10); \
 	VMOVUPS A3, OFF(R11)
 
-#define VZERO1 VZERO(Z0, Z1, Z2, Z3)
-#define VZERO2 VZERO1; VZERO(Z4, Z5, Z6, Z7)
-#define VZERO3 VZERO2; VZERO(Z8, Z9, Z10, Z11)
-#define VZERO4 VZERO3; VZERO(Z12, Z13, Z14, Z15)
+#define VLOAD1 VLOAD(0, Z0, Z1, Z2, Z3)
+#define VLOAD2 VLOAD1; VLOAD(64, Z4, Z5, Z6, Z7)
+#define VLOAD3 VLOAD2; VLOAD(128, Z8, Z9, Z10, Z11)
+#define VLOAD4 VLOAD3; VLOAD(192, Z12, Z13, Z14, Z15)
 #define VPUT1 VPUT(0, Z0, Z1, Z2, Z3)
 #define VPUT2 VPUT1; VPUT(64, Z4, Z5, Z6, Z7)
 #define VPUT3 VPUT2; VPUT(128, Z8, Z9, Z10, Z11)
 #define VPUT4 VPUT3; VPUT(192, Z12, Z13, Z14, Z15)
 
-// VALUES is a whole kernel of C chunks: VZEROC, VPOSC and VPUTC, the
+// VALUES is a whole kernel of C chunks: VLOADC, VPOSC and VPUTC, the
 // position loop labelled LOOP.
-#define VALUES(ZERO, POS, PUT, LOOP) \
+#define VALUES(LOAD, POS, PUT, LOOP) \
 	MOVQ o+0(FP), AX; \
 	MOVQ 0(AX), R8; \
 	MOVQ 8(AX), R9; \
@@ -123,7 +123,7 @@
 	MOVQ a+8(FP), R13; \
 	MOVQ stride+24(FP), BX; \
 	MOVQ n+40(FP), DX; \
-	ZERO; \
+	LOAD; \
 LOOP: \
 	VBROADCASTSS (R13), Z20; \
 	VBROADCASTSS 4(R13), Z21; \
@@ -218,13 +218,13 @@ zscorechunk:
 	RET
 
 TEXT ·attnValues4Z1(SB), NOSPLIT, $0-48
-	VALUES(VZERO1, VPOS1, VPUT1, zval1pos)
+	VALUES(VLOAD1, VPOS1, VPUT1, zval1pos)
 
 TEXT ·attnValues4Z2(SB), NOSPLIT, $0-48
-	VALUES(VZERO2, VPOS2, VPUT2, zval2pos)
+	VALUES(VLOAD2, VPOS2, VPUT2, zval2pos)
 
 TEXT ·attnValues4Z3(SB), NOSPLIT, $0-48
-	VALUES(VZERO3, VPOS3, VPUT3, zval3pos)
+	VALUES(VLOAD3, VPOS3, VPUT3, zval3pos)
 
 TEXT ·attnValues4Z4(SB), NOSPLIT, $0-48
-	VALUES(VZERO4, VPOS4, VPUT4, zval4pos)
+	VALUES(VLOAD4, VPOS4, VPUT4, zval4pos)
