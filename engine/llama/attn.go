@@ -6,7 +6,9 @@ import (
 	"github.com/kiln-ai/kiln/kernels"
 )
 
-// Attention of one layer over a step's rows. A decode row attends alone:
+// Attention of one layer over a step's rows, reading each slot's paged
+// cache block by block in position order (kvblock.go), which gives bit for
+// bit the sums over one contiguous cache. A decode row attends alone:
 // its scores against every cached key in one call (kernels.AttnScores1),
 // a softmax, its weighted values in one call (kernels.AttnValues1), bit
 // for bit one Dot and one Axpy per position. The
@@ -121,18 +123,23 @@ func (s *State) attnRowHead(part, i, h int) {
 	scale := float32(math.Sqrt(float64(hs)))
 	r := s.attnRows[i]
 	kv := &s.slots[r.Slot]
-	keys, vals := kv.key[s.attnLayer], kv.val[s.attnLayer]
 	off := (h / (c.Heads / c.KVHeads)) * hs
 	q := s.q[i*qDim+h*hs : i*qDim+(h+1)*hs]
 	sc := s.scores[part*c.SeqLen : part*c.SeqLen+r.Pos+1]
-	kernels.AttnScores1(sc, q, keys[off:], kvDim, len(sc))
+	for p := 0; p < len(sc); p += kvBlockLen {
+		b := kv.blocks[p/kvBlockLen]
+		kernels.AttnScores1(sc[p:min(p+kvBlockLen, len(sc))], q, s.keys(b, s.attnLayer)[off:], kvDim, min(kvBlockLen, len(sc)-p))
+	}
 	for p := range sc {
 		sc[p] /= scale
 	}
 	kernels.Softmax(sc)
 	out := s.att[i*qDim+h*hs : i*qDim+(h+1)*hs]
 	clear(out)
-	kernels.AttnValues1(out, sc, vals[off:], kvDim, len(sc))
+	for p := 0; p < len(sc); p += kvBlockLen {
+		b := kv.blocks[p/kvBlockLen]
+		kernels.AttnValues1(out, sc[p:], s.vals(b, s.attnLayer)[off:], kvDim, min(kvBlockLen, len(sc)-p))
+	}
 }
 
 // attnBlockHead is the attention of a group of up to attnBlock rows of a
@@ -159,7 +166,10 @@ func (s *State) attnBlockHead(part int, g attnGroup, h int) {
 			out[r] = s.att[i*qDim+h*hs : i*qDim+(h+1)*hs]
 		}
 	}
-	kernels.AttnScores4(sc4, &q, kv.key[s.attnLayer][off:], kvDim, n)
+	for p := 0; p < n; p += kvBlockLen {
+		b := kv.blocks[p/kvBlockLen]
+		kernels.AttnScores4(sc4[4*p:], &q, s.keys(b, s.attnLayer)[off:], kvDim, min(kvBlockLen, n-p))
+	}
 	win := s.scores[part*c.SeqLen : (part+1)*c.SeqLen]
 	for r := range attnBlock {
 		np := 0 // a missing row gets zero weights everywhere
@@ -178,5 +188,11 @@ func (s *State) attnBlockHead(part int, g attnGroup, h int) {
 			sc4[attnBlock*p+r] = 0
 		}
 	}
-	kernels.AttnValues4(&out, sc4, kv.val[s.attnLayer][off:], kvDim, n)
+	for r := range attnBlock {
+		clear(out[r])
+	}
+	for p := 0; p < n; p += kvBlockLen {
+		b := kv.blocks[p/kvBlockLen]
+		kernels.AttnValues4Add(&out, sc4[4*p:], s.vals(b, s.attnLayer)[off:], kvDim, min(kvBlockLen, n-p))
+	}
 }

@@ -249,13 +249,13 @@ func TestRelease(t *testing.T) {
 	if d := maxDiff(a, b); d > 1e-5 {
 		t.Errorf("reused slot differs by %g", d)
 	}
-	// Reclaim drops the released slot 1, not slot 0 (in use again).
-	slot1 := s.slotBytes(1)
+	// Reclaim drops the block slot 1 released, not slot 0's (in use again).
+	slot1 := s.blockBytes()
 	if got := s.Reclaim(); got < slot1 {
-		t.Errorf("Reclaim gave %d bytes, want at least slot 1's %d", got, slot1)
+		t.Errorf("Reclaim gave %d bytes, want at least slot 1's block of %d", got, slot1)
 	}
-	if got := s.KVBytes(); got != held-slot1 || s.slots[1].capPos != 0 || s.slots[0].capPos == 0 {
-		t.Errorf("after Reclaim: %d KV bytes (slot capacities %d, %d), want %d: slot 0's only", got, s.slots[0].capPos, s.slots[1].capPos, held-slot1)
+	if got := s.KVBytes(); got != held-slot1 || len(s.slots[1].blocks) != 0 || len(s.slots[0].blocks) != 1 {
+		t.Errorf("after Reclaim: %d KV bytes (slot blocks %d, %d), want %d: slot 0's only", got, len(s.slots[0].blocks), len(s.slots[1].blocks), held-slot1)
 	}
 	s.Release(0)
 	s.Reclaim()

@@ -1,22 +1,22 @@
 package llama
 
 // ResizeSlots changes the number of sequences the State holds to n (at
-// least 1): the slot table is reallocated; slots kept keep their caches,
-// slots beyond n lose theirs. Caches of new slots are allocated lazily on
-// first use, as at NewState. It returns the bytes of the KV caches it
-// dropped (the garbage collector frees them). Like every State method it
-// must not run concurrently with Forward or Release; the engine calls it
-// at its barrier, with no sequence in flight.
+// least 1): the slot table is reallocated; slots beyond n end their
+// sequences (at the engine's barrier none runs). The free list of KV
+// blocks is dropped, and the prefix cache keeps its entries: the engine
+// then bounds them by the new budget (SetPrefixLimit). It returns the
+// bytes of the blocks it dropped (the garbage collector frees them). Like
+// every State method it must not run concurrently with Forward or
+// Release.
 func (s *State) ResizeSlots(n int) int64 {
 	n = max(n, 1)
-	var dropped int64
 	for i := n; i < len(s.slots); i++ {
-		dropped += s.slotBytes(i)
+		s.releaseSlot(&s.slots[i])
 	}
 	slots := make([]kvSlot, n)
 	copy(slots, s.slots)
 	s.slots = slots
-	return dropped
+	return s.dropFree()
 }
 
 // KVBytesPerPos is the KV cache memory one position of one slot takes.

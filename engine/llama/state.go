@@ -21,8 +21,11 @@ type State struct {
 	m    *Model
 	pool *kernels.Pool
 
-	slots []kvSlot
-	rope  *ropeTable // rotary angles of positions [0, SeqLen)
+	slots     []kvSlot    // the sequences (kvblock.go)
+	free      []*kvBlock  // blocks no sequence or cache entry holds, kept for reuse
+	allocated int         // blocks allocated: the slots', the cache's and the free ones
+	cache     prefixCache // the prefix cache (prefix.go)
+	rope      *ropeTable  // rotary angles of positions [0, SeqLen)
 
 	// Scratch, sized for cap rows and grown on demand; never shrunk.
 	cap      int
@@ -50,17 +53,6 @@ type State struct {
 
 	lora  loraState // the LoRA adapter applied, if any (adapter_apply.go)
 	chunk chunkAttn // this step's attention groups and the blocked attention's scratch (attn.go)
-}
-
-// kvSlot is the cache of one sequence: per layer, keys and values of
-// positions [0, capPos) laid out [pos][KVDim]. It grows by doubling as
-// positions are written. Release keeps it for the slot's next sequence
-// (released); Reclaim frees a released one.
-type kvSlot struct {
-	capPos   int
-	key      [][]float32
-	val      [][]float32
-	released bool
 }
 
 // attnWork is the number of multiply-adds below which attention stays on the
@@ -96,31 +88,23 @@ func (s *State) VocabSize() int { return s.m.Config.Vocab }
 func (s *State) Model() *Model { return s.m }
 
 // Release ends slot's sequence; the slot may be used again from position
-// 0. Its cache stays allocated for the next sequence, which then meets
-// memory already mapped and the size it needs already reached: a fresh
-// cache cost each request's prefill its page faults and regrowth (a
-// 100-token prompt of stories15M: 11.5-12.4 ms against 10.3-10.5). Reclaim
-// (a trim) frees the caches of released slots, ResizeSlots those of
-// removed ones. Releasing an unused or out-of-range slot does nothing.
+// 0. With the prefix cache on, the sequence's blocks stay cached for later
+// sequences (Reuse); otherwise they go to the free list, kept for the next
+// sequence, which then meets memory already mapped: a fresh cache cost
+// each request's prefill its page faults and regrowth (a 100-token prompt
+// of stories15M: 11.5-12.4 ms against 10.3-10.5). Reclaim (a trim) frees
+// the free list and the idle cache entries. Releasing an unused or
+// out-of-range slot does nothing.
 func (s *State) Release(slot int) {
 	if slot >= 0 && slot < len(s.slots) {
-		s.slots[slot].released = true
+		s.releaseSlot(&s.slots[slot])
 	}
 }
 
-// KVBytes is the KV cache memory currently held by all slots, released
-// ones included.
+// KVBytes is the KV cache memory currently held: the sequences' blocks,
+// the prefix cache's and the free list's.
 func (s *State) KVBytes() int64 {
-	var n int64
-	for i := range s.slots {
-		n += s.slotBytes(i)
-	}
-	return n
-}
-
-// slotBytes is the KV cache memory slot i holds.
-func (s *State) slotBytes(i int) int64 {
-	return int64(s.slots[i].capPos) * s.m.Config.KVBytesPerPos()
+	return int64(s.allocated) * s.blockBytes()
 }
 
 // grow makes the scratch hold n rows.
@@ -138,31 +122,6 @@ func (s *State) grow(n int) {
 	s.att = make([]float32, n*c.QDim())
 	s.hb = make([]float32, n*c.HiddenDim)
 	s.hb2 = make([]float32, n*c.HiddenDim)
-}
-
-// reserve makes slot hold positions [0, npos).
-func (s *State) reserve(slot, npos int) {
-	kv := &s.slots[slot]
-	kv.released = false
-	if npos <= kv.capPos {
-		return
-	}
-	c := s.m.Config
-	newCap := min(max(npos, 2*kv.capPos, 64), c.SeqLen)
-	kvDim := c.KVDim()
-	if kv.key == nil {
-		kv.key = make([][]float32, c.Layers)
-		kv.val = make([][]float32, c.Layers)
-	}
-	for l := range c.Layers {
-		k := make([]float32, newCap*kvDim)
-		copy(k, kv.key[l])
-		kv.key[l] = k
-		v := make([]float32, newCap*kvDim)
-		copy(v, kv.val[l])
-		kv.val[l] = v
-	}
-	kv.capPos = newCap
 }
 
 // Forward runs one batched step over rows, which may mix prefill chunks
@@ -191,7 +150,7 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		if r.Logits {
 			nl++
 		}
-		s.reserve(r.Slot, r.Pos+1)
+		s.writable(r.Slot, r.Pos, r.Token)
 	}
 	if len(logits) < nl {
 		panic(fmt.Sprintf("llama: Forward has %d rows wanting logits but %d logits buffers", nl, len(logits)))
@@ -215,9 +174,9 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		for i, r := range rows {
 			qi, ki, vi := q[i*qDim:(i+1)*qDim], k[i*kvDim:(i+1)*kvDim], v[i*kvDim:(i+1)*kvDim]
 			s.positionQKV(L, qi, ki, vi, r.Pos)
-			kv := &s.slots[r.Slot]
-			copy(kv.key[l][r.Pos*kvDim:(r.Pos+1)*kvDim], ki)
-			copy(kv.val[l][r.Pos*kvDim:(r.Pos+1)*kvDim], vi)
+			b, at := s.slots[r.Slot].blocks[r.Pos/kvBlockLen], (r.Pos%kvBlockLen)*kvDim
+			copy(s.keys(b, l)[at:at+kvDim], ki)
+			copy(s.vals(b, l)[at:at+kvDim], vi)
 		}
 		s.attention(l, rows)
 		s.pool.MatMul(xb, &L.WO, att, n)
@@ -237,6 +196,9 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		kernels.Axpy(1, xb, x)
 	}
 
+	for _, r := range rows {
+		s.wrote(r.Slot, &s.slots[r.Slot], r.Pos)
+	}
 	if nl > 0 {
 		s.classify(rows, logits, nl)
 	}

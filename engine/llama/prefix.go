@@ -1,0 +1,349 @@
+package llama
+
+import (
+	"hash/maphash"
+
+	"github.com/kiln-ai/kiln/internal/timing"
+)
+
+// The prefix cache: the KV blocks of sequences, kept after they end and
+// shared while they run, in one radix tree of blocks per namespace (model
+// state, adapter and revision: KV computed under one adapter is not the
+// KV of another). A node is one block: its tokens (kvBlockLen of them, or
+// fewer for a sequence's last block) and the block. A new sequence starts
+// with the longest cached prefix of its prompt (Reuse): whole blocks are
+// shared by reference, and the block where the match ends is copied up to
+// the exact token (the first n positions of a block depend only on its
+// first n tokens), so a follow-up turn reuses everything the previous turn
+// wrote, not only its whole blocks. A running sequence's blocks are in the
+// tree as they are written (a live entry is the block its owner is still
+// writing; others copy from it, never write it), so a request that begins
+// with a system prompt another request is still decoding behind reuses
+// it. Two sequences that computed the same whole block keep one (the
+// later adopts the earlier's).
+//
+// Hybrid models (recurrent layers beside attention) fit the same tree:
+// their recurrent state cannot be cut at an arbitrary token, so such a
+// model keeps a state checkpoint on the entries where a prompt and a
+// generation ended (the frozen tail of a sequence), and a match may stop
+// only at an entry with a checkpoint (PrefixSourceCheckpoint).
+//
+// Entries no sequence uses (idle) are evicted least recently used first,
+// leaves before their parents, when the idle bytes pass the bound the
+// engine sets (the configured bytes or the free KV budget); a trim drops
+// them all; a superseded adapter revision's are dropped with it. A
+// running sequence's blocks are never evicted.
+
+// PrefixKey names a namespace of the cache: the adapter the KV is
+// computed under and its revision (BaseAdapter's for the base model).
+type PrefixKey struct {
+	Adapter, Revision string
+}
+
+// prefixSpace is one namespace's tree.
+type prefixSpace struct {
+	key     PrefixKey
+	root    prefixNode
+	retired bool // superseded: its entries go as soon as nothing uses them
+}
+
+// prefixNode is one cached block (the root: none).
+type prefixNode struct {
+	parent   *prefixNode
+	children []*prefixNode
+	toks     []int
+	blk      *kvBlock
+	space    *prefixSpace
+	owner    *kvSlot // the sequence still writing it; nil once frozen or whole
+	hash     uint64  // of the path's tokens through this node (whole nodes and the root)
+	used     uint64  // the cache's clock at its latest use
+	writer   int     // the slot that wrote it
+	heap     int     // index in an eviction heap
+}
+
+// prefixCache is the State's cache; its zero value is off.
+type prefixCache struct {
+	on     bool
+	spaces map[PrefixKey]*prefixSpace
+	clock  uint64
+	cached int   // blocks in the trees
+	idle   int   // of which no sequence references
+	limit  int64 // the idle bytes allowed; negative: unbounded
+	seed   maphash.Seed
+	ghosts ghostSet
+	stats  timing.PrefixCacheStats
+}
+
+// SetPrefixCache turns the prefix cache on or off. Turning it off drops
+// every idle entry (as a trim does); sequences running keep their blocks.
+func (s *State) SetPrefixCache(on bool) {
+	c := &s.cache
+	if on && c.spaces == nil {
+		c.spaces = make(map[PrefixKey]*prefixSpace)
+		c.seed = maphash.MakeSeed()
+		c.limit = -1
+	}
+	if !on && c.on {
+		s.evictIdle(nil, timing.PrefixEvictTrim)
+	}
+	c.on = on
+}
+
+// PrefixCacheOn reports whether the prefix cache is on.
+func (s *State) PrefixCacheOn() bool { return s.cache.on }
+
+// Reuse begins a new sequence in slot (ending the slot's previous one)
+// with the longest cached prefix of prompt under key, and reports what it
+// reused: the positions [0, Cached) hold the prompt's KV, and the caller
+// feeds the prompt from Cached. The prompt's last token is never reused
+// (its logits are needed), so Cached is below len(prompt). With the cache
+// off it reuses nothing and the sequence is not cached.
+func (s *State) Reuse(slot int, key PrefixKey, prompt []int) timing.PrefixUse {
+	kv := &s.slots[slot]
+	if len(kv.blocks) > 0 || len(kv.toks) > 0 || kv.space != nil {
+		s.releaseSlot(kv)
+	}
+	kv.released = false
+	use := timing.PrefixUse{Prefilled: len(prompt), Stop: timing.PrefixStopOff}
+	c := &s.cache
+	if !c.on {
+		return use
+	}
+	sp := c.space(key)
+	kv.space = sp
+	limit := max(len(prompt)-1, 0)
+	node, pos, same := &sp.root, 0, true
+	var best *prefixNode
+	bestN := 0
+	now := c.tick()
+	for pos < limit {
+		best, bestN = longestChild(node, prompt[pos:min(pos+kvBlockLen, limit)])
+		if bestN < kvBlockLen {
+			break
+		}
+		s.ref(best.blk)
+		kv.blocks = append(kv.blocks, best.blk)
+		kv.toks = append(kv.toks, best.toks...)
+		kv.tail, node = best, best
+		best.used = now
+		same = same && best.writer == slot
+		pos += kvBlockLen
+		best, bestN = nil, 0
+	}
+	use.Stop = c.stopReason(sp, node, best, bestN, prompt, pos, limit)
+	if bestN > 0 {
+		// The block where the match ends: copied up to the exact token,
+		// and this sequence's live entry from there.
+		b := s.copyBlock(best.blk, bestN)
+		kv.blocks = append(kv.blocks, b)
+		kv.toks = append(kv.toks, prompt[pos:pos+bestN]...)
+		s.cache.adopt(node, b, kv, slot, prompt[pos:pos+bestN])
+		best.used = now
+		same = same && best.writer == slot
+		pos += bestN
+	}
+	use.Cached, use.Prefilled = pos, len(prompt)-pos
+	if pos > 0 {
+		use.Source = timing.PrefixSourceShared
+		if same {
+			use.Source = timing.PrefixSourceSlot
+		}
+		c.stats.Hits++
+	}
+	c.stats.Lookups++
+	c.stats.QueriedTokens += uint64(len(prompt))
+	c.stats.HitTokens += uint64(pos)
+	return use
+}
+
+// longestChild returns node's child sharing the longest prefix with seg,
+// and that length.
+func longestChild(node *prefixNode, seg []int) (*prefixNode, int) {
+	var best *prefixNode
+	bestN := 0
+	for _, ch := range node.children {
+		if k := commonPrefix(ch.toks, seg); k > bestN {
+			best, bestN = ch, k
+		}
+	}
+	return best, bestN
+}
+
+func commonPrefix(a, b []int) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// stopReason says why reuse of prompt stopped at pos (before a partial
+// match of bestN tokens of best, if any) under node.
+func (c *prefixCache) stopReason(sp *prefixSpace, node, best *prefixNode, bestN int, prompt []int, pos, limit int) timing.PrefixStop {
+	switch {
+	case pos+bestN >= limit:
+		return timing.PrefixStopPromptEnd
+	case bestN > 0 && bestN < len(best.toks):
+		return timing.PrefixStopDiverged
+	case bestN == 0 && c.ghosts.has(ghostKey(node, prompt[pos])):
+		return timing.PrefixStopEvicted
+	case bestN == 0 && len(node.children) > 0:
+		return timing.PrefixStopDiverged
+	}
+	for k, other := range c.spaces {
+		if k != sp.key && matchLen(&other.root, prompt, limit) > pos+bestN {
+			return timing.PrefixStopOtherAdapter
+		}
+	}
+	return timing.PrefixStopUncached
+}
+
+// matchLen is the number of prompt tokens a Reuse under root would reuse.
+func matchLen(root *prefixNode, prompt []int, limit int) int {
+	node, pos := root, 0
+	for pos < limit {
+		best, n := longestChild(node, prompt[pos:min(pos+kvBlockLen, limit)])
+		pos += n
+		if n < kvBlockLen {
+			break
+		}
+		node = best
+	}
+	return pos
+}
+
+// space returns key's namespace, made on first use.
+func (c *prefixCache) space(key PrefixKey) *prefixSpace {
+	sp := c.spaces[key]
+	if sp == nil {
+		sp = &prefixSpace{key: key}
+		sp.root.space = sp
+		var h maphash.Hash
+		h.SetSeed(c.seed)
+		h.WriteString(key.Adapter)
+		h.WriteByte(0)
+		h.WriteString(key.Revision)
+		sp.root.hash = h.Sum64()
+		c.spaces[key] = sp
+	}
+	return sp
+}
+
+func (c *prefixCache) tick() uint64 {
+	c.clock++
+	return c.clock
+}
+
+// adopt makes b, just written or copied with toks by slot's sequence kv,
+// that sequence's live entry under parent.
+func (c *prefixCache) adopt(parent *prefixNode, b *kvBlock, kv *kvSlot, slot int, toks []int) {
+	n := &prefixNode{parent: parent, blk: b, space: parent.space, owner: kv, writer: slot, used: c.tick(), heap: -1}
+	n.toks = append(make([]int, 0, kvBlockLen), toks...)
+	b.node = n
+	parent.children = append(parent.children, n)
+	c.cached++
+	kv.tail = n
+}
+
+// wrote records that slot's sequence kv wrote position pos: its block's
+// entry grows by the token, a new block becomes a live entry, and a block
+// that became whole is published (or replaced by an equal one already
+// cached).
+func (s *State) wrote(slot int, kv *kvSlot, pos int) {
+	c := &s.cache
+	if kv.space == nil {
+		return
+	}
+	bi := pos / kvBlockLen
+	b := kv.blocks[bi]
+	n := b.node
+	if n == nil {
+		parent := &kv.space.root
+		if bi > 0 {
+			parent = kv.tail
+			if parent == nil || kv.blocks[bi-1].node != parent || len(parent.toks) < kvBlockLen {
+				s.detach(kv) // not a path of the tree: stays private
+				return
+			}
+		}
+		c.adopt(parent, b, kv, slot, nil)
+		n = b.node
+	}
+	if n.owner != kv || len(n.toks) != pos%kvBlockLen {
+		s.detach(kv)
+		return
+	}
+	n.toks = append(n.toks, kv.toks[pos])
+	n.used = c.tick()
+	if len(n.toks) == kvBlockLen {
+		s.whole(kv, bi, n)
+	}
+}
+
+// whole publishes n, the block bi of kv that its sequence just filled:
+// the entry is frozen, a shorter entry it extends is dropped, and when an
+// equal whole block is cached already the sequence adopts that one.
+func (s *State) whole(kv *kvSlot, bi int, n *prefixNode) {
+	c := &s.cache
+	n.owner = nil
+	n.hash = hashToks(n.parent.hash, n.toks)
+	parent := n.parent
+	for _, m := range parent.children {
+		if m == n || len(m.toks) != kvBlockLen || m.owner != nil || m.hash != n.hash || commonPrefix(m.toks, n.toks) != kvBlockLen {
+			continue
+		}
+		s.ref(m.blk)
+		kv.blocks[bi] = m.blk
+		kv.tail = m
+		m.used = n.used
+		c.unlink(n)
+		n.blk.node = nil
+		s.unref(n.blk)
+		return
+	}
+	s.dropSubsumed(n)
+}
+
+// dropSubsumed evicts n's idle frozen siblings whose tokens n's begin
+// with: n holds the same KV and more.
+func (s *State) dropSubsumed(n *prefixNode) {
+	for i := 0; i < len(n.parent.children); i++ {
+		m := n.parent.children[i]
+		if m != n && m.owner == nil && m.blk.refs == 0 && len(m.children) == 0 && len(m.toks) <= len(n.toks) && commonPrefix(m.toks, n.toks) == len(m.toks) {
+			s.evict(m, timing.PrefixEvictSubsumed)
+			i--
+		}
+	}
+}
+
+// freeze ends kv's live entry: the block it was writing stays cached as
+// it stands (a tail shorter than a block), unless a sibling holds its
+// tokens and more, when it goes as soon as nothing uses it.
+func (s *State) freeze(kv *kvSlot) {
+	n := kv.tail
+	if n == nil || n.owner != kv {
+		return
+	}
+	n.owner = nil
+	for _, m := range n.parent.children {
+		if m != n && len(m.toks) >= len(n.toks) && commonPrefix(m.toks, n.toks) == len(n.toks) {
+			if n.blk.refs == 0 && len(n.children) == 0 {
+				s.evict(n, timing.PrefixEvictSubsumed)
+			}
+			return
+		}
+	}
+	s.dropSubsumed(n)
+}
+
+// hashToks extends the path hash h by toks.
+func hashToks(h uint64, toks []int) uint64 {
+	for _, t := range toks {
+		h ^= uint64(t) + 0x9e3779b97f4a7c15
+		h *= 0x100000001b3
+		h ^= h >> 29
+	}
+	return h
+}

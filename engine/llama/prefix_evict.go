@@ -1,0 +1,205 @@
+package llama
+
+import (
+	"container/heap"
+
+	"github.com/kiln-ai/kiln/internal/timing"
+)
+
+// SetPrefixLimit bounds the bytes of idle cache entries (those no running
+// sequence uses) to limit, evicting the least recently used first (for
+// reason), and returns the bytes evicted. A negative limit is no bound.
+// The engine sets it whenever its free KV budget changes.
+func (s *State) SetPrefixLimit(limit int64, reason timing.PrefixEvict) int64 {
+	c := &s.cache
+	c.limit = limit
+	if limit < 0 || int64(c.idle)*s.blockBytes() <= limit {
+		return 0
+	}
+	keep := int(limit / s.blockBytes())
+	return s.evictLRU(keep, reason)
+}
+
+// SupersedePrefixes retires the namespaces of adapter under a revision
+// other than revision: a new revision's KV differs, so their entries can
+// never be reused again. Idle entries go now, the others as their last
+// sequence ends. It returns the bytes evicted now.
+func (s *State) SupersedePrefixes(adapter, revision string) int64 {
+	var freed int64
+	for k, sp := range s.cache.spaces {
+		if k.Adapter == adapter && k.Revision != revision {
+			delete(s.cache.spaces, k)
+			sp.retired = true
+			freed += s.evictIdle(sp, timing.PrefixEvictSuperseded)
+		}
+	}
+	return freed
+}
+
+// PrefixStats returns the cache's state and counters.
+func (s *State) PrefixStats() timing.PrefixCacheStats {
+	c := &s.cache
+	st := c.stats
+	st.Enabled = c.on
+	st.LimitBytes = c.limit
+	st.Bytes = int64(c.cached) * s.blockBytes()
+	st.IdleBytes = int64(c.idle) * s.blockBytes()
+	st.Blocks = c.cached
+	st.BlockLen = kvBlockLen
+	return st
+}
+
+// unlink removes n from its parent's children.
+func (c *prefixCache) unlink(n *prefixNode) {
+	p := n.parent
+	for i, m := range p.children {
+		if m == n {
+			last := len(p.children) - 1
+			p.children[i] = p.children[last]
+			p.children[last] = nil
+			p.children = p.children[:last]
+			break
+		}
+	}
+	n.parent = nil
+	c.cached--
+}
+
+// evict drops n, an idle leaf, for reason; its block goes to the free
+// list. Unless another entry holds its KV (subsumed), the cache remembers
+// that it held a continuation there, for the stop reason of a later miss.
+func (s *State) evict(n *prefixNode, reason timing.PrefixEvict) {
+	c := &s.cache
+	if reason != timing.PrefixEvictSubsumed {
+		c.ghosts.add(ghostKey(n.parent, n.toks[0]))
+	}
+	c.unlink(n)
+	c.idle--
+	n.blk.node = nil
+	s.free = append(s.free, n.blk)
+	n.blk = nil
+	c.stats.Evictions[reason]++
+	c.stats.EvictedBytes[reason] += uint64(s.blockBytes())
+}
+
+// dropPath evicts n and its ancestors while they are idle leaves (a
+// retired namespace's path when its last sequence ended).
+func (s *State) dropPath(n *prefixNode) {
+	for n != nil && n.parent != nil && n.blk.refs == 0 && len(n.children) == 0 {
+		p := n.parent
+		s.evict(n, timing.PrefixEvictSuperseded)
+		n = p
+	}
+}
+
+// evictIdle evicts every idle entry of sp (nil: of every namespace) and
+// returns their bytes. An idle entry's whole subtree is idle (a sequence
+// using a block uses its ancestors), so leaves go first by a post-order
+// walk.
+func (s *State) evictIdle(sp *prefixSpace, reason timing.PrefixEvict) int64 {
+	before := s.cache.idle
+	var walk func(n *prefixNode)
+	walk = func(n *prefixNode) {
+		for i := len(n.children) - 1; i >= 0; i-- {
+			if i < len(n.children) {
+				walk(n.children[i])
+			}
+		}
+		if n.parent != nil && n.blk.refs == 0 && len(n.children) == 0 {
+			s.evict(n, reason)
+		}
+	}
+	if sp != nil {
+		walk(&sp.root)
+	} else {
+		for _, sp := range s.cache.spaces {
+			walk(&sp.root)
+		}
+	}
+	return int64(before-s.cache.idle) * s.blockBytes()
+}
+
+// evictLRU evicts idle leaves, least recently used first, until at most
+// keep idle blocks remain, and returns the bytes evicted.
+func (s *State) evictLRU(keep int, reason timing.PrefixEvict) int64 {
+	c := &s.cache
+	before := c.idle
+	var h lruHeap
+	var walk func(n *prefixNode)
+	walk = func(n *prefixNode) {
+		for _, ch := range n.children {
+			walk(ch)
+		}
+		if n.parent != nil && n.blk.refs == 0 && len(n.children) == 0 {
+			h = append(h, n)
+		}
+	}
+	for _, sp := range c.spaces {
+		walk(&sp.root)
+	}
+	heap.Init(&h)
+	for c.idle > keep && h.Len() > 0 {
+		n := heap.Pop(&h).(*prefixNode)
+		p := n.parent
+		s.evict(n, reason)
+		if p.parent != nil && p.blk.refs == 0 && len(p.children) == 0 {
+			heap.Push(&h, p)
+		}
+	}
+	return int64(before-c.idle) * s.blockBytes()
+}
+
+// lruHeap orders idle leaves by their latest use.
+type lruHeap []*prefixNode
+
+func (h lruHeap) Len() int           { return len(h) }
+func (h lruHeap) Less(i, j int) bool { return h[i].used < h[j].used }
+func (h lruHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lruHeap) Push(x any)        { *h = append(*h, x.(*prefixNode)) }
+func (h *lruHeap) Pop() any {
+	old := *h
+	n := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return n
+}
+
+// ghostKey names the continuation of node that begins with tok.
+func ghostKey(node *prefixNode, tok int) uint64 {
+	return hashToks(node.hash^0x5bd1e9955bd1e995, []int{tok})
+}
+
+// ghostCap bounds the evicted continuations remembered.
+const ghostCap = 4096
+
+// ghostSet remembers the latest ghostCap evicted continuations, so that a
+// miss where the cache once held the prompt's continuation says evicted,
+// not uncached.
+type ghostSet struct {
+	set  map[uint64]struct{}
+	ring []uint64
+	next int
+}
+
+func (g *ghostSet) add(k uint64) {
+	if g.set == nil {
+		g.set = make(map[uint64]struct{}, ghostCap)
+		g.ring = make([]uint64, 0, ghostCap)
+	}
+	if _, ok := g.set[k]; ok {
+		return
+	}
+	if len(g.ring) < ghostCap {
+		g.ring = append(g.ring, k)
+	} else {
+		delete(g.set, g.ring[g.next])
+		g.ring[g.next] = k
+		g.next = (g.next + 1) % ghostCap
+	}
+	g.set[k] = struct{}{}
+}
+
+func (g *ghostSet) has(k uint64) bool {
+	_, ok := g.set[k]
+	return ok
+}
