@@ -189,8 +189,8 @@ func (c *prefixCache) stopReason(sp *prefixSpace, node, best *prefixNode, bestN 
 		return timing.PrefixStopDiverged
 	case bestN == 0 && c.ghosts.has(ghostKey(node, prompt[pos])):
 		return timing.PrefixStopEvicted
-	case bestN == 0 && len(node.children) > 0:
-		return timing.PrefixStopDiverged
+	case bestN == 0 && pos > 0 && len(node.children) > 0:
+		return timing.PrefixStopDiverged // (at the root: nothing in common, uncached)
 	}
 	for k, other := range c.spaces {
 		if k != sp.key && matchLen(&other.root, prompt, limit) > pos+bestN {
