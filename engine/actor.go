@@ -165,6 +165,9 @@ func (a *actor) publish() {
 		}
 	}
 	s.KVReserved = a.kvUsed
+	if pb, ok := a.e.backend.(PrefixBackend); ok {
+		s.PrefixCache = pb.PrefixStats()
+	}
 	s.CycleIdleTotal = a.c.idle
 	e := a.e
 	e.snapMu.Lock()

@@ -167,6 +167,11 @@ func (s *swapMutation) Apply(b Backend) error {
 	s.e.mu.Lock()
 	s.e.loaded = s.to
 	s.e.mu.Unlock()
+	if pb, ok := b.(PrefixBackend); ok && s.to != nil {
+		// A new revision of the adapter's weights: the KV cached under
+		// the old one can never be reused.
+		pb.SupersedePrefixes(s.to.AdapterName(), AdapterRevision(s.to))
+	}
 	return nil
 }
 

@@ -101,7 +101,7 @@ func (a *actor) prefillStep(t time.Time) time.Time {
 		if budget == 0 {
 			break
 		}
-		if r.state != statePrefilling {
+		if r.state != statePrefilling || !a.lookUp(r) {
 			continue
 		}
 		n := min(len(r.prompt)-r.fed, budget)

@@ -81,6 +81,7 @@ func (a *actor) finish(r *request, reason FinishReason, err error) {
 		a.free = append(a.free, r.slot)
 		a.kvUsed -= r.reserve
 		r.slot = -1
+		a.fitPrefix(PrefixEvictCapacity)
 	}
 	if reason == FinishCancelled || reason == FinishEvicted || reason == FinishError {
 		r.hasPending = false

@@ -92,6 +92,7 @@ func New(b Backend, cfg Config, opts ...Option) (*Engine, error) {
 	e.tracker = NewPhaseTracker(e.clock)
 	e.barrier = NewPhaseTracker(e.clock)
 	e.a.init(e)
+	e.initPrefixCache()
 	e.snap.KVBudget, e.snap.KVSlots, e.snap.BatchLimit = rc.KVBudget, b.Slots(), rc.MaxBatch
 	return e, nil
 }

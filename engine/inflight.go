@@ -26,7 +26,8 @@ type request struct {
 
 	state      state // changed only by moveTo
 	slot       int   // -1 when none; set while state.holdsSlot()
-	fed        int   // positions written into the KV cache
+	fed        int   // positions written into the KV cache (or reused from the prefix cache)
+	looked     bool  // the prefix cache was looked up (lookUp)
 	last       int   // the latest sampled token, fed by the next decode step
 	generated  int
 	mark       counters

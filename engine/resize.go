@@ -159,6 +159,7 @@ func (m *kvResize) applyActor(a *actor, op *Operation) error {
 	r.DroppedBytes = rz.ResizeSlots(r.Slots)
 	r.ActualTokens = m.tokens
 	a.setCapacity(r.Slots, m.tokens)
+	r.DroppedBytes += a.fitPrefix(PrefixEvictResize)
 	debug.FreeOSMemory()
 	r.RSSAfter = ResidentBytes()
 	r.BytesBefore, r.BytesAfter = int64(r.FromTokens)*per, int64(r.ActualTokens)*per

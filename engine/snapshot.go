@@ -17,3 +17,10 @@ type (
 	PrefixEvict      = timing.PrefixEvict
 	PrefixCacheStats = timing.PrefixCacheStats
 )
+
+// The stop and eviction reasons the engine names.
+const (
+	PrefixStopOff       = timing.PrefixStopOff
+	PrefixEvictCapacity = timing.PrefixEvictCapacity
+	PrefixEvictResize   = timing.PrefixEvictResize
+)

@@ -1,0 +1,92 @@
+package engine
+
+import "github.com/kiln-ai/kiln/engine/llama"
+
+// PrefixBackend is a backend with a prefix cache (*llama.State): a
+// request's prompt starts from the longest cached prefix of its tokens
+// computed under the same adapter and revision, and the cache keeps what
+// no request uses within the bound the engine sets from its free KV
+// budget. All calls are the actor's (or a mutation's at the barrier).
+type PrefixBackend interface {
+	SetPrefixCache(on bool)
+	Reuse(slot int, key llama.PrefixKey, prompt []int) PrefixUse
+	SetPrefixLimit(limit int64, reason PrefixEvict) int64
+	SupersedePrefixes(adapter, revision string) int64
+	PrefixStats() PrefixCacheStats
+	KVBytesPerPos() int64
+}
+
+var _ PrefixBackend = (*llama.State)(nil)
+
+// prefixLeaderTokens is how many leading prompt tokens a request must
+// share with one prefilled in the same step to wait for it: the next step
+// reuses what that one wrote instead of computing it a second time.
+const prefixLeaderTokens = 16
+
+// prefixBackend returns the backend's cache when it is on.
+func (e *Engine) prefixBackend() PrefixBackend {
+	if e.cfg.PrefixCacheOff {
+		return nil
+	}
+	pb, _ := e.backend.(PrefixBackend)
+	return pb
+}
+
+// initPrefixCache turns the backend's cache on or off as configured.
+func (e *Engine) initPrefixCache() {
+	if pb, ok := e.backend.(PrefixBackend); ok {
+		pb.SetPrefixCache(!e.cfg.PrefixCacheOff)
+	}
+}
+
+// prefixKey is the cache namespace of a request run with adapter.
+func prefixKey(adapter Adapter) llama.PrefixKey {
+	return llama.PrefixKey{Adapter: adapterName(adapter), Revision: AdapterRevision(adapter)}
+}
+
+// lookUp starts r's sequence from the longest cached prefix of its prompt,
+// once, when it first gets prefill budget: positions [0, r.fed) then hold
+// the prompt's KV. It reports false when r should wait a step for a
+// request prefilled in this one that begins with the same tokens.
+func (a *actor) lookUp(r *request) bool {
+	if r.looked {
+		return true
+	}
+	use := PrefixUse{Prefilled: len(r.prompt), Stop: PrefixStopOff}
+	if pb := a.e.prefixBackend(); pb != nil {
+		for _, p := range a.prefilled {
+			if commonLen(p.prompt, r.prompt) >= min(prefixLeaderTokens, len(r.prompt)-1) && len(r.prompt) > 1 {
+				return false
+			}
+		}
+		use = pb.Reuse(r.slot, prefixKey(r.adapter), r.prompt)
+		r.fed = use.Cached
+	}
+	r.looked = true
+	r.stream.res.Prefix = use
+	return true
+}
+
+func commonLen(a, b []int) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// fitPrefix bounds the cache's idle entries by the free KV budget (and the
+// configured bytes), evicting for reason; it returns the bytes evicted.
+func (a *actor) fitPrefix(reason PrefixEvict) int64 {
+	pb := a.e.prefixBackend()
+	if pb == nil {
+		return 0
+	}
+	limit := int64(max(a.kvBudget-a.kvUsed, 0)) * pb.KVBytesPerPos()
+	if b := a.e.cfg.PrefixCacheBytes; b > 0 {
+		limit = min(limit, b)
+	}
+	return pb.SetPrefixLimit(limit, reason)
+}
