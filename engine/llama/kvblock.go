@@ -123,13 +123,11 @@ func (s *State) writable(slot, pos, tok int) {
 		}
 	}
 	bi := pos / kvBlockLen
-	for len(kv.blocks) <= bi {
-		kv.blocks = append(kv.blocks, nil)
+	for len(kv.blocks) <= bi { // a gap's blocks too: attention reads every position before pos
+		kv.blocks = append(kv.blocks, s.newBlock())
 	}
 	b := kv.blocks[bi]
 	switch {
-	case b == nil:
-		kv.blocks[bi] = s.newBlock()
 	case b.refs > 1 || (b.node != nil && b.node.owner != kv):
 		s.detach(kv)
 		kv.blocks[bi] = s.copyBlock(b, pos%kvBlockLen)
@@ -147,9 +145,7 @@ func (s *State) truncate(slot, n int) {
 	s.detach(kv)
 	keep := (n + kvBlockLen - 1) / kvBlockLen
 	for i := keep; i < len(kv.blocks); i++ {
-		if b := kv.blocks[i]; b != nil {
-			s.unref(b)
-		}
+		s.unref(kv.blocks[i])
 		kv.blocks[i] = nil
 	}
 	kv.blocks = kv.blocks[:keep]
@@ -168,9 +164,7 @@ func (s *State) detach(kv *kvSlot) {
 // rest of its path when its namespace was superseded).
 func (s *State) releaseSlot(kv *kvSlot) {
 	for i, b := range kv.blocks {
-		if b != nil {
-			s.unref(b)
-		}
+		s.unref(b)
 		kv.blocks[i] = nil
 	}
 	s.freeze(kv)

@@ -416,3 +416,23 @@ func TestPrefixEvictions(t *testing.T) {
 		t.Errorf("held %d bytes, below slot 1's 4 blocks", got)
 	}
 }
+
+// TestForwardGap: a row past the sequence's end (a gap of unknown
+// tokens, as a benchmark's warm-up writes) attends over zeroed blocks
+// without a fault, and the sequence is not cached.
+func TestForwardGap(t *testing.T) {
+	m, err := NewRandom(prefixTestConfig(), 16, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewState(1, nil)
+	s.SetPrefixCache(true)
+	s.Reuse(0, baseKey, []int{1, 2, 3})
+	logits := [][]float32{make([]float32, s.VocabSize())}
+	s.Forward([]Row{{Slot: 0, Pos: 0, Token: 1}, {Slot: 0, Pos: 300, Token: 2, Logits: true}}, logits)
+	if st := s.PrefixStats(); st.Blocks != 0 {
+		t.Errorf("%d blocks cached, want none: a sequence with unknown tokens is not cached", st.Blocks)
+	}
+	s.Forward([]Row{{Slot: 0, Pos: 0, Token: 1, Logits: true}}, logits) // a rewrite from 0
+	s.Release(0)
+}
