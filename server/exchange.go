@@ -89,6 +89,7 @@ func (x *exchange) run(stream generation) error {
 		Admitted:         res.Admitted,
 		AdmissionDone:    res.AdmissionDone,
 		PrefillDone:      res.PrefillDone,
+		Prefix:           res.Prefix,
 		Err:              res.Err,
 		End:              ended,
 	})
