@@ -41,3 +41,14 @@ func prefixSource(u engine.PrefixUse) string {
 	}
 	return u.Source.String()
 }
+
+// prefixCacheJSON is /v1/config's prefix_cache: whether the engine caches
+// prompt prefixes, and its byte bound (null: only the free KV budget
+// bounds it).
+func (c Config) prefixCacheJSON() map[string]any {
+	var bound any
+	if c.Engine.PrefixCacheBytes > 0 {
+		bound = c.Engine.PrefixCacheBytes
+	}
+	return map[string]any{"enabled": !c.Engine.PrefixCacheOff, "max_bytes": bound}
+}
