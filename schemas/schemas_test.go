@@ -39,6 +39,9 @@ func TestSchemas(t *testing.T) {
 	unreadable := `{"object":"kiln.adapters","active":null,"running":null,"loaded":[],"available":[{"name":"x","format":"gguf","rank":null,"alpha":null,"targets":null,"size_bytes":null,"sha256":null,"loadable":false,"problem":"x.gguf: general.type is \"\", want \"adapter\""}]}`
 	running := `{"name":"support","revision":"` + strings.Repeat("a", 64) + `","revision_number":3002399751580330}` // 0xaaaaaaaaaaaaa
 	loaded := `{"id":"m","format":"gguf","architecture":"llama","parameters":100,"weight_types":{"q4_k":14,"f32":5},"weight_bytes":400,"file_bytes":500,"context":64,"model_context":128,"vocab_size":40,"kv_bytes_per_token":8,"kv_bytes_per_slot":512,"mapped_bytes":500,"resident_bytes":null}`
+	prefix := `{"cached_tokens":0,"prefilled_tokens":3,"source":null,"stop_reason":"off"}`
+	hit := `{"cached_tokens":1024,"prefilled_tokens":76,"source":"shared_prefix","stop_reason":"diverged"}`
+	usage := `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"prompt_tokens_details":{"cached_tokens":0}}}`
 	model := `{"id":"m","object":"model","created":1,"owned_by":"kiln","max_model_len":64,"meta":{"n_ctx_train":128,"n_params":100,"size":400,"n_vocab":40,"n_embd":32}}`
 	tests := []struct {
 		name     string
@@ -54,6 +57,27 @@ func TestSchemas(t *testing.T) {
 		{"trace export off", ObservabilityID, "trace_export", `{"enabled":false,"endpoint":null,"protocol":null}`, true},
 		{"trace export on", ObservabilityID, "trace_export", `{"enabled":true,"endpoint":"http://c:4318/v1/traces","protocol":"http/protobuf"}`, true},
 		{"trace export headers", ObservabilityID, "trace_export", `{"enabled":true,"endpoint":"http://c:4318","protocol":"grpc","headers":"x"}`, false},
+		{"prefix cache unused", ObservabilityID, "prefix_cache_use", prefix, true},
+		{"prefix cache hit", ObservabilityID, "prefix_cache_use", hit, true},
+		{"prefix cache every source", ObservabilityID, "prefix_cache_use", strings.Replace(hit, `"shared_prefix"`, `"checkpoint"`, 1), true},
+		{"prefix cache same slot to the prompt's end", ObservabilityID, "prefix_cache_use", strings.Replace(strings.Replace(hit, `"shared_prefix"`, `"same_slot"`, 1), `"diverged"`, `"prompt_end"`, 1), true},
+		{"prefix cache miss with a reason", ObservabilityID, "prefix_cache_use", strings.Replace(prefix, `"off"`, `"other_adapter"`, 1), true},
+		{"prefix cache source without reuse", ObservabilityID, "prefix_cache_use", strings.Replace(prefix, `"source":null`, `"source":"same_slot"`, 1), false},
+		{"prefix cache reuse without a source", ObservabilityID, "prefix_cache_use", strings.Replace(hit, `"shared_prefix"`, `null`, 1), false},
+		{"prefix cache off but reused", ObservabilityID, "prefix_cache_use", strings.Replace(hit, `"diverged"`, `"off"`, 1), false},
+		{"prefix cache unknown source", ObservabilityID, "prefix_cache_use", strings.Replace(hit, `"shared_prefix"`, `"radix"`, 1), false},
+		{"prefix cache unknown stop reason", ObservabilityID, "prefix_cache_use", strings.Replace(hit, `"diverged"`, `"full"`, 1), false},
+		{"prefix cache missing key", ObservabilityID, "prefix_cache_use", strings.Replace(hit, `"prefilled_tokens":76,`, ``, 1), false},
+		{"prefix cache extra key", ObservabilityID, "prefix_cache_use", strings.Replace(hit, `{`, `{"diverged_at":1024,`, 1), false},
+		{"prefix cache config", ObservabilityID, "prefix_cache_config", `{"enabled":true,"max_bytes":null}`, true},
+		{"prefix cache config bounded", ObservabilityID, "prefix_cache_config", `{"enabled":false,"max_bytes":536870912}`, true},
+		{"prefix cache config zero bound", ObservabilityID, "prefix_cache_config", `{"enabled":true,"max_bytes":0}`, false},
+		{"prefix cache config missing bound", ObservabilityID, "prefix_cache_config", `{"enabled":true}`, false},
+		{"usage chunk", InferenceID, "stream_chunk", usage, true},
+		{"usage chunk reusing", InferenceID, "stream_chunk", strings.Replace(usage, `"cached_tokens":0`, `"cached_tokens":2`, 1), true},
+		{"usage chunk without cached tokens", InferenceID, "stream_chunk", strings.Replace(usage, `,"prompt_tokens_details":{"cached_tokens":0}`, ``, 1), false},
+		{"usage chunk null cached tokens", InferenceID, "stream_chunk", strings.Replace(usage, `"cached_tokens":0`, `"cached_tokens":null`, 1), false},
+		{"usage chunk extra details", InferenceID, "stream_chunk", strings.Replace(usage, `"cached_tokens":0`, `"cached_tokens":0,"audio_tokens":0`, 1), false},
 		{"model", InferenceID, "model", model, true},
 		{"model list", InferenceID, "model_list", `{"object":"list","data":[` + model + `]}`, true},
 		{"model without meta", InferenceID, "model", strings.Replace(model, `,"meta":{"n_ctx_train":128,"n_params":100,"size":400,"n_vocab":40,"n_embd":32}`, ``, 1), false},
@@ -98,8 +122,9 @@ func TestSchemas(t *testing.T) {
 		{"recent unknown kind", ObservabilityID, "maintenance_recent", strings.Replace(recent, `"kind":"trim"`, `"kind":"gc"`, 1), false},
 		{"recent extra field", ObservabilityID, "maintenance_recent", strings.Replace(recent, `"running":true`, `"running":true,"request_id":"x"`, 1), false},
 		{"error missing param", ObservabilityID, "error", `{"error":{"message":"m","type":"t","code":null}}`, false},
-		{"terminal chunk with metadata", InferenceID, "stream_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"metadata":{"performance":{"latency":` + summary + `,"prompt_tokens":3,"completion_tokens":3,"ttft_ms":5,"total_latency_ms":400,"decode_tokens_per_sec":6.6,"finish_reason":"stop","adapter_used":"base"}}}`, true},
-		{"terminal chunk with a broken summary", InferenceID, "stream_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"metadata":{"performance":{"latency":` + strings.Replace(summary, `"ttft_ms":5,`, ``, 1) + `,"prompt_tokens":3,"completion_tokens":3,"ttft_ms":5,"total_latency_ms":400,"decode_tokens_per_sec":6.6,"finish_reason":"stop","adapter_used":"base"}}}`, false},
+		{"terminal chunk with metadata", InferenceID, "stream_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"metadata":{"performance":{"latency":` + summary + `,"prompt_tokens":3,"completion_tokens":3,"ttft_ms":5,"total_latency_ms":400,"decode_tokens_per_sec":6.6,"finish_reason":"stop","adapter_used":"base","prefix_cache":` + hit + `}}}`, true},
+		{"terminal chunk with a broken summary", InferenceID, "stream_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"metadata":{"performance":{"latency":` + strings.Replace(summary, `"ttft_ms":5,`, ``, 1) + `,"prompt_tokens":3,"completion_tokens":3,"ttft_ms":5,"total_latency_ms":400,"decode_tokens_per_sec":6.6,"finish_reason":"stop","adapter_used":"base","prefix_cache":` + hit + `}}}`, false},
+		{"terminal chunk without prefix cache", InferenceID, "stream_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"metadata":{"performance":{"latency":` + summary + `,"prompt_tokens":3,"completion_tokens":3,"ttft_ms":5,"total_latency_ms":400,"decode_tokens_per_sec":6.6,"finish_reason":"stop","adapter_used":"base"}}}`, false},
 		{"content chunk with metadata", InferenceID, "content_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":null}],"metadata":{}}`, false},
 		{"request", InferenceID, "chat_request", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"include_performance":null,"extra":1}`, true},
 		{"request n=2", InferenceID, "chat_request", `{"model":"m","messages":[{"role":"user","content":"hi"}],"n":2}`, false},

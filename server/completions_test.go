@@ -144,7 +144,10 @@ func TestCompletions(t *testing.T) {
 			Index        int     `json:"index"`
 			FinishReason *string `json:"finish_reason"`
 		} `json:"choices"`
-		Usage    map[string]int `json:"usage"`
+		Usage struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
 		Metadata struct {
 			Performance map[string]any `json:"performance"`
 		} `json:"metadata"`
@@ -158,7 +161,7 @@ func TestCompletions(t *testing.T) {
 	if len(whole.Choices) != 1 || whole.Choices[0].FinishReason == nil || *whole.Choices[0].FinishReason != "length" {
 		t.Fatalf("choices %+v: want one that ended by length", whole.Choices)
 	}
-	if whole.Usage["completion_tokens"] != 8 || whole.Usage["prompt_tokens"] < 2 {
+	if whole.Usage.CompletionTokens != 8 || whole.Usage.PromptTokens < 2 {
 		t.Errorf("usage %v", whole.Usage)
 	}
 	if whole.Metadata.Performance == nil {

@@ -46,6 +46,7 @@ type exchange struct {
 	roleSent   bool            // the first chunk (with the role) was written
 	cutOff     bool            // the shutdown grace ended the generation (drain.go)
 	writeErr   error
+	prefix     engine.PrefixUse // what the prompt reused from the prefix cache (prefix.go), from the engine's result
 
 	diag diagRecorder // the record's Latency diagnosis data (diagnosis.go)
 }
@@ -73,6 +74,7 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, req *chatRe
 func (x *exchange) run(stream generation) error {
 	x.stream(stream.Tokens())
 	res := stream.Result()
+	x.prefix = res.Prefix
 	x.s.logFault(x.r, res.Err)
 	finish, outcome := x.finish(res)
 	// The end is read once, from the clock of every other instant of the
@@ -87,6 +89,7 @@ func (x *exchange) run(stream generation) error {
 		Admitted:         res.Admitted,
 		AdmissionDone:    res.AdmissionDone,
 		PrefillDone:      res.PrefillDone,
+		Prefix:           res.Prefix,
 		Err:              res.Err,
 		End:              ended,
 	})

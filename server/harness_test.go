@@ -93,6 +93,7 @@ type harnessSetup struct {
 	eopts  []engine.Option
 	spans  *tracetest.InMemoryExporter
 	wrap   func(net.Listener) net.Listener // wraps the test server's listener
+	gen    func(generator) generator       // wraps the engine the server submits to (a test double's seam)
 	model  string                          // the model spec; "" is kiln-tiny
 }
 
@@ -156,7 +157,11 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 			}
 		}})
 	t.Cleanup(runner.Stop)
-	h.srv, err = New(cfg, Deps{Model: model, Engine: h.eng, Telemetry: h.tel, Logger: &nop, Training: runner, Adapters: adapters})
+	deps := Deps{Model: model, Engine: h.eng, Telemetry: h.tel, Logger: &nop, Training: runner, Adapters: adapters}
+	if setup.gen != nil {
+		deps.gen = setup.gen(engineGenerator{h.eng})
+	}
+	h.srv, err = New(cfg, deps)
 	if err != nil {
 		t.Fatalf("server: %v", err)
 	}

@@ -227,6 +227,7 @@ func (s *Server) configJSON() map[string]any {
 			"evict_grace_ms":  timing.Ms(c.Engine.EvictGrace),
 			"cycle_idle_ms":   timing.Ms(c.Engine.CycleIdle),
 		},
+		"prefix_cache": c.prefixCacheJSON(),
 	}
 }
 

@@ -107,6 +107,7 @@ func (x *exchange) appendUsage(b []byte) []byte {
 	b = appendInt(b, int64(x.completion))
 	b = append(b, `,"total_tokens":`...)
 	b = appendInt(b, int64(x.promptLen+x.completion))
+	b = appendPromptTokensDetails(b, x.prefix)
 	return append(b, '}')
 }
 

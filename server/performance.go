@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
@@ -16,6 +17,7 @@ type performance struct {
 	decodeTokensPerSec latency.NullFloat
 	finishReason       string
 	adapterUsed        string
+	prefix             engine.PrefixUse
 }
 
 // performance builds the object at the request's end; totalMs is receipt
@@ -30,6 +32,7 @@ func (x *exchange) performance(finish string, totalMs float64, sum latency.Summa
 		totalLatencyMs:   totalMs,
 		finishReason:     finish,
 		adapterUsed:      lora.Name(x.req.adapter),
+		prefix:           x.prefix,
 	}
 	// Decode throughput over the gaps: tokens after the first per second
 	// between the first and the last token; null without a gap.
@@ -68,6 +71,8 @@ func (p *performance) appendJSON(b []byte) []byte {
 	b = appendJSONString(b, p.finishReason)
 	b = append(b, `,"adapter_used":`...)
 	b = appendJSONString(b, p.adapterUsed)
+	b = append(b, `,"prefix_cache":`...)
+	b = appendPrefixCache(b, p.prefix)
 	return append(b, '}')
 }
 

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
@@ -22,6 +23,7 @@ type recentRecord struct {
 	finishReason     string
 	adapterUsed      string // the adapter the request ran with, or "base"
 	latency          latency.Summary
+	prefix           engine.PrefixUse // what the prompt took from the prefix cache
 	hasText          bool
 	prompt           string
 	completion       string
@@ -44,6 +46,7 @@ func (x *exchange) record(finish string, ended time.Time, totalMs float64, sum l
 		finishReason:     finish,
 		adapterUsed:      lora.Name(x.req.adapter),
 		latency:          sum,
+		prefix:           x.prefix,
 		seq:              x.treq.ID(),
 		diag:             x.diag.finish(sum.StallThresholdMs, resolvers{request: x.s.recent.resolve, operation: x.s.tel.OperationRecord}),
 	}
@@ -85,6 +88,8 @@ func (r *recentRecord) appendJSON(b []byte) []byte {
 	b = appendJSONString(b, r.adapterUsed)
 	b = append(b, `,"latency":`...)
 	b = r.latency.AppendJSON(b)
+	b = append(b, `,"prefix_cache":`...)
+	b = appendPrefixCache(b, r.prefix)
 	b = append(b, `,"prompt":`...)
 	if r.hasText {
 		b = appendJSONString(b, r.prompt)

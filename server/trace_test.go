@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
@@ -179,4 +180,53 @@ func stallSpans(t *testing.T, exp *tracetest.InMemoryExporter) map[string]int {
 		}
 	}
 	return out
+}
+
+// TestPrefixCacheSpanAttributes: the chat span carries the GenAI
+// cache-read count and Kiln's four prefix-cache facts, the source absent
+// when nothing was reused.
+func TestPrefixCacheSpanAttributes(t *testing.T) {
+	for _, pu := range prefixUses {
+		t.Run(pu.name, func(t *testing.T) {
+			exp := tracetest.NewInMemoryExporter()
+			h := newHarness(t, withSpans(exp), withPrefixUse(pu.use))
+			status, _, raw := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{"max_tokens": 2}), nil)
+			if status != http.StatusOK {
+				t.Fatalf("HTTP %d: %s", status, raw)
+			}
+			var resp struct {
+				Usage struct {
+					PromptTokens int `json:"prompt_tokens"`
+				} `json:"usage"`
+			}
+			if err := json.Unmarshal(raw, &resp); err != nil {
+				t.Fatal(err)
+			}
+			chats := spanNamed(waitSpans(t, exp, "POST "+chatPath), telemetry.SpanChatPrefix+h.model.ID)
+			if len(chats) != 1 {
+				t.Fatalf("%d chat spans", len(chats))
+			}
+			got := map[string]any{}
+			for _, kv := range chats[0].Attributes {
+				switch k := string(kv.Key); k {
+				case telemetry.AttrGenAIUsageCacheReadInputTokens, telemetry.AttrPrefixCachedTokens, telemetry.AttrPrefixPrefilledTokens,
+					telemetry.AttrPrefixSource, telemetry.AttrPrefixStopReason:
+					got[k] = kv.Value.AsInterface()
+				}
+			}
+			w := pu.want(resp.Usage.PromptTokens)
+			want := map[string]any{
+				telemetry.AttrGenAIUsageCacheReadInputTokens: int64(w["cached_tokens"].(float64)),
+				telemetry.AttrPrefixCachedTokens:             int64(w["cached_tokens"].(float64)),
+				telemetry.AttrPrefixPrefilledTokens:          int64(w["prefilled_tokens"].(float64)),
+				telemetry.AttrPrefixStopReason:               w["stop_reason"],
+			}
+			if w["source"] != nil {
+				want[telemetry.AttrPrefixSource] = w["source"]
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("prefix-cache attributes (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -45,6 +45,11 @@ const (
 	// when a request did not end ok: its outcome (error, timeout,
 	// client_disconnect), as the span status is Error then.
 	AttrErrorType = "error.type"
+	// AttrGenAIUsageCacheReadInputTokens is the prompt tokens served from
+	// the prefix cache (semantic conventions v1.40 and later, in
+	// development like the other gen_ai.usage keys), included in
+	// AttrGenAIUsageInputTokens; always set, 0 when nothing was reused.
+	AttrGenAIUsageCacheReadInputTokens = "gen_ai.usage.cache_read.input_tokens"
 )
 
 // ProviderName is gen_ai.provider.name: Kiln serves its own models, so it
@@ -89,6 +94,17 @@ const (
 	// of reason indexes (latency.Reason, the documented order).
 	AttrGapsMs     = "kiln.latency.gaps_ms"
 	AttrGapReasons = "kiln.latency.gap_reasons"
+
+	// What the prompt took from the prefix cache: metadata.performance's
+	// prefix_cache object (docs/latency-guide.md#prefix-cache). The source
+	// (shared_prefix, same_slot, checkpoint) is absent when nothing was
+	// reused; the stop reason is off, prompt_end, uncached, diverged,
+	// evicted or other_adapter, and reuse stopped at token
+	// AttrPrefixCachedTokens.
+	AttrPrefixCachedTokens    = "kiln.prefix_cache.cached_tokens"
+	AttrPrefixPrefilledTokens = "kiln.prefix_cache.prefilled_tokens"
+	AttrPrefixSource          = "kiln.prefix_cache.source"
+	AttrPrefixStopReason      = "kiln.prefix_cache.stop_reason"
 
 	// Stall span attributes.
 	AttrStallReason      = "kiln.stall.reason"       // reason name

@@ -33,7 +33,10 @@ type EndInfo struct {
 	CompletionTokens int
 	// Engine instants (engine.Result); zero when unknown.
 	Submitted, Admitted, AdmissionDone, PrefillDone time.Time
-	Err                                             error
+	// Prefix is what the prompt reused from the prefix cache
+	// (engine.Result.Prefix).
+	Prefix timing.PrefixUse
+	Err    error
 	// End is the request's end, read once by the caller from the clock
 	// of its other instants; zero reads the telemetry's clock.
 	End time.Time
@@ -391,7 +394,25 @@ func endAttributes(s *latency.Summary, info EndInfo, dur time.Duration, gaps []f
 			a = append(a, attribute.Float64(AttrPhasePrefix+latency.Phase(p).Key(), v.V))
 		}
 	}
+	a = appendPrefixAttributes(a, info.Prefix)
 	a = append(a, attribute.Float64Slice(AttrGapsMs, gaps), attribute.Int64Slice(AttrGapReasons, reasons))
+	return a
+}
+
+// appendPrefixAttributes appends what the prompt took from the prefix
+// cache: the GenAI conventions' cache-read count and Kiln's four facts
+// (the prefix_cache object of metadata.performance). The source is absent
+// when nothing was reused, as it is null there.
+func appendPrefixAttributes(a []attribute.KeyValue, u timing.PrefixUse) []attribute.KeyValue {
+	a = append(a,
+		attribute.Int(AttrGenAIUsageCacheReadInputTokens, u.Cached),
+		attribute.Int(AttrPrefixCachedTokens, u.Cached),
+		attribute.Int(AttrPrefixPrefilledTokens, u.Prefilled),
+		attribute.String(AttrPrefixStopReason, u.Stop.String()),
+	)
+	if src := u.Source.String(); u.Cached > 0 && src != "" {
+		a = append(a, attribute.String(AttrPrefixSource, src))
+	}
 	return a
 }
 

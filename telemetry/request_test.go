@@ -90,6 +90,9 @@ func TestSpans(t *testing.T) {
 		AttrTTFTMs: sum.TTFTMs.V, AttrITLP50Ms: sum.ITLP50Ms.V, AttrITLP99Ms: sum.ITLP99Ms.V, AttrITLP999Ms: sum.ITLP999Ms.V,
 		AttrMaxITLMs: sum.MaxITLMs.V, AttrStallThresholdMs: sum.StallThresholdMs.V,
 		AttrGapsMs: []float64{20, 330}, AttrGapReasons: []int64{int64(latency.ReasonUnexplained), int64(latency.ReasonActorPrefill)},
+		// EndInfo.Prefix is zero: always set, the source absent.
+		AttrGenAIUsageCacheReadInputTokens: int64(0), AttrPrefixCachedTokens: int64(0), AttrPrefixPrefilledTokens: int64(0),
+		AttrPrefixStopReason: "off",
 	}
 	for r, n := range sum.StallReasons {
 		if n > 0 {

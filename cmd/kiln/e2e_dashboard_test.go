@@ -110,6 +110,9 @@ func TestDashboard(t *testing.T) {
 	if got := wd.textOf("#diagnosis-adapter"); got != "base" {
 		t.Errorf("diagnosis adapter = %q, want base (adapter_used)", got)
 	}
+	if got := wd.textOf("#diagnosis-prefix-cache"); !strings.HasPrefix(got, "Prefix cache: ") || !strings.Contains(got, " prompt tokens") {
+		t.Errorf("diagnosis prefix cache = %q, want what the prompt reused, in words", got)
+	}
 	if got, want := wd.script(`return location.hash`), "#request="+url.QueryEscape(id); got != want {
 		t.Errorf("location.hash = %q, want %q (linkable)", got, want)
 	}
@@ -723,12 +726,16 @@ func TestDashboardOddData(t *testing.T) {
 			l[k] = nil
 		}
 	})
+	// The truncated record's prompt reused most of a shared prefix.
+	reused := fakeRecord("chatcmpl-truncated", "length", truncated)
+	reused["prompt_tokens"] = 1100
+	reused["prefix_cache"] = map[string]any{"cached_tokens": 1024, "prefilled_tokens": 76, "source": "shared_prefix", "stop_reason": "diverged"}
 	api := &fakeAPI{
 		decode: map[string]any{"sample_count": 0, "tok_per_sec": 0, "p50_itl_ms": 0, "p99_itl_ms": 0, "p999_itl_ms": 0,
 			"mean_itl_ms": 0, "max_itl_ms": 0, "stall_threshold_ms": 250, "stall_count": 0, "unexplained_stall_count": 0,
 			"stall_reasons": fakeLatency(nil)["stall_reasons"], "window_secs": 60},
 		recent: map[string]any{"object": "list", "capacity": 100, "text_capture": false, "data": []any{
-			fakeRecord("chatcmpl-truncated", "length", truncated),
+			reused,
 			fakeRecord("chatcmpl-nosummary", "error", nil),
 			fakeRecord("chatcmpl-notoken", "timeout", noToken),
 			fakeRecord(hostile, hostile, fakeLatency(nil)),
@@ -761,6 +768,8 @@ func TestDashboardOddData(t *testing.T) {
 			"#diagnosis-coverage": "8,192 of 20,000 gaps retained — truncated: newest 8,192 kept",
 			"#diagnosis-reasons":  "actor_decode × 3",
 			"#diagnosis-summary":  "Unexplained stalls\n2",
+			"#diagnosis-prefix-cache": "Prefix cache: reused 1,024 of 1,100 prompt tokens (shared_prefix); stopped: diverged at token 1,024 — " +
+				"the cache held a continuation that differs there",
 			// The fake API has no detail route: said in the panel, not as
 			// a refresh failure.
 			"#diagnosis-detail-status": "The per-token detail is not available: /v1/stats/recent-requests/chatcmpl-truncated: HTTP 404",
@@ -769,9 +778,10 @@ func TestDashboardOddData(t *testing.T) {
 			"#diagnosis-body": "No latency summary was recorded for this request.",
 		}},
 		{"no token", "chatcmpl-notoken", map[string]string{
-			"#diagnosis-body":     "No token was emitted, so TTFT and ITL are null",
-			"#diagnosis-summary":  "TTFT\n—",
-			"#diagnosis-coverage": "0 of 0 gaps retained",
+			"#diagnosis-body":         "No token was emitted, so TTFT and ITL are null",
+			"#diagnosis-summary":      "TTFT\n—",
+			"#diagnosis-coverage":     "0 of 0 gaps retained",
+			"#diagnosis-prefix-cache": "Prefix cache: reused none of 12 prompt tokens; stopped: uncached at token 0",
 		}},
 		{"markup in server text", hostile, map[string]string{
 			"#diagnosis-id":   hostile,
@@ -932,6 +942,7 @@ func fakeRecord(id, finish string, latency map[string]any) map[string]any {
 		"id": id, "time": "2026-01-02T03:04:05.123Z", "model": "kiln-tiny",
 		"prompt_tokens": 12, "completion_tokens": 10, "duration_ms": 60.5, "streamed": true,
 		"finish_reason": finish, "latency": nil, "prompt": nil, "completion": nil,
+		"prefix_cache": map[string]any{"cached_tokens": 0, "prefilled_tokens": 12, "source": nil, "stop_reason": "uncached"},
 	}
 	if latency != nil {
 		r["latency"] = latency

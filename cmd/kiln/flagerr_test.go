@@ -22,6 +22,8 @@ func TestFlagMistakes(t *testing.T) {
 		{"a prefix", []string{"serve", "--prefill", "3"}, []string{"did you mean --prefill-chunk?"}},
 		{"nothing close", []string{"serve", "--zzzzzzzzzz"}, []string{"not defined: -zzzzzzzzzz (kiln serve --help lists every flag)"}},
 		{"duration without a unit", []string{"serve", "--shutdown-grace", "30"}, []string{"-shutdown-grace", "use a Go duration such as 30s"}},
+		{"prefix cache neither on nor off", []string{"serve", "--prefix-cache", "yes"}, []string{`-prefix-cache: "yes" is not on or off`, "kiln serve --help"}},
+		{"prefix cache bytes not a size", []string{"serve", "--prefix-cache-bytes", "2G"}, []string{`-prefix-cache-bytes: "2G" is not a size`, "512MiB", "kiln serve --help"}},
 		{"generate typo", []string{"generate", "--max-token", "3"}, []string{"did you mean --max-tokens?", "kiln generate --help"}},
 		{"bench typo", []string{"bench", "--concurency", "3"}, []string{"did you mean --concurrency?", "kiln bench --help"}},
 		{"health duration", []string{"health", "--timeout", "5"}, []string{"use a Go duration"}},

@@ -55,6 +55,10 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 	fs.DurationVar(&cfg.Engine.CycleIdle, "cycle-idle", cfg.Engine.CycleIdle, "cooperative pause after each cycle")
 	fs.IntVar(&cfg.Engine.KVBudget, "kv-budget", cfg.Engine.KVBudget, "KV positions reserved by active requests (0: slots x context)")
 	fs.IntVar(&cfg.Engine.KVMaxTokens, "kv-max-tokens", cfg.Engine.KVMaxTokens, "largest KV budget a resize may set (0: half of physical memory)")
+	fs.Var(prefixCacheFlag{&cfg.Engine.PrefixCacheOff}, "prefix-cache",
+		"automatic prefix caching, on or off: a prompt reuses the KV of the longest prefix cached from earlier requests instead of prefilling it")
+	fs.Var((*byteSize)(&cfg.Engine.PrefixCacheBytes), "prefix-cache-bytes",
+		"KV bytes the prefix cache keeps for prompts no active request uses, a `size` such as 512MiB (0: only the free KV budget bounds it)")
 	fs.Var(server.ProfileFlag(cfg), "serving-profile", "stable, experimental or maintenance (inference off; maintenance routes only)")
 	fs.Var(&cfg.MemoryReclaim, "memory-reclaim", "trims: off, on-demand (POST /v1/maintenance/trim) or automatic (also when idle)")
 }

@@ -34,6 +34,32 @@ func serveAPIFlags(fs *flag.FlagSet, cfg *server.Config) {
 		})
 }
 
+// prefixCacheFlag is --prefix-cache: on (the default) or off, stored as
+// engine.Config.PrefixCacheOff.
+type prefixCacheFlag struct{ off *bool }
+
+func (f prefixCacheFlag) String() string {
+	switch {
+	case f.off == nil:
+		return "" // the zero value flag compares with, so the help prints the default
+	case *f.off:
+		return "off"
+	}
+	return "on"
+}
+
+func (f prefixCacheFlag) Set(v string) error {
+	switch v {
+	case "on":
+		*f.off = false
+	case "off":
+		*f.off = true
+	default:
+		return fmt.Errorf("%q is not on or off", v)
+	}
+	return nil
+}
+
 // intRange is the valid range of an integer flag.
 type intRange struct {
 	flag     string

@@ -81,6 +81,26 @@ func TestParseServeConfig(t *testing.T) {
 				c.ServingProfile, c.ProfileSource, c.MemoryReclaim = server.ProfileExperimental, server.SourceFlag, server.ReclaimAutomatic
 			},
 		},
+		{
+			name: "prefix cache off and bounded",
+			args: []string{"--prefix-cache", "off", "--prefix-cache-bytes", "512MiB"},
+			want: func(c *server.Config) { c.Engine.PrefixCacheOff, c.Engine.PrefixCacheBytes = true, 512<<20 },
+		},
+		{
+			name: "prefix cache from env",
+			env:  map[string]string{"KILN_PREFIX_CACHE": "off", "KILN_PREFIX_CACHE_BYTES": "1.5GB"},
+			want: func(c *server.Config) { c.Engine.PrefixCacheOff, c.Engine.PrefixCacheBytes = true, 1_500_000_000 },
+		},
+		{
+			name: "prefix cache flag wins over env",
+			args: []string{"--prefix-cache", "on", "--prefix-cache-bytes", "0"},
+			env:  map[string]string{"KILN_PREFIX_CACHE": "off", "KILN_PREFIX_CACHE_BYTES": "2GiB"},
+			want: func(*server.Config) {},
+		},
+		{name: "prefix cache neither on nor off", args: []string{"--prefix-cache", "true"}, wantErr: `invalid value "true" for flag -prefix-cache: "true" is not on or off`},
+		{name: "prefix cache neither on nor off from env", env: map[string]string{"KILN_PREFIX_CACHE": "1"}, wantErr: `KILN_PREFIX_CACHE="1": "1" is not on or off`},
+		{name: "prefix cache bytes without a unit's B", args: []string{"--prefix-cache-bytes", "512M"}, wantErr: `-prefix-cache-bytes: "512M" is not a size`},
+		{name: "negative prefix cache bytes", env: map[string]string{"KILN_PREFIX_CACHE_BYTES": "-1"}, wantErr: "KILN_PREFIX_CACHE_BYTES"},
 		{name: "bad serving profile", args: []string{"--serving-profile", "fast"}, wantErr: "serving_profile"},
 		{name: "bad memory reclaim", env: map[string]string{"KILN_MEMORY_RECLAIM": "sometimes"}, wantErr: "KILN_MEMORY_RECLAIM"},
 		{name: "bad env value", env: map[string]string{"KILN_QUEUE_DEPTH": "lots"}, wantErr: "KILN_QUEUE_DEPTH"},

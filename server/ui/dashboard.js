@@ -13,7 +13,7 @@
 // "Authorization: Bearer <token>" on every fetch.
 
 import {
-  $, REASONS, REASON_LABEL, PHASES, h, isNum, fixed, fmtMs, fmtCount, fmtRate, fmtTime, plural,
+  $, REASONS, REASON_LABEL, PHASES, h, isNum, fixed, fmtMs, fmtCount, fmtRate, fmtTime, plural, prefixCacheText,
 } from "./format.js";
 import { renderDetail } from "./diagnosis.js";
 import { renderMaintenance, highlightOperation } from "./maintenance.js";
@@ -398,6 +398,13 @@ function diagnosisContent(rec, kept, detail) {
   ];
   if (kept) {
     out.push(h("p", { class: "note" }, "This request has left the recent-requests ring; showing the copy loaded earlier."));
+  }
+  const prefix = prefixCacheText(rec.prefix_cache, rec.prompt_tokens);
+  if (prefix) {
+    const pc = rec.prefix_cache;
+    out.push(h("p", { class: "prefix-cache", id: "diagnosis-prefix-cache",
+      data: { cached: String(pc.cached_tokens), source: String(pc.source ?? ""), stop: String(pc.stop_reason) } },
+    h("strong", null, "Prefix cache: "), prefix));
   }
   const lat = rec.latency && typeof rec.latency === "object" ? rec.latency : null;
   if (!lat) {

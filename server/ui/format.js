@@ -52,6 +52,36 @@ export const PHASES = [
   ["unexplained_ms", "Unexplained"],
 ];
 
+// The prefix cache's closed stop reasons (docs/latency-guide.md#prefix-cache)
+// with what each means for the request.
+export const PREFIX_STOPS = new Map([
+  ["off", "the prefix cache is off"],
+  ["prompt_end", "the prompt's last token is always computed"],
+  ["uncached", "the cache held nothing past it"],
+  ["diverged", "the cache held a continuation that differs there"],
+  ["evicted", "the continuation was cached once and evicted"],
+  ["other_adapter", "the continuation is cached only under another adapter or revision"],
+]);
+
+// prefixCacheText says in words what a request's prompt took from the
+// prefix cache (a record's prefix_cache object): "reused 1,024 of 1,100
+// prompt tokens (shared_prefix); stopped: diverged at token 1,024 — the
+// cache held a continuation that differs there". null without the object.
+export function prefixCacheText(pc, promptTokens) {
+  if (!pc || typeof pc !== "object") return null;
+  const cached = isNum(pc.cached_tokens) ? pc.cached_tokens : 0;
+  const prompt = isNum(promptTokens) ? promptTokens : cached + (isNum(pc.prefilled_tokens) ? pc.prefilled_tokens : 0);
+  const stop = String(pc.stop_reason ?? "?");
+  if (stop === "off") {
+    return `cache off; prefilled ${fmtCount(pc.prefilled_tokens)} of ${fmtCount(prompt)} prompt tokens`;
+  }
+  const reused = cached > 0
+    ? `reused ${fmtCount(cached)} of ${fmtCount(prompt)} prompt tokens (${String(pc.source ?? "?")})`
+    : `reused none of ${fmtCount(prompt)} prompt tokens`;
+  const why = PREFIX_STOPS.get(stop);
+  return `${reused}; stopped: ${stop} at token ${fmtCount(cached)}` + (why ? ` — ${why}` : "");
+}
+
 export const $ = (id) => document.getElementById(id);
 
 // h builds an element. attrs are set as attributes (or dataset entries for
