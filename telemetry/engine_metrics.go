@@ -9,7 +9,8 @@ import (
 )
 
 // SetEngineSource sets the function read at each collection for the
-// kiln_batching_engine_* families (nil: the families report nothing).
+// families of the engine's snapshot (engineFamilies: kiln_batching_engine_*,
+// the trim's and the prefix cache's; nil: they report nothing).
 func (p *Processor) SetEngineSource(f func() EngineStats) {
 	if f == nil {
 		p.engine.Store(nil)

@@ -60,28 +60,37 @@ func PrefixEvictReasons() []string {
 	return out
 }
 
-// prefixCacheFamilies are the engine families of the prefix cache. Names
-// carry no _total suffix nor, for the byte families, a unit: the exporter
-// adds _total to counters, and "_bytes" is part of the name as in
+// Instrument names of the prefix cache's counters: the exporter adds
+// _total, giving the Metric* names above.
+const (
+	instPrefixQueriedTokens = "kiln_prefix_cache_queried_tokens"
+	instPrefixHitTokens     = "kiln_prefix_cache_hit_tokens"
+	instPrefixLookups       = "kiln_prefix_cache_lookups"
+	instPrefixHits          = "kiln_prefix_cache_hits"
+	instPrefixEvictions     = "kiln_prefix_cache_evictions"
+	instPrefixEvictedBytes  = "kiln_prefix_cache_evicted_bytes"
+)
+
+// prefixCacheFamilies are the engine families of the prefix cache. The
+// byte families carry no unit: "_bytes" is part of the name, as in
 // kiln_memory_reclaimed_bytes.
 func prefixCacheFamilies() []engineFamily {
-	trim := func(s string) string { return s[:len(s)-len("_total")] }
 	fs := []engineFamily{
-		{name: trim(MetricPrefixCacheQueriedTokens), desc: "Prompt tokens looked up in the prefix cache.", counter: true,
+		{name: instPrefixQueriedTokens, desc: "Prompt tokens looked up in the prefix cache.", counter: true,
 			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.QueriedTokens) }},
-		{name: trim(MetricPrefixCacheHitTokens), desc: "Prompt tokens reused from the prefix cache (not prefilled).", counter: true,
+		{name: instPrefixHitTokens, desc: "Prompt tokens reused from the prefix cache (not prefilled).", counter: true,
 			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.HitTokens) }},
-		{name: trim(MetricPrefixCacheLookups), desc: "Prompts looked up in the prefix cache.", counter: true,
+		{name: instPrefixLookups, desc: "Prompts looked up in the prefix cache.", counter: true,
 			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.Lookups) }},
-		{name: trim(MetricPrefixCacheHits), desc: "Prefix cache lookups that reused at least one token.", counter: true,
+		{name: instPrefixHits, desc: "Prefix cache lookups that reused at least one token.", counter: true,
 			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.Hits) }},
 	}
 	for r := range timing.NumPrefixEvicts {
-		fs = append(fs, engineFamily{name: trim(MetricPrefixCacheEvictions), desc: "Prefix cache entries evicted, by reason.", counter: true,
+		fs = append(fs, engineFamily{name: instPrefixEvictions, desc: "Prefix cache entries evicted, by reason.", counter: true,
 			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.Evictions[r]) }, attr: attribute.String(LabelReason, r.String())})
 	}
 	for r := range timing.NumPrefixEvicts {
-		fs = append(fs, engineFamily{name: trim(MetricPrefixCacheEvictedBytes), desc: "KV bytes of the prefix cache entries evicted, by reason.", counter: true,
+		fs = append(fs, engineFamily{name: instPrefixEvictedBytes, desc: "KV bytes of the prefix cache entries evicted, by reason.", counter: true,
 			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.EvictedBytes[r]) }, attr: attribute.String(LabelReason, r.String())})
 	}
 	const bytesDesc = "KV bytes the prefix cache holds: in_use, shared with an active request; idle, used by none (evictable)."
