@@ -27,13 +27,20 @@ var closedLabels = map[string]map[string]bool{
 	"type":      set("sft"),                     // kiln_training_jobs_total
 	"outcome":   set("reclaimed", "zero_yield"), // kiln_memory_reclaim_attempts_total
 	"direction": set("grow", "shrink", "none"),  // kiln_kv_resizes_total
+	"state":     set("in_use", "idle"),          // kiln_prefix_cache_bytes
 }
 
 // familyLabels are closed sets of one family that differ from the
 // common ones of the same label name.
 var familyLabels = map[string]map[string]map[string]bool{
-	"kiln_kv_resizes_total": {"reason": set("maintenance", "automatic_memory_policy", "training_memory_preparation")},
+	"kiln_kv_resizes_total":                 {"reason": set("maintenance", "automatic_memory_policy", "training_memory_preparation")},
+	"kiln_prefix_cache_evictions_total":     {"reason": prefixEvictReasons},
+	"kiln_prefix_cache_evicted_bytes_total": {"reason": prefixEvictReasons},
 }
+
+// prefixEvictReasons is the closed set of the prefix cache's eviction
+// reasons (timing.PrefixEvict).
+var prefixEvictReasons = set("capacity", "trim", "resize", "superseded", "subsumed")
 
 func set(s ...string) map[string]bool {
 	m := map[string]bool{}

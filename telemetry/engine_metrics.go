@@ -9,7 +9,8 @@ import (
 )
 
 // SetEngineSource sets the function read at each collection for the
-// kiln_batching_engine_* families (nil: the families report nothing).
+// families of the engine's snapshot (engineFamilies: kiln_batching_engine_*,
+// the trim's and the prefix cache's; nil: they report nothing).
 func (p *Processor) SetEngineSource(f func() EngineStats) {
 	if f == nil {
 		p.engine.Store(nil)
@@ -36,9 +37,12 @@ type engineFamily struct {
 // engineUnexported; a test fails when a field is added to the snapshot
 // without deciding which. Maintenance families come with the maintenance
 // operations that set them (the actor barrier, trim).
-var engineFamilies = []engineFamily{
-	{"kiln_batching_engine_queue_depth", "Requests waiting for admission.", "", false, func(s *EngineStats) float64 { return float64(s.QueueDepth) }, unlabelled},
-	{"kiln_batching_engine_active_requests", "Requests admitted and generating.", "", false, func(s *EngineStats) float64 { return float64(s.Active) }, unlabelled},
+var engineFamilies = append([]engineFamily{
+	{MetricQueuedRequests, "Requests waiting for admission.", "", false, func(s *EngineStats) float64 { return float64(s.QueueDepth) }, unlabelled},
+	{MetricRunningRequests, "Requests admitted and generating.", "", false, func(s *EngineStats) float64 { return float64(s.Active) }, unlabelled},
+	{MetricKVUtilization, "KV positions reserved by active requests over the KV budget, from 0 to 1.", "", false, kvUtilization, unlabelled},
+	{"kiln_batching_engine_kv_reserved_tokens", "KV positions reserved by active requests.", "", false, func(s *EngineStats) float64 { return float64(s.KVReserved) }, unlabelled},
+	{"kiln_batching_engine_kv_budget_tokens", "KV positions admission may reserve (changed by a KV resize).", "", false, func(s *EngineStats) float64 { return float64(s.KVBudget) }, unlabelled},
 	{"kiln_batching_engine_prefilling_requests", "Requests with prompt left to prefill.", "", false, func(s *EngineStats) float64 { return float64(s.Prefilling) }, unlabelled},
 	{"kiln_batching_engine_batch_size", "Rows in the last batched decode step.", "", false, func(s *EngineStats) float64 { return float64(s.BatchLast) }, unlabelled},
 	{"kiln_batching_engine_batch_size_max", "Largest batched decode step so far.", "", false, func(s *EngineStats) float64 { return float64(s.BatchMax) }, unlabelled},
@@ -64,7 +68,7 @@ var engineFamilies = []engineFamily{
 	{name: "kiln_memory_reclaim_attempts", desc: reclaimAttemptsDesc, counter: true, v: func(s *EngineStats) float64 { return float64(s.ReclaimZeroYield) }, attr: outcomeAttr(ReclaimOutcomeZeroYield)},
 	{name: "kiln_memory_reclaimed_bytes", desc: "Memory returned by trims (backend buffers and Go heap pages).", counter: true, v: func(s *EngineStats) float64 { return float64(s.ReclaimedBytes) }},
 	{name: "kiln_memory_reclaim_last_duration", desc: "Duration of the latest trim under exclusive ownership.", unit: "s", v: func(s *EngineStats) float64 { return s.ReclaimLast.Seconds() }},
-}
+}, prefixCacheFamilies()...)
 
 // unlabelled is the attr of a family with a single series.
 var unlabelled attribute.KeyValue
@@ -72,6 +76,16 @@ var unlabelled attribute.KeyValue
 const reclaimAttemptsDesc = "Trims (memory reclaim), by whether they gave memory back."
 
 func outcomeAttr(v string) attribute.KeyValue { return attribute.String(LabelOutcome, v) }
+
+// kvUtilization is MetricKVUtilization: the reserved KV positions over the
+// budget, clamped to [0, 1]; with no budget (an engine not started) 0, or
+// 1 should anything be reserved.
+func kvUtilization(s *EngineStats) float64 {
+	if s.KVBudget <= 0 {
+		return b2f(s.KVReserved > 0)
+	}
+	return min(1, max(0, float64(s.KVReserved)/float64(s.KVBudget)))
+}
 
 // b2f is a 0/1 gauge value.
 func b2f(b bool) float64 {
@@ -82,10 +96,12 @@ func b2f(b bool) float64 {
 }
 
 // engineUnexported are the snapshot fields no family reads: /health,
-// /v1/stats and /v1/config serve them.
+// /v1/stats and /v1/config serve them. A field of a nested struct is
+// named by its path (PrefixCache.BlockLen).
 var engineUnexported = []string{
-	"Ready", "Draining", "KVReserved", "KVBudget", "KVSlots", "BatchLimit", "PrefillLast", "LockWaitTotal",
+	"Ready", "Draining", "KVSlots", "BatchLimit", "PrefillLast", "LockWaitTotal",
 	"Blocked", "Admitted", "Completed", "Errors", "TrimsPending", "MutationsPending",
+	"PrefixCache.BlockLen",
 }
 
 // registerEngine creates the observable engine families.

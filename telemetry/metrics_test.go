@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -77,8 +78,17 @@ func playTraffic(h *harness) {
 	h.runRequest(ctx, "secret-model-xyz", nil, nil, OutcomeTimeout)
 	h.tel.CountRejected()
 	h.tel.SetEngineSource(func() EngineStats {
-		return EngineStats{QueueDepth: 3, Active: 2, BatchLast: 2, ForwardTotal: 1500 * msD, Forwards: 10, Cycles: 12}
+		return EngineStats{QueueDepth: 3, Active: 2, BatchLast: 2, ForwardTotal: 1500 * msD, Forwards: 10, Cycles: 12,
+			KVReserved: 96, KVBudget: 512, PrefixCache: playPrefixCache}
 	})
+}
+
+// playPrefixCache is the prefix cache playTraffic's engine reports.
+var playPrefixCache = timing.PrefixCacheStats{
+	Enabled: true, LimitBytes: 1 << 20, Bytes: 49152, IdleBytes: 16384, Blocks: 3, BlockLen: 16,
+	Lookups: 4, Hits: 3, QueriedTokens: 400, HitTokens: 290,
+	Evictions:    [timing.NumPrefixEvicts]uint64{timing.PrefixEvictCapacity: 2, timing.PrefixEvictSuperseded: 1},
+	EvictedBytes: [timing.NumPrefixEvicts]uint64{timing.PrefixEvictCapacity: 32768, timing.PrefixEvictSuperseded: 16384},
 }
 
 func TestMetricsExposition(t *testing.T) {
@@ -102,6 +112,19 @@ func TestMetricsExposition(t *testing.T) {
 		"gen_ai_server_time_to_first_token_seconds":   "histogram",
 		"gen_ai_server_time_per_output_token_seconds": "histogram",
 		"gen_ai_server_request_duration_seconds":      "histogram",
+		MetricQueuedRequests:                          "gauge",
+		MetricRunningRequests:                         "gauge",
+		MetricKVUtilization:                           "gauge",
+		MetricPrefixCacheQueriedTokens:                "counter",
+		MetricPrefixCacheHitTokens:                    "counter",
+		MetricPrefixCacheLookups:                      "counter",
+		MetricPrefixCacheHits:                         "counter",
+		MetricPrefixCacheEvictions:                    "counter",
+		MetricPrefixCacheEvictedBytes:                 "counter",
+		MetricPrefixCacheBytes:                        "gauge",
+		MetricPrefixCacheLimitBytes:                   "gauge",
+		MetricPrefixCacheBlocks:                       "gauge",
+		MetricPrefixCacheEnabled:                      "gauge",
 	}
 	for name, typ := range wantTypes {
 		if types[name] != typ {
@@ -109,7 +132,7 @@ func TestMetricsExposition(t *testing.T) {
 		}
 	}
 	wantLE := []string{"0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "60", "+Inf"}
-	allowed := map[string]bool{"le": true, LabelReason: true, LabelPhase: true, LabelStatus: true, LabelOutcome: true, "gen_ai_operation_name": true, LabelResizeDirection: true}
+	allowed := map[string]bool{"le": true, LabelReason: true, LabelPhase: true, LabelStatus: true, LabelOutcome: true, "gen_ai_operation_name": true, LabelResizeDirection: true, LabelPrefixCacheState: true}
 	les := map[string][]string{} // family+labels -> le values
 	for _, s := range samples {
 		fam := s.name
@@ -121,11 +144,16 @@ func TestMetricsExposition(t *testing.T) {
 				t.Errorf("%s has label %q outside the closed sets", fam, k)
 			}
 		}
-		if fam == MetricKVResizes {
+		switch v, ok := s.labels[LabelReason]; {
+		case fam == MetricKVResizes:
 			if !slices.Contains(resizeReasons[:], s.labels[LabelResizeReason]) || !slices.Contains(resizeDirections[:], s.labels[LabelResizeDirection]) {
 				t.Errorf("%s %v outside the closed sets", fam, s.labels)
 			}
-		} else if v, ok := s.labels[LabelReason]; ok {
+		case fam == MetricPrefixCacheEvictions || fam == MetricPrefixCacheEvictedBytes:
+			if !slices.Contains(PrefixEvictReasons(), v) {
+				t.Errorf("%s reason=%q not in the closed set", fam, v)
+			}
+		case ok:
 			if _, ok := latency.ParseReason(v); !ok {
 				t.Errorf("%s reason=%q not in the closed set", fam, v)
 			}
@@ -134,6 +162,9 @@ func TestMetricsExposition(t *testing.T) {
 			if _, ok := latency.ParsePhase(v); !ok {
 				t.Errorf("%s phase=%q not in the closed set", fam, v)
 			}
+		}
+		if v, ok := s.labels[LabelPrefixCacheState]; ok && (fam != MetricPrefixCacheBytes || v != PrefixCacheStateInUse && v != PrefixCacheStateIdle) {
+			t.Errorf("%s state=%q not in the closed set", fam, v)
 		}
 		if v, ok := s.labels[LabelOutcome]; ok && v != ReclaimOutcomeReclaimed && v != ReclaimOutcomeZeroYield {
 			t.Errorf("%s outcome=%q not in the closed set", fam, v)
@@ -182,7 +213,7 @@ func TestMetricValues(t *testing.T) {
 	got := map[string]string{}
 	for _, s := range samples {
 		key := s.name
-		for _, l := range []string{LabelReason, LabelPhase, LabelStatus} {
+		for _, l := range []string{LabelReason, LabelPhase, LabelStatus, LabelPrefixCacheState} {
 			if v, ok := s.labels[l]; ok {
 				key += "{" + l + "=" + v + "}"
 			}
@@ -210,9 +241,29 @@ func TestMetricValues(t *testing.T) {
 		// actor_queue: two requests from tokens, the timeout one from the engine instants
 		"kiln_request_latency_phase_seconds_count{phase=actor_queue}": "3",
 		"kiln_request_latency_phase_seconds_count{phase=unexplained}": "1",
-		"kiln_batching_engine_queue_depth":                            "3",
 		"kiln_batching_engine_forward_seconds_total":                  "1.5",
 		"kiln_batching_engine_forward_steps_total":                    "10",
+		// the gateway gauges: 96 of 512 KV positions reserved
+		MetricQueuedRequests:                                  "3",
+		MetricRunningRequests:                                 "2",
+		MetricKVUtilization:                                   "0.1875",
+		"kiln_batching_engine_kv_reserved_tokens":             "96",
+		"kiln_batching_engine_kv_budget_tokens":               "512",
+		MetricPrefixCacheQueriedTokens:                        "400",
+		MetricPrefixCacheHitTokens:                            "290",
+		MetricPrefixCacheLookups:                              "4",
+		MetricPrefixCacheHits:                                 "3",
+		MetricPrefixCacheEvictions + "{reason=capacity}":      "2",
+		MetricPrefixCacheEvictions + "{reason=superseded}":    "1",
+		MetricPrefixCacheEvictions + "{reason=trim}":          "0",
+		MetricPrefixCacheEvictedBytes + "{reason=capacity}":   "32768",
+		MetricPrefixCacheEvictedBytes + "{reason=superseded}": "16384",
+		MetricPrefixCacheEvictedBytes + "{reason=resize}":     "0",
+		MetricPrefixCacheBytes + "{state=in_use}":             "32768",
+		MetricPrefixCacheBytes + "{state=idle}":               "16384",
+		MetricPrefixCacheLimitBytes:                           "1.048576e+06",
+		MetricPrefixCacheBlocks:                               "3",
+		MetricPrefixCacheEnabled:                              "1",
 	}
 	for k, v := range want {
 		if got[k] != v {

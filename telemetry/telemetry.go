@@ -213,8 +213,9 @@ func (t *Telemetry) DecodeStats() latency.DecodeStats { return t.proc.window.Sta
 // a 4xx) as kiln_requests_total{status="rejected"}.
 func (t *Telemetry) CountRejected() { t.proc.CountRejected(context.Background()) }
 
-// SetEngineSource sets the function the kiln_batching_engine_* families
-// read at collection time; it must be safe to call from any goroutine.
+// SetEngineSource sets the function the engine's families
+// (kiln_batching_engine_*, the trim's, kiln_prefix_cache_*) read at
+// collection time; it must be safe to call from any goroutine.
 func (t *Telemetry) SetEngineSource(f func() EngineStats) { t.proc.SetEngineSource(f) }
 
 // Logger returns the process logger.
