@@ -36,6 +36,7 @@ func (e *Engine) prefixBackend() PrefixBackend {
 func (e *Engine) initPrefixCache() {
 	if pb, ok := e.backend.(PrefixBackend); ok {
 		pb.SetPrefixCache(!e.cfg.PrefixCacheOff)
+		e.a.fitPrefix(PrefixEvictCapacity) // the bound from the start, not from the first admission
 	}
 }
 
