@@ -25,6 +25,7 @@ type TrimResult struct {
 	Duration     time.Duration // its work, under exclusive ownership
 	Deferred     time.Duration // from the Trim call until the actor was idle and ownership held
 	BackendBytes int64         // released by the backend (Reclaimer)
+	PrefixBlocks int           // idle prefix cache entries (blocks) the backend dropped
 	HeapReleased int64         // Go heap returned to the operating system
 	RSSBefore    int64         // resident set size before and after (0 where unknown)
 	RSSAfter     int64
@@ -137,7 +138,15 @@ func (a *actor) reclaim(op *Operation) (TrimResult, error) {
 		w0 = res.Start
 	}
 	if r, ok := e.backend.(Reclaimer); ok {
+		pb, cached := e.backend.(PrefixBackend)
+		var ev0 uint64
+		if cached {
+			ev0 = pb.PrefixStats().Evictions[timing.PrefixEvictTrim]
+		}
 		res.BackendBytes = r.Reclaim()
+		if cached {
+			res.PrefixBlocks = int(pb.PrefixStats().Evictions[timing.PrefixEvictTrim] - ev0)
+		}
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -157,7 +166,7 @@ func (a *actor) reclaim(op *Operation) (TrimResult, error) {
 	a.waitedBehind(w0, end)
 	a.countTrim(&res)
 	op.Start, op.Hold = res.Start, res.Duration
-	op.Trim = timing.TrimDetail{BackendBytes: res.BackendBytes, HeapReleased: res.HeapReleased,
+	op.Trim = timing.TrimDetail{BackendBytes: res.BackendBytes, PrefixBlocks: res.PrefixBlocks, HeapReleased: res.HeapReleased,
 		RSSBefore: res.RSSBefore, RSSAfter: res.RSSAfter}
 	op.Outcome = OutcomeZeroYield
 	if res.Reclaimed() > 0 {

@@ -74,6 +74,7 @@ type trimBody struct {
 	Outcome           string  `json:"outcome"` // "reclaimed" or "zero_yield"
 	ReclaimedBytes    int64   `json:"reclaimed_bytes"`
 	BackendBytes      int64   `json:"backend_bytes"`
+	PrefixBlocks      int     `json:"prefix_cache_blocks_dropped"`
 	HeapReleasedBytes int64   `json:"heap_released_bytes"`
 	RSSBeforeBytes    int64   `json:"rss_before_bytes"`
 	RSSAfterBytes     int64   `json:"rss_after_bytes"`
@@ -118,7 +119,7 @@ func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
 	}
 	b := trimBody{
 		Object: "kiln.maintenance.trim", Outcome: engine.OutcomeZeroYield,
-		ReclaimedBytes: res.Reclaimed(), BackendBytes: res.BackendBytes, HeapReleasedBytes: res.HeapReleased,
+		ReclaimedBytes: res.Reclaimed(), BackendBytes: res.BackendBytes, PrefixBlocks: res.PrefixBlocks, HeapReleasedBytes: res.HeapReleased,
 		RSSBeforeBytes: res.RSSBefore, RSSAfterBytes: res.RSSAfter,
 		DurationMs: timing.Ms(res.Duration), DeferredMs: timing.Ms(res.Deferred),
 	}

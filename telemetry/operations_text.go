@@ -14,7 +14,11 @@ func Describe(op *timing.Operation) string {
 	switch op.Kind {
 	case timing.OpTrim:
 		d := &op.Trim
-		return fmt.Sprintf("trim, freed %s (rss %s -> %s)", humanBytes(d.Freed()), humanBytes(d.RSSBefore), humanBytes(d.RSSAfter))
+		s := fmt.Sprintf("trim, freed %s (rss %s -> %s)", humanBytes(d.Freed()), humanBytes(d.RSSBefore), humanBytes(d.RSSAfter))
+		if d.PrefixBlocks > 0 {
+			s += fmt.Sprintf(", %d cached prefix blocks dropped", d.PrefixBlocks)
+		}
+		return s
 	case timing.OpResize:
 		d := &op.Resize
 		if op.End.IsZero() || op.Err != nil {
@@ -75,7 +79,7 @@ func (t *Telemetry) logOperation(op *timing.Operation, summary string) {
 	switch op.Kind {
 	case timing.OpTrim:
 		d := &op.Trim
-		ev = ev.Int64("reclaimed_bytes", d.Freed()).Int64("backend_bytes", d.BackendBytes).
+		ev = ev.Int64("reclaimed_bytes", d.Freed()).Int64("backend_bytes", d.BackendBytes).Int("prefix_blocks", d.PrefixBlocks).
 			Int64("heap_released_bytes", d.HeapReleased).Int64("rss_before_bytes", d.RSSBefore).Int64("rss_after_bytes", d.RSSAfter)
 	case timing.OpResize:
 		d := &op.Resize

@@ -81,6 +81,7 @@ type Operation struct {
 // TrimDetail is what a trim freed.
 type TrimDetail struct {
 	BackendBytes int64 // released by the backend's buffers
+	PrefixBlocks int   // of which idle prefix cache entries (blocks) dropped
 	HeapReleased int64 // Go heap returned to the operating system
 	RSSBefore    int64 // resident set size (0 where unknown)
 	RSSAfter     int64
