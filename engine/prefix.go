@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/kiln-ai/kiln/engine/llama"
+import (
+	"slices"
+
+	"github.com/kiln-ai/kiln/engine/llama"
+)
 
 // PrefixBackend is a backend with a prefix cache (*llama.State): a
 // request's prompt starts from the longest cached prefix of its tokens
@@ -55,8 +59,9 @@ func (a *actor) lookUp(r *request) bool {
 	}
 	use := PrefixUse{Prefilled: len(r.prompt), Stop: PrefixStopOff}
 	if pb := a.e.prefixBackend(); pb != nil {
+		k := min(prefixLeaderTokens, len(r.prompt)-1)
 		for _, p := range a.prefilled {
-			if commonLen(p.prompt, r.prompt) >= min(prefixLeaderTokens, len(r.prompt)-1) && len(r.prompt) > 1 {
+			if k > 0 && len(p.prompt) >= k && slices.Equal(p.prompt[:k], r.prompt[:k]) {
 				return false
 			}
 		}
@@ -66,16 +71,6 @@ func (a *actor) lookUp(r *request) bool {
 	r.looked = true
 	r.stream.res.Prefix = use
 	return true
-}
-
-func commonLen(a, b []int) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }
 
 // fitPrefix bounds the cache's idle entries by the free KV budget (and the
