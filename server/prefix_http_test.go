@@ -1,11 +1,15 @@
 package server
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -215,6 +219,9 @@ func (h *harness) blockBytes(t *testing.T) float64 {
 	return float64(prefixBlockLen * h.backend.KVBytesPerPos())
 }
 
+// blocksOf is the blocks a sequence of n positions fills.
+func blocksOf(n int) float64 { return float64((n + prefixBlockLen - 1) / prefixBlockLen) }
+
 // prefixWords are the words of the tests' prompts: each one token of
 // kiln-tiny's vocabulary.
 var prefixWords = strings.Fields(`sun moon star sky sea river hill tree stone cloud rain wind snow fire leaf bird fish
@@ -421,4 +428,230 @@ func TestPrefixCacheHTTPConversation(t *testing.T) {
 		msgs = append(msgs, map[string]any{"role": "assistant", "content": got.content},
 			map[string]any{"role": "user", "content": prefixText(turn+5, 12)})
 	}
+}
+
+// TestPrefixCacheHTTPEvictions: each eviction reason that maintenance or
+// traffic causes, from the public API, counted in
+// kiln_prefix_cache_evictions_total{reason} (and its bytes) with no other
+// reason moving. Trim is TestPrefixCacheHTTPStopReasons', superseded
+// TestPrefixCacheHTTPAdapters'.
+func TestPrefixCacheHTTPEvictions(t *testing.T) {
+	// capacity: with --prefix-cache-bytes of one prompt's three blocks, a
+	// second prompt evicts the first, least recently used, leaves first.
+	t.Run("capacity", func(t *testing.T) {
+		bound := 3 * prefixBlockLen * llama.TinyConfig().KVBytesPerPos()
+		h := newHarness(t, withConfig(func(c *Config) { c.Engine.PrefixCacheBytes = bound }))
+		a, b := h.completion(prefixText(1, 150), 4), h.completion(prefixText(2, 150), 4)
+		ra := h.prefixPost(t, completionsPath, a)
+		bb := h.blockBytes(t)
+		if blocksOf(ra.prompt+ra.gen-1) != 3 {
+			t.Fatalf("a prompt of %d tokens and %d generated: want three blocks", ra.prompt, ra.gen)
+		}
+		before := h.prefixMetrics(t)
+		if before.limit != float64(bound) || before.blocks != 3 {
+			t.Fatalf("after one prompt: %+v, want the bound %d and its 3 blocks", before, bound)
+		}
+		rb := h.prefixPost(t, completionsPath, b)
+		checkPrefix(t, h, "a second prompt", rb, wantPrefix(rb.prompt, 1, "same_slot", "diverged")) // BOS
+		after := h.prefixMetrics(t)
+		wantEv := map[string]float64{"capacity": 3, "trim": 0, "resize": 0, "superseded": 0, "subsumed": 0}
+		if d := cmp.Diff(wantEv, after.evictedSince(before)); d != "" {
+			t.Errorf("evictions by the second prompt (-want +got):\n%s", d)
+		}
+		if after.evictedBytes["capacity"] != 3*bb || after.blocks != 3 || after.idle > float64(bound) {
+			t.Errorf("after the second prompt: %+v, want 3 blocks evicted and 3 held, within %d bytes", after, bound)
+		}
+		// The newest prompt is whole, the evicted one reuses only BOS,
+		// which the newest shares.
+		rb = h.prefixPost(t, completionsPath, b)
+		checkPrefix(t, h, "the second prompt again", rb, wantPrefix(rb.prompt, rb.prompt-1, "same_slot", "prompt_end"))
+		ra = h.prefixPost(t, completionsPath, a)
+		checkPrefix(t, h, "the first prompt again", ra, wantPrefix(ra.prompt, 1, "same_slot", "diverged"))
+	})
+
+	// resize: shrinking the KV budget to one context bounds the cache by
+	// it; what fits stays, the newest prompt's blocks, which the next
+	// request reuses although its reservation leaves less than a block of
+	// the budget free.
+	t.Run("resize", func(t *testing.T) {
+		const context = 256
+		h := newHarness(t, withSeqLen(context)) // 4 slots: a budget of 1024 tokens, 16 blocks
+		var last prefixReply
+		var lastBody map[string]any
+		for i := range 3 {
+			lastBody = h.completion(prefixText(i+1, 150), 4)
+			last = h.prefixPost(t, completionsPath, lastBody)
+		}
+		bb := h.blockBytes(t)
+		before := h.prefixMetrics(t)
+		if before.blocks != 9 || before.idle != 9*bb {
+			t.Fatalf("three prompts of three blocks each: %+v", before)
+		}
+		status, _, raw := h.do(http.MethodPost, resizePath, map[string]any{"tokens": context}, nil)
+		if status != http.StatusOK {
+			t.Fatalf("resize: %d %s", status, raw)
+		}
+		var reply KVResizeReply
+		if err := json.Unmarshal(raw, &reply); err != nil {
+			t.Fatal(err)
+		}
+		after := h.prefixMetrics(t)
+		kept := float64(context / prefixBlockLen)
+		wantEv := map[string]float64{"capacity": 0, "trim": 0, "resize": before.blocks - kept, "superseded": 0, "subsumed": 0}
+		if d := cmp.Diff(wantEv, after.evictedSince(before)); d != "" {
+			t.Errorf("evictions by the resize (-want +got):\n%s", d)
+		}
+		evicted := after.evictedBytes["resize"] - before.evictedBytes["resize"]
+		if evicted != (before.blocks-kept)*bb || float64(reply.DroppedBytes) < evicted {
+			t.Errorf("resize evicted %v bytes (reply dropped %d), want %v blocks of %v, within what it dropped", evicted, reply.DroppedBytes, before.blocks-kept, bb)
+		}
+		if after.blocks != kept || after.limit != float64(context)*float64(h.backend.KVBytesPerPos()) {
+			t.Errorf("after the resize: %v blocks held, bound %v; want %v, one context's KV", after.blocks, after.limit, kept)
+		}
+		r := h.prefixPost(t, completionsPath, lastBody)
+		checkPrefix(t, h, "the newest prompt after the resize", r, wantPrefix(last.prompt, last.prompt-1, "same_slot", "prompt_end"))
+	})
+
+	// subsumed: a follow-up turn extends the tail block the first turn
+	// left; once it is released, the shorter entry it holds all of goes,
+	// and the conversation is one path of blocks.
+	t.Run("subsumed", func(t *testing.T) {
+		h := newHarness(t)
+		msgs := systemChat(3, 60)
+		turn := func() prefixReply {
+			return h.prefixPost(t, chatPath, h.chatBody(map[string]any{"messages": msgs, "max_tokens": 5}))
+		}
+		first := turn()
+		before := h.prefixMetrics(t)
+		if n := first.prompt + first.gen - 1; n%prefixBlockLen == 0 || before.blocks != blocksOf(n) {
+			t.Fatalf("the first turn's %d positions in %v blocks: want a tail shorter than a block", n, before.blocks)
+		}
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": first.content},
+			map[string]any{"role": "user", "content": prefixText(8, 12)})
+		second := turn()
+		checkPrefix(t, h, "the second turn", second, wantPrefix(second.prompt, first.prompt+first.gen-1, "same_slot", "uncached"))
+		after := h.prefixMetrics(t)
+		wantEv := map[string]float64{"capacity": 0, "trim": 0, "resize": 0, "superseded": 0, "subsumed": 1}
+		if d := cmp.Diff(wantEv, after.evictedSince(before)); d != "" {
+			t.Errorf("evictions by the second turn (-want +got):\n%s", d)
+		}
+		if want := blocksOf(second.prompt + second.gen - 1); after.blocks != want {
+			t.Errorf("%v blocks held after the second turn, want %v: the conversation's one path", after.blocks, want)
+		}
+	})
+}
+
+// newRevision rewrites the PEFT adapter at dir with other weights (every
+// lora_B negated, so B·A changes sign) and a later modification time: a
+// new revision under the same name, as a training job writing its output
+// over the adapter leaves.
+func newRevision(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "adapter_model.safetensors")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint64(data)
+	var header map[string]json.RawMessage
+	if err := json.Unmarshal(data[8:8+n], &header); err != nil {
+		t.Fatal(err)
+	}
+	negated := 0
+	for name, raw := range header {
+		var info struct {
+			DType   string   `json:"dtype"`
+			Offsets [2]int64 `json:"data_offsets"`
+		}
+		if name == "__metadata__" || !strings.Contains(name, "lora_B") {
+			continue
+		}
+		if err := json.Unmarshal(raw, &info); err != nil || info.DType != "F32" {
+			t.Fatalf("%s: %s (%v): want F32", name, raw, err)
+		}
+		body := data[8+int64(n)+info.Offsets[0] : 8+int64(n)+info.Offsets[1]]
+		for i := 3; i < len(body); i += 4 {
+			body[i] ^= 0x80 // the sign bit of a little-endian float32
+		}
+		negated++
+	}
+	if negated == 0 {
+		t.Fatal("no lora_B tensor to change")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := st.ModTime().Add(time.Second) // a new stamp whatever the file system's clock granularity
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPrefixCacheHTTPAdapters: the cache is keyed by adapter and
+// revision, on tiny-llama with the reference LoRA (skipped without
+// ../shared/models/ref). A prompt the base model cached reuses nothing
+// under an adapter (other_adapter), then its own entry (prompt_end). When
+// the adapter's weights file is rewritten, the request naming it swaps in
+// the new revision, which retires the old revision's entries
+// (kiln_prefix_cache_evictions_total{reason="superseded"}: every block
+// cached under it) and reuses nothing of them: the base model's entry is
+// all the cache still holds of that prompt (other_adapter), and it stays
+// whole.
+func TestPrefixCacheHTTPAdapters(t *testing.T) {
+	ref := refDir(t)
+	dir := adapterDir(t, ref)
+	h := newHarness(t, withAdapterModel(ref, dir))
+	post := func(adapter string) prefixReply {
+		body := h.chatBody(map[string]any{"messages": systemChat(5, 60), "max_tokens": 4})
+		if adapter != "" {
+			body["adapter"] = adapter
+		}
+		return h.prefixPost(t, chatPath, body)
+	}
+	base := post("")
+	if base.prompt <= prefixBlockLen || base.prompt+4 > h.model.Model.Config.SeqLen {
+		t.Fatalf("a %d-token prompt: want more than a block, within %s's context", base.prompt, h.model.ID)
+	}
+	checkPrefix(t, h, "base", base, wantPrefix(base.prompt, 0, "", "uncached"))
+	bb := h.blockBytes(t)
+	baseBlocks := h.prefixMetrics(t).blocks
+
+	lora := post("peft")
+	if lora.adapter != "peft" || lora.rev == baseAdapter {
+		t.Fatalf("adapter_used %q, revision %q: want peft", lora.adapter, lora.rev)
+	}
+	checkPrefix(t, h, "the base's prompt under an adapter", lora, wantPrefix(lora.prompt, 0, "", "other_adapter"))
+	again := post("peft")
+	checkPrefix(t, h, "the same under the adapter again", again, wantPrefix(again.prompt, again.prompt-1, "same_slot", "prompt_end"))
+
+	before := h.prefixMetrics(t)
+	loraBlocks := before.blocks - baseBlocks
+	if loraBlocks <= 0 {
+		t.Fatalf("%v blocks cached under the adapter", loraBlocks)
+	}
+	newRevision(t, filepath.Join(dir, "peft"))
+	rev2 := post("peft")
+	if rev2.rev == lora.rev || rev2.adapter != "peft" {
+		t.Fatalf("after rewriting its weights: adapter %q revision %q, want peft under a revision other than %q", rev2.adapter, rev2.rev, lora.rev)
+	}
+	checkPrefix(t, h, "the prompt under the new revision", rev2, wantPrefix(rev2.prompt, 0, "", "other_adapter"))
+	after := h.prefixMetrics(t)
+	wantEv := map[string]float64{"capacity": 0, "trim": 0, "resize": 0, "superseded": loraBlocks, "subsumed": 0}
+	if d := cmp.Diff(wantEv, after.evictedSince(before)); d != "" {
+		t.Errorf("evictions by the new revision's swap (-want +got):\n%s", d)
+	}
+	if got := after.evictedBytes["superseded"] - before.evictedBytes["superseded"]; got != loraBlocks*bb {
+		t.Errorf("superseded %v bytes, want the old revision's %v blocks", got, loraBlocks)
+	}
+	if rev2.content == lora.content {
+		t.Errorf("the new revision answers %q as the old one did: the rewrite made no other weights", rev2.content)
+	}
+	// Superseding retires one adapter's revision, never everything: the
+	// base model's entry is whole.
+	base = post("")
+	checkPrefix(t, h, "base after the new revision", base, wantPrefix(base.prompt, base.prompt-1, "same_slot", "prompt_end"))
 }
