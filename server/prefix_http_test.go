@@ -61,7 +61,7 @@ type prefixReply struct {
 // prefixPost sends body to path (chat or legacy completions) with
 // include_performance, and for a stream include_usage, and returns what
 // its reply says: the usage chunk's numbers for a stream, the terminal
-// chunk's performance.
+// chunk's performance. It returns once the engine is idle again.
 func (h *harness) prefixPost(t *testing.T, path string, body map[string]any) prefixReply {
 	t.Helper()
 	body["include_performance"] = true
@@ -115,6 +115,14 @@ func (h *harness) prefixPost(t *testing.T, path string, body map[string]any) pre
 	r.cached = int(num(t, details["cached_tokens"]))
 	r.perf, _ = perf["prefix_cache"].(map[string]any)
 	r.adapter, _ = perf["adapter_used"].(string)
+	// The reply can come before the engine's snapshot, which /metrics
+	// reads, shows the request's end (its slot released, the cache's
+	// bound refitted): the stream closes inside the actor's cycle, the
+	// snapshot is published after it.
+	waitFor(t, "the engine's snapshot after the request", func() bool {
+		s := h.eng.Snapshot()
+		return s.Active == 0 && s.KVReserved == 0 && s.QueueDepth == 0
+	})
 	return r
 }
 
@@ -147,7 +155,9 @@ func checkPrefix(t *testing.T, h *harness, what string, r prefixReply, want map[
 	}
 }
 
-// prefixMetrics are the prefix cache's families in /metrics.
+// prefixMetrics are the prefix cache's families in /metrics: the counters,
+// evictions and evicted bytes by reason, the bytes held idle and in use,
+// the blocks, the bound and whether the cache is on.
 type prefixMetrics struct {
 	lookups, hits, queried, hitTokens float64
 	evictions, evictedBytes           map[string]float64 // by reason
@@ -155,6 +165,7 @@ type prefixMetrics struct {
 	enabled                           float64
 }
 
+// prefixMetrics scrapes h's /metrics.
 func (h *harness) prefixMetrics(t *testing.T) prefixMetrics {
 	t.Helper()
 	fams := h.metricFamilies(t)
@@ -186,13 +197,17 @@ func (h *harness) prefixMetrics(t *testing.T) prefixMetrics {
 	}
 	bytes := by(telemetry.MetricPrefixCacheBytes, telemetry.LabelPrefixCacheState)
 	return prefixMetrics{
-		lookups: one(telemetry.MetricPrefixCacheLookups), hits: one(telemetry.MetricPrefixCacheHits),
-		queried: one(telemetry.MetricPrefixCacheQueriedTokens), hitTokens: one(telemetry.MetricPrefixCacheHitTokens),
+		lookups:      one(telemetry.MetricPrefixCacheLookups),
+		hits:         one(telemetry.MetricPrefixCacheHits),
+		queried:      one(telemetry.MetricPrefixCacheQueriedTokens),
+		hitTokens:    one(telemetry.MetricPrefixCacheHitTokens),
 		evictions:    by(telemetry.MetricPrefixCacheEvictions, "reason"),
 		evictedBytes: by(telemetry.MetricPrefixCacheEvictedBytes, "reason"),
 		blocks:       one(telemetry.MetricPrefixCacheBlocks),
-		idle:         bytes[telemetry.PrefixCacheStateIdle], inUse: bytes[telemetry.PrefixCacheStateInUse],
-		limit: one(telemetry.MetricPrefixCacheLimitBytes), enabled: one(telemetry.MetricPrefixCacheEnabled),
+		idle:         bytes[telemetry.PrefixCacheStateIdle],
+		inUse:        bytes[telemetry.PrefixCacheStateInUse],
+		limit:        one(telemetry.MetricPrefixCacheLimitBytes),
+		enabled:      one(telemetry.MetricPrefixCacheEnabled),
 	}
 }
 
@@ -206,7 +221,7 @@ func (m prefixMetrics) evictedSince(before prefixMetrics) map[string]float64 {
 }
 
 // prefixBlockLen is the positions of one KV block of the paged cache
-// (engine/llama/kvblock.go); newPrefixHarness checks the engine agrees.
+// (engine/llama/kvblock.go); blockBytes checks the engine agrees.
 const prefixBlockLen = 64
 
 // blockBytes is the KV memory of one cached block of h's model (once the
