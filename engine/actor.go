@@ -42,6 +42,10 @@ type actor struct {
 	// The KV capacity admission checks: the budget in positions and the
 	// batch limit (Config's, until a resize changes them: resize.go).
 	kvBudget, maxBatch int
+	// kvLooked is the part of kvUsed reserved by requests that have
+	// looked their prompt up in the prefix cache (lookUp): the cache's
+	// bound leaves out the others, which hold no KV yet (fitPrefix).
+	kvLooked int
 }
 
 func (a *actor) init(e *Engine) {

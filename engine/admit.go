@@ -81,7 +81,6 @@ func (a *actor) admit() {
 	if n == 0 {
 		return
 	}
-	a.fitPrefix(PrefixEvictCapacity)
 	t1 := a.now()
 	for _, r := range a.active[len(a.active)-n:] {
 		r.stream.res.AdmissionDone = t1

@@ -80,6 +80,9 @@ func (a *actor) finish(r *request, reason FinishReason, err error) {
 		a.e.backend.Release(r.slot)
 		a.free = append(a.free, r.slot)
 		a.kvUsed -= r.reserve
+		if r.looked {
+			a.kvLooked -= r.reserve
+		}
 		r.slot = -1
 		a.fitPrefix(PrefixEvictCapacity)
 	}

@@ -69,18 +69,31 @@ func (a *actor) lookUp(r *request) bool {
 		r.fed = use.Cached
 	}
 	r.looked = true
+	a.kvLooked += r.reserve
+	a.fitPrefix(PrefixEvictCapacity) // now that the blocks r reuses are in use, not idle
 	r.stream.res.Prefix = use
 	return true
 }
 
 // fitPrefix bounds the cache's idle entries by the free KV budget (and the
 // configured bytes), evicting for reason; it returns the bytes evicted.
+//
+// The free budget leaves out the reservations of requests admitted but
+// not yet looked up: such a request holds no KV (its blocks are written,
+// or reused, from its lookup on), and the cached prefix it is about to
+// reuse is part of what it reserved, not more memory. Bounding by the
+// budget less every reservation evicted that prefix at its admission, so
+// a request whose reservation left less free budget than the cache held
+// (one context's budget, or a full batch) reused nothing. The memory
+// stays bounded: the looked-up requests hold at most what they reserved,
+// the idle entries at most the rest, and the others nothing. The bound
+// is refitted at each lookup, once the reused blocks are in use.
 func (a *actor) fitPrefix(reason PrefixEvict) int64 {
 	pb := a.e.prefixBackend()
 	if pb == nil {
 		return 0
 	}
-	limit := int64(max(a.kvBudget-a.kvUsed, 0)) * pb.KVBytesPerPos()
+	limit := int64(max(a.kvBudget-a.kvLooked, 0)) * pb.KVBytesPerPos()
 	if b := a.e.cfg.PrefixCacheBytes; b > 0 {
 		limit = min(limit, b)
 	}

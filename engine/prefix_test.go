@@ -121,3 +121,23 @@ func TestPrefixCacheSharedSystemPrompt(t *testing.T) {
 		t.Errorf("%d of %d users reused the whole system prompt, want all but the first", reused, users)
 	}
 }
+
+// TestPrefixCacheFullBudget: a request whose reservation leaves less free
+// KV budget than the cache holds still reuses its cached prompt. The
+// positions it reuses are part of what it reserved, not more memory, so
+// the bound on idle entries must not evict them before its lookup pins
+// them (an engine of one context's budget reused at most a block's worth
+// of the prompt it had just answered, stop reason evicted).
+func TestPrefixCacheFullBudget(t *testing.T) {
+	m := enginetest.TinyModel(t, 4)
+	pool := kernels.NewPool(2)
+	defer pool.Close()
+	seqLen := m.Config.SeqLen
+	e := start(t, m.NewState(2, pool), engine.Config{PrefillChunk: 32, KVBudget: seqLen})
+	prompt := seq(100, 3, 1, m.Config.Vocab) // 100 + 6 reserved of 128: 22 positions free, less than a block
+	generate(t, e, prompt, 6)
+	_, res := generate(t, e, prompt, 6)
+	if u := res.Prefix; u.Cached != len(prompt)-1 || u.Source.String() != "same_slot" || u.Stop.String() != "prompt_end" {
+		t.Errorf("the same prompt again: %+v, want %d reused from the same slot, prompt_end", u, len(prompt)-1)
+	}
+}

@@ -242,9 +242,9 @@ func plainJSON(t *testing.T, m map[string]any) map[string]any {
 	return out
 }
 
-// TestPrefixCacheFromTheEngine: with what the engine reports today (the
-// cache is not built yet, or reused nothing), cached_tokens is present as
-// 0, source is null, and the surfaces agree.
+// TestPrefixCacheFromTheEngine: for a first request, which the real cache
+// has nothing for, cached_tokens is present as 0, source is null, and the
+// surfaces agree (prefix_http_test.go drives every other outcome).
 func TestPrefixCacheFromTheEngine(t *testing.T) {
 	h := newHarness(t)
 	status, _, raw := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{"max_tokens": 2, "include_performance": true}), nil)
