@@ -325,8 +325,8 @@ func TestPrefixCacheHTTPStopReasons(t *testing.T) {
 
 	// Two legacy completions sharing their first 100 words: the second
 	// reuses exactly their shared tokens. Every prompt begins with BOS,
-	// which the chat prompts cached: the first reuses that one token and
-	// diverges after it.
+	// which the chat prompts cached: sharing only such an opening is not a
+	// hit, so the first is uncached.
 	a := prefixText(2, 160)
 	b := strings.Join(strings.Fields(a)[:100], " ") + " " + prefixText(3, 40)
 	ta, tb := h.promptTokens(t, a), h.promptTokens(t, b)
@@ -338,7 +338,7 @@ func TestPrefixCacheHTTPStopReasons(t *testing.T) {
 	if ra.prompt != len(ta) {
 		t.Fatalf("completion prompt_tokens %d, /tokenize gave %d", ra.prompt, len(ta))
 	}
-	checkPrefix(t, h, "a completion behind BOS", ra, wantPrefix(ra.prompt, 1, "same_slot", "diverged"))
+	checkPrefix(t, h, "a completion behind BOS", ra, wantPrefix(ra.prompt, 0, "", "uncached"))
 	rb := post(completionsPath, h.completion(b, 4))
 	checkPrefix(t, h, "a completion sharing a prefix", rb, wantPrefix(len(tb), shared, "same_slot", "diverged"))
 
@@ -467,7 +467,7 @@ func TestPrefixCacheHTTPEvictions(t *testing.T) {
 			t.Fatalf("after one prompt: %+v, want the bound %d and its 3 blocks", before, bound)
 		}
 		rb := h.prefixPost(t, completionsPath, b)
-		checkPrefix(t, h, "a second prompt", rb, wantPrefix(rb.prompt, 1, "same_slot", "diverged")) // BOS
+		checkPrefix(t, h, "a second prompt", rb, wantPrefix(rb.prompt, 0, "", "uncached")) // BOS only: no hit
 		after := h.prefixMetrics(t)
 		wantEv := map[string]float64{"capacity": 3, "trim": 0, "resize": 0, "superseded": 0, "subsumed": 0}
 		if d := cmp.Diff(wantEv, after.evictedSince(before)); d != "" {
@@ -476,12 +476,12 @@ func TestPrefixCacheHTTPEvictions(t *testing.T) {
 		if after.evictedBytes["capacity"] != 3*bb || after.blocks != 3 || after.idle > float64(bound) {
 			t.Errorf("after the second prompt: %+v, want 3 blocks evicted and 3 held, within %d bytes", after, bound)
 		}
-		// The newest prompt is whole, the evicted one reuses only BOS,
-		// which the newest shares.
+		// The newest prompt is whole; the evicted one shares only BOS with
+		// it and says it was evicted.
 		rb = h.prefixPost(t, completionsPath, b)
 		checkPrefix(t, h, "the second prompt again", rb, wantPrefix(rb.prompt, rb.prompt-1, "same_slot", "prompt_end"))
 		ra = h.prefixPost(t, completionsPath, a)
-		checkPrefix(t, h, "the first prompt again", ra, wantPrefix(ra.prompt, 1, "same_slot", "diverged"))
+		checkPrefix(t, h, "the first prompt again", ra, wantPrefix(ra.prompt, 0, "", "evicted"))
 	})
 
 	// resize: shrinking the KV budget to one context bounds the cache by

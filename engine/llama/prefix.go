@@ -117,7 +117,7 @@ func (s *State) Reuse(slot int, key PrefixKey, prompt []int) timing.PrefixUse {
 	bestN := 0
 	now := c.tick()
 	for pos < limit {
-		best, bestN = longestChild(node, prompt[pos:min(pos+kvBlockLen, limit)])
+		best, bestN = matchChild(node, prompt, pos, limit)
 		if bestN < kvBlockLen {
 			break
 		}
@@ -156,6 +156,25 @@ func (s *State) Reuse(slot int, key PrefixKey, prompt []int) timing.PrefixUse {
 	return use
 }
 
+// minOpening is the fewest tokens a prompt's first block must share with
+// a cached one, when they differ inside it, to be reused: every prompt
+// shares its opening (BOS, the chat template's first tokens) with all
+// others, which would make every miss a hit of a few tokens that
+// diverged, and a copy of so few saves nothing. Past the first block any
+// match is a real shared prefix and is reused to the token.
+const minOpening = 16
+
+// matchChild returns the child of node that prompt[pos:limit) continues
+// into, and how many tokens of it match; (nil, 0) when none does or when
+// only a prompt's opening matches (minOpening).
+func matchChild(node *prefixNode, prompt []int, pos, limit int) (*prefixNode, int) {
+	best, n := longestChild(node, prompt[pos:min(pos+kvBlockLen, limit)])
+	if pos == 0 && n > 0 && n < minOpening && n < len(best.toks) && n < limit {
+		return nil, 0
+	}
+	return best, n
+}
+
 // longestChild returns node's child sharing the longest prefix with seg,
 // and that length.
 func longestChild(node *prefixNode, seg []int) (*prefixNode, int) {
@@ -187,7 +206,7 @@ func (c *prefixCache) stopReason(sp *prefixSpace, node, best *prefixNode, bestN 
 		return timing.PrefixStopPromptEnd
 	case bestN > 0 && bestN < len(best.toks):
 		return timing.PrefixStopDiverged
-	case bestN == 0 && c.ghosts.has(ghostKey(node, prompt[pos])):
+	case bestN == 0 && c.evicted(node, prompt[pos:]):
 		return timing.PrefixStopEvicted
 	case bestN == 0 && pos > 0 && len(node.children) > 0:
 		return timing.PrefixStopDiverged // (at the root: nothing in common, uncached)
@@ -204,7 +223,7 @@ func (c *prefixCache) stopReason(sp *prefixSpace, node, best *prefixNode, bestN 
 func matchLen(root *prefixNode, prompt []int, limit int) int {
 	node, pos := root, 0
 	for pos < limit {
-		best, n := longestChild(node, prompt[pos:min(pos+kvBlockLen, limit)])
+		best, n := matchChild(node, prompt, pos, limit)
 		pos += n
 		if n < kvBlockLen {
 			break

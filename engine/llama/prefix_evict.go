@@ -71,7 +71,7 @@ func (c *prefixCache) unlink(n *prefixNode) {
 func (s *State) evict(n *prefixNode, reason timing.PrefixEvict) {
 	c := &s.cache
 	if reason != timing.PrefixEvictSubsumed {
-		c.ghosts.add(ghostKey(n.parent, n.toks[0]))
+		c.ghosts.add(ghostKey(n.parent, n.toks[:min(ghostTokens, len(n.toks))]))
 	}
 	c.unlink(n)
 	c.idle--
@@ -164,9 +164,29 @@ func (h *lruHeap) Pop() any {
 	return n
 }
 
-// ghostKey names the continuation of node that begins with tok.
-func ghostKey(node *prefixNode, tok int) uint64 {
-	return hashToks(node.hash^0x5bd1e9955bd1e995, []int{tok})
+// ghostTokens is how many of an evicted entry's first tokens name it, and
+// ghostMin the fewest a remembered entry needs: enough that prompts which
+// share only their opening (BOS, a template's first tokens) do not look
+// evicted.
+const (
+	ghostTokens = 16
+	ghostMin    = 8
+)
+
+// ghostKey names the continuation of node that begins with toks.
+func ghostKey(node *prefixNode, toks []int) uint64 {
+	return hashToks(node.hash^0x5bd1e9955bd1e995, toks)
+}
+
+// evicted reports whether an entry under node that rest begins with was
+// evicted (and is still remembered).
+func (c *prefixCache) evicted(node *prefixNode, rest []int) bool {
+	for k := min(ghostTokens, len(rest)); k >= ghostMin; k-- {
+		if c.ghosts.has(ghostKey(node, rest[:k])) {
+			return true
+		}
+	}
+	return false
 }
 
 // ghostCap bounds the evicted continuations remembered.

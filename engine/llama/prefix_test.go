@@ -311,6 +311,13 @@ func TestPrefixStopReasons(t *testing.T) {
 	if use := run(baseKey, seq(30, 11)); use.Stop != timing.PrefixStopUncached {
 		t.Errorf("a prompt never seen: %+v, want uncached", use)
 	}
+	// Sharing only an opening (BOS, a template's first tokens) with a
+	// cached prompt is no hit: nothing reused, uncached.
+	opening := append([]int{1, 2, 3}, seq(40, 13)...)
+	run(baseKey, opening)
+	if use := run(baseKey, append([]int{1, 2, 3}, seq(40, 17)...)); use.Cached != 0 || use.Stop != timing.PrefixStopUncached {
+		t.Errorf("a prompt sharing 3 opening tokens: %+v, want nothing reused, uncached", use)
+	}
 }
 
 // TestPrefixEvictions covers every eviction reason and that entries a
