@@ -179,6 +179,9 @@ func TestBenchConversationAgainstServe(t *testing.T) {
 			t.Errorf("conversation %d turn %d: %d prompt tokens after %d, want the history to grow", s.Conversation, s.Turn, *s.PromptTokens, *prev.PromptTokens)
 		}
 	}
+	if len(arm.Config) == 0 {
+		t.Error("evidence lacks the server's /v1/config")
+	}
 	if arm.PrefixCache == nil || arm.PrefixCache.Polls < 2 {
 		t.Errorf("prefix cache watch %+v, want at least the readings before and after", arm.PrefixCache)
 	}

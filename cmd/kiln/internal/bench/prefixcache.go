@@ -122,7 +122,8 @@ func jsonInt(x any) *int64 {
 // text exposition: kiln_prefix_cache_bytes (summed over its series, so a
 // split by state still gives the whole; a series with a label value
 // "idle" also counts as idle), kiln_prefix_cache_idle_bytes and
-// kiln_prefix_cache_limit_bytes.
+// kiln_prefix_cache_limit_bytes, under any kiln_ prefix before
+// prefix_cache (kiln_batching_engine_prefix_cache_bytes reads the same).
 func PrefixCacheFromMetrics(text string) (PrefixCacheReading, bool) {
 	var r PrefixCacheReading
 	add := func(p **int64, v int64) {
@@ -135,23 +136,27 @@ func PrefixCacheFromMetrics(text string) (PrefixCacheReading, bool) {
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || !strings.HasPrefix(line, "kiln_prefix_cache_") {
+		if line == "" || line[0] == '#' || !strings.HasPrefix(line, "kiln_") {
 			continue
 		}
 		name, labels, value, ok := parseSample(line)
 		if !ok {
 			continue
 		}
+		i := strings.Index(name, "prefix_cache_")
+		if i < 0 || (i > len("kiln_") && name[i-1] != '_') {
+			continue
+		}
 		v := int64(value)
-		switch name {
-		case "kiln_prefix_cache_bytes":
+		switch name[i+len("prefix_cache_"):] {
+		case "bytes":
 			add(&r.Bytes, v)
 			if strings.Contains(labels, `"idle"`) {
 				add(&r.IdleBytes, v)
 			}
-		case "kiln_prefix_cache_idle_bytes":
+		case "idle_bytes":
 			add(&r.IdleBytes, v)
-		case "kiln_prefix_cache_limit_bytes":
+		case "limit_bytes":
 			add(&r.LimitBytes, v)
 		}
 	}

@@ -63,6 +63,10 @@ kiln_prefix_cache_evictions_total{reason="capacity"} 4
 		{"split by state", `kiln_prefix_cache_bytes{state="active"} 2048
 kiln_prefix_cache_bytes{state="idle"} 1024
 `, PrefixCacheReading{Bytes: i64(3072), IdleBytes: i64(1024), Source: "/metrics"}, true},
+		{"under the engine's prefix", "kiln_batching_engine_prefix_cache_bytes 4096\nkiln_batching_engine_prefix_cache_idle_bytes 1024\n",
+			PrefixCacheReading{Bytes: i64(4096), IdleBytes: i64(1024), Source: "/metrics"}, true},
+		{"other families are not read", "kiln_prefix_cache_evicted_bytes_total 9\nkiln_xprefix_cache_bytes 5\ngo_prefix_cache_bytes 3\n",
+			PrefixCacheReading{}, false},
 		{"with a timestamp", "kiln_prefix_cache_bytes 100 1700000000000\n",
 			PrefixCacheReading{Bytes: i64(100), Source: "/metrics"}, true},
 		{"none", "kiln_requests_total 4\nkiln_kv_utilization 0.5\n", PrefixCacheReading{}, false},

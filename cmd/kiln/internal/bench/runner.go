@@ -20,6 +20,7 @@ type ArmResult struct {
 	WallMs        float64         `json:"wall_ms"`
 	Samples       []Sample        `json:"samples"`
 	Stats         Stats           `json:"stats"`
+	Config        json.RawMessage `json:"server_config,omitempty"` // GET /v1/config before the run (a Kiln server's resolved configuration)
 	DecodeBefore  json.RawMessage `json:"decode_stats_before,omitempty"`
 	DecodeAfter   json.RawMessage `json:"decode_stats_after,omitempty"`
 	MetricsBefore string          `json:"metrics_before,omitempty"`
@@ -60,6 +61,11 @@ func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult
 		return nil, err
 	}
 	res := &ArmResult{URL: c.BaseURL, StartedAt: time.Now()}
+	if b, err := c.get(ctx, "/v1/config"); err != nil {
+		res.SnapshotError = append(res.SnapshotError, err.Error())
+	} else if json.Valid(b) {
+		res.Config = b
+	}
 	res.DecodeBefore, res.MetricsBefore = snapshot(ctx, c, res)
 
 	runCtx := ctx
