@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -100,20 +102,10 @@ func (c *Client) Do(ctx context.Context, w *Workload, msgs []Message, seed uint6
 		s.Error = err.Error()
 		return
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.BaseURL, "/")+"/v1/chat/completions", bytes.NewReader(body))
-	if err != nil {
-		s.Error = err.Error()
-		return
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if c.Token != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	start := time.Now()
+	var start time.Time
 	since := func() float64 { return float64(time.Since(start).Nanoseconds()) / 1e6 }
 	defer func() { s.E2EMs = since() }()
-
-	resp, err := c.HTTP.Do(hreq)
+	resp, err := c.post(ctx, body, s, &start)
 	if err != nil {
 		s.Error = err.Error()
 		return
@@ -131,6 +123,36 @@ func (c *Client) Do(ctx context.Context, w *Workload, msgs []Message, seed uint6
 	}
 	if err := c.readStream(resp.Body, w, s, since); err != nil {
 		s.Error = err.Error()
+	}
+}
+
+// post sends the chat request, setting *start as it goes out. A request
+// that failed on a kept-alive connection before any response came (the
+// server closed the connection as the request went out: llama-server does
+// after a few requests on one connection) is sent once more on a new one,
+// counted in s.Retries, its clock started again; Go's transport does the
+// same for idempotent requests only.
+func (c *Client) post(ctx context.Context, body []byte, s *Sample, start *time.Time) (*http.Response, error) {
+	for {
+		var reused bool
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+		hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost,
+			strings.TrimRight(c.BaseURL, "/")+"/v1/chat/completions", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		hreq.Header.Set("Content-Type", "application/json")
+		if c.Token != "" {
+			hreq.Header.Set("Authorization", "Bearer "+c.Token)
+		}
+		*start = time.Now()
+		resp, err := c.HTTP.Do(hreq)
+		if err != nil && reused && s.Retries == 0 && ctx.Err() == nil &&
+			(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
+			s.Retries++
+			continue
+		}
+		return resp, err
 	}
 }
 

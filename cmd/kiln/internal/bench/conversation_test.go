@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -401,5 +403,62 @@ func TestWriteTableNotReported(t *testing.T) {
 		if got := lines[row]; got != want {
 			t.Errorf("row %q = %q, want %q\n%s", row, got, want, b.String())
 		}
+	}
+}
+
+// closingServer answers chat requests with a one-token stream, except the
+// requests whose number (from 1) is in drop: it reads those and closes the
+// connection without answering, as a server closing a kept-alive
+// connection does.
+func closingServer(t *testing.T, drop ...int) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slices.Contains(drop, int(n.Add(1))) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+// TestClientRetriesClosedKeepAlive: a request that meets a kept-alive
+// connection the server closed is sent once more on a new connection and
+// counted; a second failure is the sample's error.
+func TestClientRetriesClosedKeepAlive(t *testing.T) {
+	w := &Workload{Model: "m", MaxTokens: 1, Stream: true}
+	msgs := []Message{{Role: "user", Content: "hi"}}
+	for _, tc := range []struct {
+		name        string
+		drop        []int
+		wantRetries int
+		wantErr     bool
+		wantServed  int64
+	}{
+		{"closed once", []int{2}, 1, false, 3},
+		{"closed twice", []int{2, 3}, 1, true, 3},
+		{"never closed", nil, 0, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, n := closingServer(t, tc.drop...)
+			c := &Client{BaseURL: srv.URL, HTTP: srv.Client()}
+			var first Sample
+			c.Do(context.Background(), w, msgs, 1, &first) // opens the connection the next one reuses
+			if first.Error != "" {
+				t.Fatalf("first request: %s", first.Error)
+			}
+			var s Sample
+			c.Do(context.Background(), w, msgs, 2, &s)
+			if s.Retries != tc.wantRetries || (s.Error != "") != tc.wantErr || n.Load() != tc.wantServed {
+				t.Errorf("retries %d error %q requests seen %d; want %d, error %v, %d",
+					s.Retries, s.Error, n.Load(), tc.wantRetries, tc.wantErr, tc.wantServed)
+			}
+		})
 	}
 }

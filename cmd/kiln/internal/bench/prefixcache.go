@@ -255,9 +255,20 @@ type Watcher struct {
 
 // WatchPrefixCache reads the server's prefix cache once now, then every
 // interval (none when every is 0) until Stop, which reads it once more.
+//
+// The polls go over connections of their own, so that a connection a
+// server closes after a poll (llama-server closes one after a few
+// requests) is never the one a measured request picks up.
 func WatchPrefixCache(ctx context.Context, c *Client, every time.Duration) *Watcher {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &Watcher{c: c, every: every, cancel: cancel, done: make(chan struct{})}
+	own := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	if c.HTTP != nil {
+		own.Timeout = c.HTTP.Timeout
+		if t, ok := c.HTTP.Transport.(*http.Transport); ok {
+			own.Transport = t.Clone()
+		}
+	}
+	w := &Watcher{c: &Client{BaseURL: c.BaseURL, Token: c.Token, HTTP: own}, every: every, cancel: cancel, done: make(chan struct{})}
 	w.res.EveryMs = float64(every) / float64(time.Millisecond)
 	w.res.Before = w.poll(ctx)
 	go func() {
@@ -285,6 +296,7 @@ func (w *Watcher) Stop(ctx context.Context) PrefixCacheWatch {
 	w.cancel()
 	<-w.done
 	after := w.poll(ctx)
+	w.c.HTTP.CloseIdleConnections()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.res.After = after

@@ -13,7 +13,8 @@ type Sample struct {
 	StartMs      float64   `json:"start_ms"`       // since the arm's run began
 	Status       int       `json:"status"`         // HTTP status (0 when no response)
 	Error        string    `json:"error,omitempty"`
-	TTFTMs       *float64  `json:"ttft_ms"` // first content chunk; null when none arrived
+	Retries      int       `json:"retries,omitempty"` // sent again after a kept-alive connection closed under it (Client.post)
+	TTFTMs       *float64  `json:"ttft_ms"`           // first content chunk; null when none arrived
 	E2EMs        float64   `json:"e2e_ms"`
 	OutputTokens int       `json:"output_tokens"`
 	UsageTokens  bool      `json:"output_tokens_from_usage"` // true: from the server's usage, else counted chunks
