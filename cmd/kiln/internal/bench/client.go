@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"slices"
@@ -147,13 +148,20 @@ func (c *Client) post(ctx context.Context, body []byte, s *Sample, start *time.T
 		}
 		*start = time.Now()
 		resp, err := c.HTTP.Do(hreq)
-		if err != nil && reused && s.Retries == 0 && ctx.Err() == nil &&
-			(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
+		if err != nil && reused && s.Retries == 0 && ctx.Err() == nil && closedUnder(err) {
 			s.Retries++
 			continue
 		}
 		return resp, err
 	}
+}
+
+// closedUnder reports whether err says the connection closed as the
+// request went out: the server's EOF or reset, or the transport's own
+// close of a connection whose EOF it had just read.
+func closedUnder(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 func (c *Client) readWhole(r io.Reader, w *Workload, s *Sample, since func() float64) {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -460,5 +463,23 @@ func TestClientRetriesClosedKeepAlive(t *testing.T) {
 					s.Retries, s.Error, n.Load(), tc.wantRetries, tc.wantErr, tc.wantServed)
 			}
 		})
+	}
+}
+
+func TestClosedUnder(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("post: %w", io.EOF), true},
+		{&net.OpError{Op: "write", Err: net.ErrClosed}, true},
+		{&net.OpError{Op: "write", Err: syscall.EPIPE}, true},
+		{&net.OpError{Op: "read", Err: syscall.ECONNRESET}, true},
+		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, false},
+		{context.DeadlineExceeded, false},
+	} {
+		if got := closedUnder(tc.err); got != tc.want {
+			t.Errorf("closedUnder(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }
