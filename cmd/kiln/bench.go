@@ -66,6 +66,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		serveBin  = fs.String("serve-bin", "", "kiln binary for --arm runs (default: this executable)")
 		serveArgs = fs.String("serve-args", "", "base kiln serve arguments for --arm runs, space separated")
 		timeout   = fs.Duration("request-timeout", 5*time.Minute, "per-request timeout")
+		warmup    = fs.Int("warmup", 0, "short requests sent before the measured ones, left out of the figures (a user message no workload prompt shares)")
+		cachePoll = fs.Duration("cache-poll", time.Second, "how often to read the server's prefix cache memory (/health, /metrics) during the run; 0: before and after only")
 		arms      listFlag
 	)
 	fs.StringVar(&w.Model, "model", "kiln-tiny", "model id to request")
@@ -75,11 +77,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&w.MaxTokens, "max-tokens", 64, "max tokens per request")
 	fs.IntVar(&w.PromptTokens, "prompt-tokens", 32, "synthetic prompt length in words (about tokens)")
 	fs.StringVar(&w.PromptsFile, "prompts", "", "JSONL file of {\"messages\": [...]} prompts (instead of synthetic)")
+	fs.IntVar(&w.SystemPromptTokens, "system-prompt-tokens", 0, "one shared system prompt of this many words before every synthetic prompt (the same text for all)")
+	fs.IntVar(&w.Turns, "turns", 0, "make every request a conversation of this many turns, each resending the history with the server's replies; --requests then counts conversations")
 	fs.BoolVar(&w.Stream, "stream", true, "stream responses (SSE)")
 	fs.BoolVar(&w.ServerTiming, "server-timing", false, "ask a Kiln server for kiln.token_timing events and summaries (include_performance)")
 	fs.Float64Var(&w.Temperature, "temperature", 0, "sampling temperature")
 	fs.Uint64Var(&w.Seed, "seed", 1, "seed for prompts and per-request sampling seeds")
-	fs.Var(&arms, "arm", "comparison arm NAME:FLAG=VALUE (repeatable): starts kiln serve once per arm with that one flag changed")
+	fs.Var(&arms, "arm", "comparison arm NAME:FLAG=VALUE (repeatable): starts kiln serve once per arm with that one flag changed; NAME: alone runs the base arguments unchanged")
 	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -126,13 +130,23 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	isTerm := isTerminal(stderr)
 	runArm := func(name, base string) (*bench.ArmResult, error) {
 		c := &bench.Client{BaseURL: base, Token: *token, HTTP: httpClient}
+		if *warmup > 0 {
+			if err := bench.Warmup(ctx, c, &w, *warmup); err != nil {
+				return nil, err
+			}
+		}
+		watch := bench.WatchPrefixCache(ctx, c, *cachePoll)
 		res, err := bench.Run(ctx, c, &w, &bench.Bar{W: stderr, Terminal: isTerm, Label: name})
+		cache := watch.Stop(ctx)
 		if res != nil {
-			res.Name = name
+			res.Name, res.Warmup, res.PrefixCache = name, *warmup, &cache
 		}
 		return res, err
 	}
 
+	if *warmup < 0 {
+		return usageError{errors.New("--warmup must not be negative")}
+	}
 	if *url != "" {
 		res, err := runArm("run", *url)
 		if err != nil {
@@ -151,8 +165,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		base := append([]string{"serve"}, strings.Fields(*serveArgs)...)
 		ev.BaseServe = base
 		for _, arm := range parsedArms {
-			srvArgs := append(append([]string{}, base...), "--"+arm.Flag+"="+arm.Value)
-			srv, err := bench.StartServer(ctx, bin, srvArgs, 2*time.Minute)
+			srv, err := bench.StartServer(ctx, bin, arm.ServeArgs(base), 2*time.Minute)
 			if err != nil {
 				ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: err.Error()})
 				fmt.Fprintf(stderr, "arm %s: %v\n", arm.Name, err)
@@ -164,7 +177,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: err.Error(), LogTail: srv.LogTail()})
 				continue
 			}
-			res.Flag = "--" + arm.Flag + "=" + arm.Value
+			if arm.Flag != "" {
+				res.Flag = "--" + arm.Flag + "=" + arm.Value
+			}
 			if stopErr != nil {
 				ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: stopErr.Error(), LogTail: srv.LogTail()})
 			}
@@ -176,6 +191,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	if err := bench.WriteTable(stdout, ev.Arms); err != nil {
+		return fmt.Errorf("writing table: %w", err)
+	}
+	if err := bench.WriteTurns(stdout, ev.Arms); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
 	if err := writeEvidence(ev, *out, stdout); err != nil {
@@ -252,6 +270,9 @@ func loadWorkload(path string, fs *flag.FlagSet, w *bench.Workload) error {
 		"server-timing": func() { w.ServerTiming = explicit.ServerTiming },
 		"temperature":   func() { w.Temperature = explicit.Temperature },
 		"seed":          func() { w.Seed = explicit.Seed },
+
+		"system-prompt-tokens": func() { w.SystemPromptTokens = explicit.SystemPromptTokens },
+		"turns":                func() { w.Turns = explicit.Turns },
 	}
 	for name, restore := range keep {
 		if set[name] {

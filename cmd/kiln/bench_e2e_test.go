@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -134,5 +135,54 @@ func TestBenchArmsPrefillChunk(t *testing.T) {
 		if a, b := ev.Arms[0].Samples[i].Prompt, ev.Arms[1].Samples[i].Prompt; a != b {
 			t.Fatalf("sample %d used prompt %d on one arm and %d on the other", i, a, b)
 		}
+	}
+}
+
+// TestBenchConversationAgainstServe runs kiln bench's conversation
+// workload against a kiln serve: every turn resends the history with the
+// server's replies, so each turn's prompt holds the last one's, its reply
+// and the new user message, and the evidence keeps the figures per turn.
+func TestBenchConversationAgainstServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test; -short skips it")
+	}
+	srv := startServe(t)
+	out := filepath.Join(t.TempDir(), "evidence.json")
+	var stdout, stderr bytes.Buffer
+	err := runBench(context.Background(), []string{
+		"--url", srv.URL, "--requests", "2", "--concurrency", "2", "--turns", "3", "--max-tokens", "6",
+		"--system-prompt-tokens", "20", "--prompt-tokens", "8", "--warmup", "1", "--out", out,
+	}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("kiln bench: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "run, by turn") {
+		t.Errorf("no turn table in the output:\n%s", stdout.String())
+	}
+	ev := readEvidence(t, out)
+	arm := ev.Arms[0]
+	if len(arm.Samples) != 6 || arm.Stats.Failed != 0 || arm.Warmup != 1 || len(arm.Stats.Turns) != 3 {
+		t.Fatalf("samples %d failed %d warm-up %d turns %d; want 6, 0, 1, 3",
+			len(arm.Samples), arm.Stats.Failed, arm.Warmup, len(arm.Stats.Turns))
+	}
+	for i, s := range arm.Samples {
+		if s.PromptTokens == nil || s.Reply == "" {
+			t.Fatalf("sample %d: prompt tokens %v reply %q, want both", i, s.PromptTokens, s.Reply)
+		}
+		if s.Turn == 1 {
+			continue
+		}
+		prev := arm.Samples[i-1]
+		// The history grows by the last reply and a new 8-word user
+		// message (plus the template's markers).
+		if grow := *s.PromptTokens - *prev.PromptTokens; grow < 8 {
+			t.Errorf("conversation %d turn %d: %d prompt tokens after %d, want the history to grow", s.Conversation, s.Turn, *s.PromptTokens, *prev.PromptTokens)
+		}
+	}
+	if len(arm.Config) == 0 {
+		t.Error("evidence lacks the server's /v1/config")
+	}
+	if arm.PrefixCache == nil || arm.PrefixCache.Polls < 2 {
+		t.Errorf("prefix cache watch %+v, want at least the readings before and after", arm.PrefixCache)
 	}
 }

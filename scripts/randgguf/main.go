@@ -18,11 +18,22 @@ import (
 // vocabSize is the TinyStories models' vocabulary (Llama 2's size).
 const vocabSize = 32000
 
-// shapes are the TinyStories checkpoints' shapes.
+// shapes are the shapes randgguf writes: the TinyStories checkpoints'
+// (Llama architecture, a 32,000-piece vocabulary) and Qwen2.5-0.5B's
+// (qwen2: biases on Q, K and V, half-split RoPE with theta 1e6, 14 query
+// and 2 key/value heads, a 151,936-piece vocabulary, tied embeddings). Only
+// the shape is Qwen's: the vocabulary is Vocab's SentencePiece one, not
+// Qwen's byte-level BPE, which changes what a word costs in tokens, not
+// what a token costs in compute.
 var shapes = map[string]llama.Config{
 	"15M":  {Dim: 288, HiddenDim: 768, Layers: 6, Heads: 6, KVHeads: 6, SeqLen: 256},
 	"110M": {Dim: 768, HiddenDim: 2048, Layers: 12, Heads: 12, KVHeads: 12, SeqLen: 1024},
+	"qwen2.5-0.5b": {Arch: "qwen2", Dim: 896, HiddenDim: 4864, Layers: 24, Heads: 14, KVHeads: 2, SeqLen: 32768,
+		Vocab: 151936, NormEps: 1e-6, RopeTheta: 1e6, Rope: llama.RopeNeoX, QKVBias: true},
 }
+
+// shapeNames lists the shapes for messages.
+const shapeNames = "15M, 110M or qwen2.5-0.5b"
 
 // types are the weight types WriteGGUF writes; others come from
 // llama-quantize.
@@ -40,7 +51,7 @@ func main() {
 func run(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("randgguf", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	shape := fs.String("shape", "15M", "model shape: 15M or 110M")
+	shape := fs.String("shape", "15M", "model shape: "+shapeNames)
 	typ := fs.String("type", "f32", "matrix type: f32, f16 or q8_0")
 	seed := fs.Uint64("seed", 42, "weight seed")
 	out := fs.String("out", "", "output .gguf file (required)")
@@ -49,7 +60,7 @@ func run(args []string, stderr io.Writer) error {
 	}
 	c, ok := shapes[*shape]
 	if !ok {
-		return fmt.Errorf("--shape %q: want 15M or 110M", *shape)
+		return fmt.Errorf("--shape %q: want %s", *shape, shapeNames)
 	}
 	dt, ok := types[strings.ToLower(*typ)]
 	if !ok {
@@ -58,20 +69,37 @@ func run(args []string, stderr io.Writer) error {
 	if *out == "" {
 		return errors.New("--out is required")
 	}
-	c.Arch, c.Vocab = "llama", vocabSize
-	c.NormEps, c.RopeTheta = llama.DefaultNormEps, llama.DefaultRopeTheta
-	v, err := Vocab(vocabSize)
+	if c.Arch == "" {
+		c.Arch, c.Vocab = "llama", vocabSize
+		c.NormEps, c.RopeTheta = llama.DefaultNormEps, llama.DefaultRopeTheta
+	}
+	return write(*out, c, dt, *seed, "random "+name(*shape)+" "+strings.ToLower(*typ))
+}
+
+// write writes a random model of shape c with Vocab's vocabulary of
+// c.Vocab pieces.
+func write(path string, c llama.Config, dt kernels.DType, seed uint64, modelName string) error {
+	v, err := Vocab(c.Vocab)
 	if err != nil {
 		return err
 	}
-	m, err := llama.NewRandom(c, *seed, false)
+	m, err := llama.NewRandom(c, seed, false)
 	if err != nil {
-		return fmt.Errorf("random %s model: %w", *shape, err)
+		return fmt.Errorf("random model: %w", err)
 	}
-	return writeFile(*out, m, dt, func(w *gguf.Writer) {
-		w.SetString("general.name", "random stories"+*shape+" "+strings.ToLower(*typ))
+	return writeFile(path, m, dt, func(w *gguf.Writer) {
+		w.SetString("general.name", modelName)
 		setTokenizer(w, v)
 	})
+}
+
+// name is the model name of a shape: stories15M, stories110M, or the shape
+// itself.
+func name(shape string) string {
+	if shapes[shape].Arch == "" {
+		return "stories" + shape
+	}
+	return shape
 }
 
 // setTokenizer adds v and the ChatML template as GGUF tokenizer metadata.

@@ -31,11 +31,15 @@ var chatMarkers = []string{"<|im_start|>", "<|im_end|>"}
 // byte-fallback pieces, then kiln-tiny's English pieces shortest first
 // ("▁", single characters, "▁" and one character, then "▁word" for its
 // alphabetical list of words, whose short words are the common ones), each
-// word preceded by those of its prefixes not yet present, while they fit; the ChatML markers take the last two ids and unused pieces fill any
-// gap. The prefixes matter because SentencePiece merging builds a word one
-// bigram at a time, so every intermediate piece must be in the vocabulary
-// for a word to become one token. Scores fall with the id, so earlier
-// (more common) pieces win merges.
+// word preceded by those of its prefixes not yet present, while they fit;
+// the ChatML markers take the last two ids. The prefixes matter because
+// SentencePiece merging builds a word one bigram at a time, so every
+// intermediate piece must be in the vocabulary for a word to become one
+// token. Scores fall with the id, so earlier (more common) pieces win
+// merges. A vocabulary larger than the English pieces fill (Qwen's) gets
+// letter pieces next (letterPieces), so that every token a random model
+// emits decodes to visible text and a reply tokenizes again to about as
+// many tokens; unused pieces fill any gap left after them.
 func Vocab(n int) (*Vocabulary, error) {
 	eng := tokenizer.English()
 	if n < 259+len(chatMarkers) {
@@ -72,6 +76,14 @@ func Vocab(n int) (*Vocabulary, error) {
 			add(q, tokenizer.TypeNormal)
 		}
 		add(p, tokenizer.TypeNormal)
+	}
+	for p := range letterPieces {
+		if len(v.Pieces) >= room {
+			break
+		}
+		if !seen[p] {
+			add(p, tokenizer.TypeNormal)
+		}
 	}
 	for i := 0; len(v.Pieces) < room; i++ {
 		add(fmt.Sprintf("<unused%d>", i), tokenizer.TypeUnused)
@@ -113,4 +125,31 @@ func prefixes(p string) []string {
 		out = append(out, space+w[:i])
 	}
 	return out
+}
+
+// letterPieces yields synthetic pieces of lowercase letters: two letters
+// bare and "▁"-led, three letters bare and "▁"-led, then four letters
+// "▁"-led and bare. Every proper prefix of a piece comes before it, so
+// SentencePiece merging can build each from its characters.
+func letterPieces(yield func(string) bool) {
+	for _, k := range []struct {
+		lead string
+		n    int
+	}{{"", 2}, {space, 2}, {"", 3}, {space, 3}, {space, 4}, {"", 4}} {
+		buf := []byte(strings.Repeat("a", k.n))
+		for {
+			if !yield(k.lead + string(buf)) {
+				return
+			}
+			i := k.n - 1
+			for i >= 0 && buf[i] == 'z' {
+				buf[i] = 'a'
+				i--
+			}
+			if i < 0 {
+				break
+			}
+			buf[i]++
+		}
+	}
 }

@@ -15,18 +15,31 @@ import (
 )
 
 // Arm is one comparison arm: the base serve command with exactly one flag
-// changed.
+// changed, or with none (the baseline).
 type Arm struct {
 	Name  string // label in the table
-	Flag  string // flag name without dashes
+	Flag  string // flag name without dashes; "" for the base arguments unchanged
 	Value string
 }
 
-// ParseArm parses NAME:FLAG=VALUE (FLAG may carry leading dashes).
+// ServeArgs is base with the arm's flag added.
+func (a Arm) ServeArgs(base []string) []string {
+	args := append([]string{}, base...)
+	if a.Flag != "" {
+		args = append(args, "--"+a.Flag+"="+a.Value)
+	}
+	return args
+}
+
+// ParseArm parses NAME:FLAG=VALUE (FLAG may carry leading dashes), or
+// NAME: alone for an arm that runs the base serve arguments unchanged.
 func ParseArm(s string) (Arm, error) {
 	name, rest, ok := strings.Cut(s, ":")
 	if !ok || name == "" {
 		return Arm{}, fmt.Errorf("arm %q: want NAME:FLAG=VALUE", s)
+	}
+	if rest == "" {
+		return Arm{Name: name}, nil
 	}
 	flag, value, ok := strings.Cut(rest, "=")
 	flag = strings.TrimLeft(flag, "-")

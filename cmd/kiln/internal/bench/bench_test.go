@@ -57,6 +57,7 @@ func TestParseArm(t *testing.T) {
 		{in: ":x=1", wantErr: true},
 		{in: "a:novalue", wantErr: true},
 		{in: "a:addr=1.2.3.4:1", wantErr: true},
+		{in: "baseline:", want: Arm{Name: "baseline"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -8,8 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -47,8 +51,13 @@ type chunk struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens        *int `json:"prompt_tokens"`
+		CompletionTokens    int  `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens *int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
+	Timings  *PeerTimings `json:"timings"` // llama-server's, on its final chunk
 	Metadata *struct {
 		Performance *struct {
 			Latency json.RawMessage `json:"latency"`
@@ -94,20 +103,10 @@ func (c *Client) Do(ctx context.Context, w *Workload, msgs []Message, seed uint6
 		s.Error = err.Error()
 		return
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.BaseURL, "/")+"/v1/chat/completions", bytes.NewReader(body))
-	if err != nil {
-		s.Error = err.Error()
-		return
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if c.Token != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	start := time.Now()
+	var start time.Time
 	since := func() float64 { return float64(time.Since(start).Nanoseconds()) / 1e6 }
 	defer func() { s.E2EMs = since() }()
-
-	resp, err := c.HTTP.Do(hreq)
+	resp, err := c.post(ctx, body, s, &start)
 	if err != nil {
 		s.Error = err.Error()
 		return
@@ -120,15 +119,52 @@ func (c *Client) Do(ctx context.Context, w *Workload, msgs []Message, seed uint6
 		return
 	}
 	if !w.Stream {
-		c.readWhole(resp.Body, s, since)
+		c.readWhole(resp.Body, w, s, since)
 		return
 	}
-	if err := c.readStream(resp.Body, s, since); err != nil {
+	if err := c.readStream(resp.Body, w, s, since); err != nil {
 		s.Error = err.Error()
 	}
 }
 
-func (c *Client) readWhole(r io.Reader, s *Sample, since func() float64) {
+// post sends the chat request, setting *start as it goes out. A request
+// that failed on a kept-alive connection before any response came (the
+// server closed the connection as the request went out: llama-server does
+// after a few requests on one connection) is sent once more on a new one,
+// counted in s.Retries, its clock started again; Go's transport does the
+// same for idempotent requests only.
+func (c *Client) post(ctx context.Context, body []byte, s *Sample, start *time.Time) (*http.Response, error) {
+	for {
+		var reused bool
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+		hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost,
+			strings.TrimRight(c.BaseURL, "/")+"/v1/chat/completions", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		hreq.Header.Set("Content-Type", "application/json")
+		if c.Token != "" {
+			hreq.Header.Set("Authorization", "Bearer "+c.Token)
+		}
+		*start = time.Now()
+		resp, err := c.HTTP.Do(hreq)
+		if err != nil && reused && s.Retries == 0 && ctx.Err() == nil && closedUnder(err) {
+			s.Retries++
+			continue
+		}
+		return resp, err
+	}
+}
+
+// closedUnder reports whether err says the connection closed as the
+// request went out: the server's EOF or reset, or the transport's own
+// close of a connection whose EOF it had just read.
+func closedUnder(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+func (c *Client) readWhole(r io.Reader, w *Workload, s *Sample, since func() float64) {
 	var ch chunk
 	if err := json.NewDecoder(r).Decode(&ch); err != nil {
 		s.Error = "decoding response: " + err.Error()
@@ -142,11 +178,31 @@ func (c *Client) readWhole(r io.Reader, s *Sample, since func() float64) {
 	if err := failedFinish(s.FinishReason); err != nil {
 		s.Error = err.Error()
 	}
-	if ch.Usage != nil {
-		s.OutputTokens, s.UsageTokens = ch.Usage.CompletionTokens, true
+	s.recordUsage(&ch)
+	s.resolveCached()
+	if w.Turns > 1 && len(ch.Choices) > 0 && ch.Choices[0].Message.Content != nil {
+		s.Reply = *ch.Choices[0].Message.Content
 	}
 	if s.Server != nil && ch.Metadata != nil && ch.Metadata.Performance != nil {
 		s.Server.Latency = ch.Metadata.Performance.Latency
+	}
+}
+
+// recordUsage keeps a chunk's usage and llama-server timings in s.
+func (s *Sample) recordUsage(ch *chunk) {
+	if u := ch.Usage; u != nil {
+		s.OutputTokens, s.UsageTokens = u.CompletionTokens, true
+		if u.PromptTokens != nil {
+			n := *u.PromptTokens
+			s.PromptTokens = &n
+		}
+		if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+			n := *d.CachedTokens
+			s.CachedTokens, s.CachedFrom = &n, CachedFromUsage
+		}
+	}
+	if ch.Timings != nil {
+		s.Timings = ch.Timings
 	}
 }
 
@@ -154,7 +210,13 @@ func (c *Client) readWhole(r io.Reader, s *Sample, since func() float64) {
 // the terminal chunk and usage, until [DONE]. A stream that ends without
 // [DONE] (the server closed it early), carries an error event, or
 // finishes with reason error or timeout is an error.
-func (c *Client) readStream(r io.Reader, s *Sample, since func() float64) error {
+func (c *Client) readStream(r io.Reader, w *Workload, s *Sample, since func() float64) error {
+	var reply strings.Builder
+	defer func() {
+		if w.Turns > 1 {
+			s.Reply = reply.String()
+		}
+	}()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 8<<20)
 	for sc.Scan() {
@@ -168,6 +230,7 @@ func (c *Client) readStream(r io.Reader, s *Sample, since func() float64) error 
 			if !s.UsageTokens {
 				s.OutputTokens = len(s.ChunkMs)
 			}
+			s.resolveCached()
 			return failedFinish(s.FinishReason)
 		}
 		if bytes.Contains(data, []byte(`"kiln.token_timing"`)) && s.Server != nil {
@@ -187,9 +250,7 @@ func (c *Client) readStream(r io.Reader, s *Sample, since func() float64) error 
 		if ch.Error != nil {
 			return fmt.Errorf("stream error event: %s", ch.Error.Message)
 		}
-		if ch.Usage != nil {
-			s.OutputTokens, s.UsageTokens = ch.Usage.CompletionTokens, true
-		}
+		s.recordUsage(&ch)
 		if ch.Metadata != nil && ch.Metadata.Performance != nil && s.Server != nil {
 			s.Server.Latency = ch.Metadata.Performance.Latency
 		}
@@ -207,10 +268,38 @@ func (c *Client) readStream(r io.Reader, s *Sample, since func() float64) error 
 				s.GapsMs = append(s.GapsMs, at-s.ChunkMs[len(s.ChunkMs)-1])
 			}
 			s.ChunkMs = append(s.ChunkMs, at)
+			reply.WriteString(*content)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("reading stream: %w", err)
 	}
 	return errors.New("stream ended without [DONE]")
+}
+
+// get reads path from the server with a 10-second limit: the body of a
+// 200 answer, or of one of the other statuses ok names.
+func (c *Client) get(ctx context.Context, path string, ok ...int) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.BaseURL, "/")+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK && !slices.Contains(ok, resp.StatusCode) {
+		return nil, fmt.Errorf("%s: HTTP %d", path, resp.StatusCode)
+	}
+	return b, nil
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -48,7 +49,7 @@ func (b *Bar) Finish() {
 }
 
 // WriteTable prints arms side by side with each metric's ratio to the first
-// arm.
+// arm. A figure an arm's server did not report is n/a.
 func WriteTable(w io.Writer, arms []*ArmResult) error {
 	if len(arms) == 0 {
 		return nil
@@ -62,14 +63,19 @@ func WriteTable(w io.Writer, arms []*ArmResult) error {
 		}
 	}
 	fmt.Fprintln(tw, header)
-	row := func(name string, get func(Stats) float64, format string) {
+	// maybe prints a row whose figure an arm may lack (ok false: n/a).
+	maybe := func(name string, get func(*ArmResult) (float64, bool), format string) {
 		line := name + "\t"
-		base := get(arms[0].Stats)
+		base, baseOK := get(arms[0])
 		for i, a := range arms {
-			v := get(a.Stats)
-			line += fmt.Sprintf(format, v) + "\t"
+			v, ok := get(a)
+			if ok {
+				line += fmt.Sprintf(format, v) + "\t"
+			} else {
+				line += "n/a\t"
+			}
 			if i > 0 {
-				if base != 0 {
+				if ok && baseOK && base != 0 {
 					line += fmt.Sprintf("%.2fx", v/base) + "\t"
 				} else {
 					line += "-\t"
@@ -78,15 +84,42 @@ func WriteTable(w io.Writer, arms []*ArmResult) error {
 		}
 		fmt.Fprintln(tw, line)
 	}
+	row := func(name string, get func(Stats) float64, format string) {
+		maybe(name, func(a *ArmResult) (float64, bool) { return get(a.Stats), true }, format)
+	}
 	row("requests", func(s Stats) float64 { return float64(s.Requests) }, "%.0f")
 	row("failed", func(s Stats) float64 { return float64(s.Failed) }, "%.0f")
 	row("output tok/s", func(s Stats) float64 { return s.OutputTokPerS }, "%.1f")
 	row("TTFT p50 ms", func(s Stats) float64 { return s.TTFTP50Ms }, "%.2f")
+	row("TTFT p95 ms", func(s Stats) float64 { return s.TTFTP95Ms }, "%.2f")
 	row("TTFT p99 ms", func(s Stats) float64 { return s.TTFTP99Ms }, "%.2f")
 	row("ITL p50 ms", func(s Stats) float64 { return s.ITLP50Ms }, "%.2f")
 	row("ITL p99 ms", func(s Stats) float64 { return s.ITLP99Ms }, "%.2f")
 	row("ITL p99.9 ms", func(s Stats) float64 { return s.ITLP999Ms }, "%.2f")
 	row("E2E p50 ms", func(s Stats) float64 { return s.E2EP50Ms }, "%.1f")
+	maybe("prompt tokens", func(a *ArmResult) (float64, bool) {
+		return float64(a.Stats.PromptTokens), a.Stats.PromptTokens > 0
+	}, "%.0f")
+	maybe("cached tokens", func(a *ArmResult) (float64, bool) {
+		return float64(a.Stats.CachedTokens), a.Stats.CachedReported > 0
+	}, "%.0f")
+	if slices.ContainsFunc(arms, func(a *ArmResult) bool { return a.PrefixCache != nil }) {
+		mib := func(get func(*PrefixCacheWatch) *int64) func(*ArmResult) (float64, bool) {
+			return func(a *ArmResult) (float64, bool) {
+				if a.PrefixCache == nil {
+					return 0, false
+				}
+				p := get(a.PrefixCache)
+				if p == nil {
+					return 0, false
+				}
+				return float64(*p) / (1 << 20), true
+			}
+		}
+		maybe("prefix cache MiB, peak", mib(func(w *PrefixCacheWatch) *int64 { return w.PeakBytes }), "%.2f")
+		maybe("prefix cache MiB, after", mib(func(w *PrefixCacheWatch) *int64 { return w.After.Bytes }), "%.2f")
+		maybe("  of which idle", mib(func(w *PrefixCacheWatch) *int64 { return w.After.IdleBytes }), "%.2f")
+	}
 	row("server stalls", func(s Stats) float64 { return float64(s.ServerStalls) }, "%.0f")
 	reasons := map[string]bool{}
 	for _, a := range arms {
@@ -103,4 +136,31 @@ func WriteTable(w io.Writer, arms []*ArmResult) error {
 		row("  stalls "+r, func(s Stats) float64 { return float64(s.StallsByReason[r]) }, "%.0f")
 	}
 	return tw.Flush()
+}
+
+// WriteTurns prints each conversation arm's figures turn by turn; it
+// prints nothing for arms without turns.
+func WriteTurns(w io.Writer, arms []*ArmResult) error {
+	for _, a := range arms {
+		if len(a.Stats.Turns) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s, by turn (medians over conversations):\n", a.Name)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "turn\trequests\tfailed\tTTFT ms\tprompt tokens\tcached tokens\toutput tokens\tE2E ms\t")
+		na := func(p *float64) string {
+			if p == nil {
+				return "n/a"
+			}
+			return fmt.Sprintf("%.0f", *p)
+		}
+		for _, t := range a.Stats.Turns {
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%.1f\t%s\t%s\t%.0f\t%.1f\t\n", t.Turn, t.Requests, t.Failed, t.TTFTP50Ms,
+				na(t.PromptTokensP50), na(t.CachedTokensP50), t.OutputTokensP50, t.E2EP50Ms)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

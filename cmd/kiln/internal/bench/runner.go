@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,11 +20,17 @@ type ArmResult struct {
 	WallMs        float64         `json:"wall_ms"`
 	Samples       []Sample        `json:"samples"`
 	Stats         Stats           `json:"stats"`
+	Config        json.RawMessage `json:"server_config,omitempty"` // GET /v1/config before the run (a Kiln server's resolved configuration)
 	DecodeBefore  json.RawMessage `json:"decode_stats_before,omitempty"`
 	DecodeAfter   json.RawMessage `json:"decode_stats_after,omitempty"`
 	MetricsBefore string          `json:"metrics_before,omitempty"`
 	MetricsAfter  string          `json:"metrics_after,omitempty"`
 	SnapshotError []string        `json:"snapshot_errors,omitempty"`
+	// Warmup is how many warm-up requests ran before the samples.
+	Warmup int `json:"warmup_requests,omitempty"`
+	// PrefixCache is the server's prefix cache memory over the run, when
+	// watched.
+	PrefixCache *PrefixCacheWatch `json:"prefix_cache,omitempty"`
 }
 
 // Progress receives one call per finished request.
@@ -37,7 +40,10 @@ type Progress interface {
 }
 
 // Run drives the workload against c and returns the arm's evidence. It stops
-// at the request count, at the duration, or when ctx ends.
+// at the request count, at the duration, or when ctx ends. With Turns > 1
+// each worker runs whole conversations, one turn after the other; a
+// conversation whose turn failed sends no further turns, and none starts a
+// turn once the duration is over.
 func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
@@ -55,6 +61,11 @@ func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult
 		return nil, err
 	}
 	res := &ArmResult{URL: c.BaseURL, StartedAt: time.Now()}
+	if b, err := c.get(ctx, "/v1/config"); err != nil {
+		res.SnapshotError = append(res.SnapshotError, err.Error())
+	} else if json.Valid(b) {
+		res.Config = b
+	}
 	res.DecodeBefore, res.MetricsBefore = snapshot(ctx, c, res)
 
 	runCtx := ctx
@@ -70,7 +81,8 @@ func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult
 		samples []Sample
 		failed  int
 	)
-	total := w.Requests
+	turns := max(w.Turns, 1)
+	total := w.Requests * turns
 	take := func() (int, bool) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -80,33 +92,50 @@ func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult
 		next++
 		return next - 1, true
 	}
+	record := func(s Sample) {
+		mu.Lock()
+		defer mu.Unlock()
+		samples = append(samples, s)
+		if s.Error != "" {
+			failed++
+		}
+		// Progress is drawn under the lock: Update keeps state and
+		// writes to one writer, and workers finish concurrently.
+		if prog != nil {
+			prog.Update(len(samples), total, failed)
+		}
+	}
 	var wg sync.WaitGroup
 	for range w.Concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
-				seq, ok := take()
+				conv, ok := take()
 				if !ok {
 					return
 				}
-				s := Sample{Seq: seq, Prompt: seq % len(prompts), StartMs: timing.Ms(time.Since(start))}
-				// A request in flight when the duration ends is allowed to
-				// finish: cutting it would record a client-made failure.
-				c.Do(ctx, w, prompts[s.Prompt], w.Seed+uint64(seq), &s)
-				mu.Lock()
-				samples = append(samples, s)
-				if s.Error != "" {
-					failed++
+				var replies []string
+				for turn := 1; turn <= turns; turn++ {
+					if turn > 1 && runCtx.Err() != nil {
+						break
+					}
+					seq := conv*turns + turn - 1
+					s := Sample{Seq: seq, Prompt: conv % len(prompts), StartMs: timing.Ms(time.Since(start))}
+					msgs := prompts[s.Prompt]
+					if w.Turns > 1 {
+						s.Conversation, s.Turn = conv, turn
+						msgs = Conversation(msgs, turn, replies)
+					}
+					// A request in flight when the duration ends is allowed to
+					// finish: cutting it would record a client-made failure.
+					c.Do(ctx, w, msgs, w.Seed+uint64(seq), &s)
+					record(s)
+					if s.Error != "" {
+						break
+					}
+					replies = append(replies, s.Reply)
 				}
-				// Progress is drawn under the lock: Update keeps state and
-				// writes to one writer, and workers finish concurrently.
-				if prog != nil {
-					prog.Update(len(samples), total, failed)
-				}
-				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if prog != nil {
@@ -120,35 +149,34 @@ func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult
 	return res, nil
 }
 
+// Warmup sends n short requests, one at a time, before a measured run: a
+// user message starting "warm up" (a word the workload's vocabulary lacks)
+// and at most 8 tokens, so the server has touched its weights and scratch
+// and a prefix cache holds nothing of the workload beyond the chat
+// template's first tokens. It returns the first failure.
+func Warmup(ctx context.Context, c *Client, w *Workload, n int) error {
+	ww := Workload{Model: w.Model, Concurrency: 1, Requests: n, MaxTokens: min(w.MaxTokens, 8), PromptTokens: 16,
+		Stream: w.Stream, Temperature: w.Temperature, Seed: w.Seed ^ 0x7761726d}
+	prompts, err := ww.Prompts(n)
+	if err != nil {
+		return err
+	}
+	for i, p := range prompts {
+		p[0].Content = "warm up " + p[0].Content
+		var s Sample
+		c.Do(ctx, &ww, p, ww.Seed+uint64(i), &s)
+		if s.Error != "" {
+			return fmt.Errorf("warm-up request %d: %s", i+1, s.Error)
+		}
+	}
+	return nil
+}
+
 // snapshot reads the server's /v1/stats/decode and /metrics when it has
 // them (a non-Kiln server may not: that is recorded, not fatal).
 func snapshot(ctx context.Context, c *Client, res *ArmResult) (json.RawMessage, string) {
-	get := func(path string) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.BaseURL, "/")+path, nil)
-		if err != nil {
-			return nil, err
-		}
-		if c.Token != "" {
-			req.Header.Set("Authorization", "Bearer "+c.Token)
-		}
-		resp, err := c.HTTP.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("%s: HTTP %d", path, resp.StatusCode)
-		}
-		return b, nil
-	}
 	var decode json.RawMessage
-	b, err := get("/v1/stats/decode")
+	b, err := c.get(ctx, "/v1/stats/decode")
 	switch {
 	case err != nil:
 		res.SnapshotError = append(res.SnapshotError, err.Error())
@@ -157,7 +185,7 @@ func snapshot(ctx context.Context, c *Client, res *ArmResult) (json.RawMessage, 
 	default:
 		res.SnapshotError = append(res.SnapshotError, "/v1/stats/decode: not JSON")
 	}
-	m, err := get("/metrics")
+	m, err := c.get(ctx, "/metrics")
 	if err != nil {
 		res.SnapshotError = append(res.SnapshotError, err.Error())
 	}
