@@ -401,6 +401,10 @@ func TestLastTokenPendingFreesSlot(t *testing.T) {
 		if toks, res := drain(next); len(toks) != 5 || res.Finish != engine.FinishLength {
 			t.Fatalf("queued request: %d tokens, finish %q", len(toks), res.Finish)
 		}
+		// The stream closes before the actor's cycle ends and publishes
+		// its snapshot: wait until the actor is idle (without, the check
+		// raced the publish and failed once in a loaded package run).
+		synctest.Wait()
 		if s := e.Snapshot(); s.Draining != 1 || s.Active != 0 {
 			t.Errorf("snapshot: %d draining, %d active; want 1, 0", s.Draining, s.Active)
 		}
