@@ -81,6 +81,10 @@ func logServing(log *zerolog.Logger, f server.ModelFacts, cfg server.Config, slo
 		ep := server.RedactEndpoint(te.Endpoint)
 		endpoint = &ep
 	}
+	var cacheBytes *int64 // null: bounded by the free KV budget alone
+	if b := cfg.Engine.PrefixCacheBytes; b > 0 {
+		cacheBytes = &b
+	}
 	log.Info().Str("model", f.ID).Str("format", f.Format).Str("architecture", f.Architecture).
 		Int64("parameters", f.Parameters).Interface("weight_types", f.WeightTypes).Int64("weight_bytes", f.WeightBytes).
 		Interface("file_bytes", f.FileBytes).Int("context", f.Context).Int("model_context", f.ModelContext).
@@ -89,6 +93,7 @@ func logServing(log *zerolog.Logger, f server.ModelFacts, cfg server.Config, slo
 		Int("slots", slots).Int("threads", cfg.Threads).Str("kernels", cfg.KernelPath).Str("cpu_features", cfg.CPUFeatures).
 		Str("adapter_dir", cfg.AdapterDir).Str("serving_profile", string(cfg.ServingProfile)).
 		Bool("trace_export", te.Endpoint != "").Interface("trace_endpoint", endpoint).
+		Bool("prefix_cache", !cfg.Engine.PrefixCacheOff).Interface("prefix_cache_bytes", cacheBytes).
 		Str("addr", cfg.Addr).Msg("kiln serving")
 }
 

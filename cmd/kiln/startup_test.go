@@ -65,6 +65,7 @@ func TestServingLine(t *testing.T) {
 		"model_context": 2048.0, "kv_bytes_per_token": float64(f.KVBytesPerToken), "kv_bytes_per_slot": float64(f.KVBytesPerSlot),
 		"weight_types": map[string]any{"f32": 57.0}, "mapped_bytes": 0.0, "adapter_dir": "./adapters", "serving_profile": "stable",
 		"trace_export": true, "trace_endpoint": "http://collector:4318/v1/traces", "slots": 4.0,
+		"prefix_cache": true, "prefix_cache_bytes": nil,
 	}
 	for k, v := range want {
 		if d := cmp.Diff(v, got[k]); d != "" {
