@@ -71,20 +71,23 @@ func (a *actor) handOver(r *request, now time.Time) bool {
 	return true
 }
 
-// finish ends r for reason: its slot and budget are freed at once (the
-// slot keeps its KV cache for its next request; a trim frees it). If its last token still waits for room in the channel (FinishStop
-// and FinishLength only), r moves to finishing and stays in active to
-// drain, skipped by compute; otherwise its stream closes.
+// finish ends r for reason: its slot and budget are freed at once (its
+// KV blocks stay in the prefix cache, or on the backend's free list; a
+// trim frees them). If its last token still waits for room in the channel
+// (FinishStop and FinishLength only), r moves to finishing and stays in
+// active to drain, skipped by compute; otherwise its stream closes.
 func (a *actor) finish(r *request, reason FinishReason, err error) {
 	if r.state.holdsSlot() {
-		a.e.backend.Release(r.slot)
-		a.free = append(a.free, r.slot)
 		a.kvUsed -= r.reserve
 		if r.looked {
 			a.kvLooked -= r.reserve
 		}
-		r.slot = -1
+		// The bound first, its reservation returned: the release keeps
+		// its blocks cached within it.
 		a.fitPrefix(PrefixEvictCapacity)
+		a.e.backend.Release(r.slot)
+		a.free = append(a.free, r.slot)
+		r.slot = -1
 	}
 	if reason == FinishCancelled || reason == FinishEvicted || reason == FinishError {
 		r.hasPending = false

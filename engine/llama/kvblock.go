@@ -1,5 +1,7 @@
 package llama
 
+import "github.com/kiln-ai/kiln/internal/timing"
+
 // The KV cache is paged: a slot's sequence is a list of blocks of
 // kvBlockLen positions, and a block may be shared by several sequences
 // (the prefix cache, prefix.go): the KV of a system prompt that sixteen
@@ -175,4 +177,7 @@ func (s *State) releaseSlot(kv *kvSlot) {
 	kv.toks = kv.toks[:0]
 	kv.space, kv.tail = nil, nil
 	kv.released = true
+	if c := &s.cache; c.limit >= 0 && int64(c.idle)*s.blockBytes() > c.limit {
+		s.evictLRU(int(c.limit/s.blockBytes()), timing.PrefixEvictCapacity) // the bound holds after a release too
+	}
 }

@@ -22,6 +22,12 @@ var baseKey = PrefixKey{Adapter: "base", Revision: "base"}
 // sizes (cycled), then decodes gen greedy tokens, and returns the logits
 // after the prompt and after each decoded token, and the decoded tokens.
 func feed(s *State, slot, pos int, tokens []int, chunks []int, gen int) ([][]float32, []int) {
+	return feedForced(s, slot, pos, tokens, chunks, gen, nil)
+}
+
+// feedForced is feed decoding the tokens forced instead of greedy ones
+// when forced is not nil.
+func feedForced(s *State, slot, pos int, tokens []int, chunks []int, gen int, forced []int) ([][]float32, []int) {
 	var out [][]float32
 	logits := make([]float32, s.VocabSize())
 	for i, c := 0, 0; i < len(tokens); c++ {
@@ -36,8 +42,11 @@ func feed(s *State, slot, pos int, tokens []int, chunks []int, gen int) ([][]flo
 	out = append(out, slices.Clone(logits))
 	var toks []int
 	p := pos + len(tokens)
-	for range gen {
+	for g := range gen {
 		t := argmax(logits)
+		if forced != nil {
+			t = forced[g]
+		}
 		toks = append(toks, t)
 		s.Forward([]Row{{Slot: slot, Pos: p, Token: t, Logits: true}}, [][]float32{logits})
 		out = append(out, slices.Clone(logits))
@@ -108,17 +117,23 @@ func TestPrefixCacheSameAnswers(t *testing.T) {
 		}
 		return m, ad
 	}
-	for _, chunked := range []bool{false, true} {
-		name := map[bool]string{false: "exact", true: "chunked"}[chunked]
-		t.Run("q4_k_m/"+name, func(t *testing.T) {
-			m, ad := quant(t)
-			checkSameAnswers(t, m, ad, chunked)
-		})
-		t.Run("f32/"+name, func(t *testing.T) {
-			m, ad := float(t)
-			checkSameAnswers(t, m, ad, chunked)
-		})
-	}
+	t.Run("q4_k_m/exact", func(t *testing.T) {
+		m, ad := quant(t)
+		checkSameAnswers(t, m, ad, false)
+	})
+	t.Run("f32/exact", func(t *testing.T) {
+		m, ad := float(t)
+		checkSameAnswers(t, m, ad, false)
+	})
+	// The chunked arm on float products only: a quantized model's logits
+	// move by up to 0.04 with the row grouping alone (tiny-llama.Q4_K_M,
+	// 47 rows then chunks of 6 and 2 against one row at a time; the same
+	// on the contiguous cache before this one), so no tolerance tells a
+	// cache bug from them there; the exact arm covers that model.
+	t.Run("f32/chunked", func(t *testing.T) {
+		m, ad := float(t)
+		checkSameAnswers(t, m, ad, true)
+	})
 }
 
 // checkSameAnswers runs the property on m with adapter ad swapped in for
@@ -179,9 +194,18 @@ func checkSameAnswers(t *testing.T, m *Model, ad *Adapter, chunked bool) {
 			}
 		}
 		gen := 1 + rng.IntN(12)
+		checkBooks(t, cached)
 		got, gotToks := feed(cached, slot, use.Cached, prompt[use.Cached:], chunks, gen)
+		checkBooks(t, cached)
 		fresh.Release(0)
-		want, wantToks := feed(fresh, 0, 0, prompt, freshChunks, gen)
+		var force []int
+		if chunked {
+			// Logits 1e-5 apart may rank a near tie the other way: the
+			// fresh State decodes the cached one's tokens, so that every
+			// step's logits compare under the same inputs.
+			force = gotToks
+		}
+		want, wantToks := feedForced(fresh, 0, 0, prompt, freshChunks, gen, force)
 		for i := range want {
 			if d := maxDiff(got[i], want[i]); (!chunked && !sameBits(got[i], want[i])) || d > 1e-5 {
 				t.Fatalf("round %d (%+v, adapter %v): logits %d differ from a fresh prefill by %g", round, use, withAdapter, i, d)
@@ -195,11 +219,17 @@ func checkSameAnswers(t *testing.T, m *Model, ad *Adapter, chunked bool) {
 		if rng.IntN(2) == 0 {
 			cached.Release(slot)
 		}
+		checkBooks(t, cached)
+		if round%10 == 9 { // bound the idle entries now and then, as admissions do
+			cached.SetPrefixLimit(int64(rng.IntN(8))*cached.blockBytes(), timing.PrefixEvictCapacity)
+			checkBooks(t, cached)
+			cached.SetPrefixLimit(-1, timing.PrefixEvictCapacity)
+		}
 		history = append(history, append(prompt, gotToks[:len(gotToks)-1]...))
 		cached.SetAdapter(nil)
 		fresh.SetAdapter(nil)
 	}
-	if hits < 30 || partial < 10 {
+	if hits < 20 || partial < 10 {
 		t.Errorf("%d of 60 prompts reused a prefix, %d up to a token inside a block: the property was hardly exercised", hits, partial)
 	}
 }
@@ -380,6 +410,7 @@ func TestPrefixEvictions(t *testing.T) {
 	}
 	want[timing.PrefixEvictResize] = 2
 	check("resize")
+	s.SetPrefixLimit(-1, timing.PrefixEvictCapacity) // unbounded again: the rest counts other reasons
 	// trim: every idle entry, none of slot 1's.
 	s.Reclaim()
 	want[timing.PrefixEvictTrim] = 2
@@ -442,4 +473,63 @@ func TestForwardGap(t *testing.T) {
 	}
 	s.Forward([]Row{{Slot: 0, Pos: 0, Token: 1, Logits: true}}, logits) // a rewrite from 0
 	s.Release(0)
+}
+
+// checkBooks checks the cache's accounting against its structures: every
+// allocated block is a slot's, the tree's or free, exactly once; the
+// tree's and the idle counts are what a walk finds; a block's references
+// are the slots listing it; idle entries fit the bound.
+func checkBooks(t *testing.T, s *State) {
+	t.Helper()
+	refs := map[*kvBlock]int{}
+	for i := range s.slots {
+		for _, b := range s.slots[i].blocks {
+			refs[b]++
+		}
+	}
+	inTree := map[*kvBlock]bool{}
+	idle := 0
+	var walk func(n *prefixNode)
+	walk = func(n *prefixNode) {
+		for _, ch := range n.children {
+			if ch.parent != n || ch.blk.node != ch {
+				t.Fatalf("a node's parent or block does not point back")
+			}
+			if inTree[ch.blk] {
+				t.Fatalf("a block is in the tree twice")
+			}
+			inTree[ch.blk] = true
+			if ch.blk.refs == 0 {
+				idle++
+			}
+			walk(ch)
+		}
+	}
+	for _, sp := range s.cache.spaces {
+		walk(&sp.root)
+	}
+	for b, n := range refs {
+		if b.refs != n {
+			t.Fatalf("a block has %d references, %d slots list it", b.refs, n)
+		}
+	}
+	freed := map[*kvBlock]bool{}
+	for _, b := range s.free {
+		if refs[b] > 0 || inTree[b] || b.node != nil || freed[b] {
+			t.Fatalf("a free block is in use, or free twice")
+		}
+		freed[b] = true
+	}
+	all := len(s.free) + len(inTree)
+	for b := range refs {
+		if !inTree[b] {
+			all++
+		}
+	}
+	if all != s.allocated || len(inTree) != s.cache.cached || idle != s.cache.idle {
+		t.Fatalf("books: %d blocks found, %d allocated; %d in the tree, %d counted; %d idle, %d counted", all, s.allocated, len(inTree), s.cache.cached, idle, s.cache.idle)
+	}
+	if s.cache.limit >= 0 && int64(idle)*s.blockBytes() > s.cache.limit {
+		t.Fatalf("%d idle blocks above the bound of %d bytes", idle, s.cache.limit)
+	}
 }
