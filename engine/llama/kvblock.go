@@ -34,8 +34,6 @@ type kvSlot struct {
 
 	space *prefixSpace // the cache namespace its blocks are published in; nil: not cached
 	tail  *prefixNode  // the entry of its last published or live block (nil: none yet)
-
-	released bool
 }
 
 // blockFloats is the length of one layer's keys (or values) in a block.
@@ -114,7 +112,6 @@ func (s *State) copyBlock(b *kvBlock, n int) *kvBlock {
 // once the position's KV is written (State.wrote, after the step).
 func (s *State) writable(slot, pos, tok int) {
 	kv := &s.slots[slot]
-	kv.released = false
 	if pos < len(kv.toks) {
 		s.truncate(slot, pos)
 	}
@@ -128,9 +125,7 @@ func (s *State) writable(slot, pos, tok int) {
 	for len(kv.blocks) <= bi { // a gap's blocks too: attention reads every position before pos
 		kv.blocks = append(kv.blocks, s.newBlock())
 	}
-	b := kv.blocks[bi]
-	switch {
-	case b.refs > 1 || (b.node != nil && b.node.owner != kv):
+	if b := kv.blocks[bi]; b.refs > 1 || (b.node != nil && b.node.owner != kv) {
 		s.detach(kv)
 		kv.blocks[bi] = s.copyBlock(b, pos%kvBlockLen)
 		s.unref(b)
@@ -176,8 +171,5 @@ func (s *State) releaseSlot(kv *kvSlot) {
 	kv.blocks = kv.blocks[:0]
 	kv.toks = kv.toks[:0]
 	kv.space, kv.tail = nil, nil
-	kv.released = true
-	if c := &s.cache; c.limit >= 0 && int64(c.idle)*s.blockBytes() > c.limit {
-		s.evictLRU(int(c.limit/s.blockBytes()), timing.PrefixEvictCapacity) // the bound holds after a release too
-	}
+	s.fitIdle(timing.PrefixEvictCapacity) // the bound holds after a release too
 }

@@ -53,12 +53,10 @@ type prefixNode struct {
 	children []*prefixNode
 	toks     []int
 	blk      *kvBlock
-	space    *prefixSpace
 	owner    *kvSlot // the sequence still writing it; nil once frozen or whole
 	hash     uint64  // of the path's tokens through this node (whole nodes and the root)
 	used     uint64  // the cache's clock at its latest use
 	writer   int     // the slot that wrote it
-	heap     int     // index in an eviction heap
 }
 
 // prefixCache is the State's cache; its zero value is off.
@@ -103,7 +101,6 @@ func (s *State) Reuse(slot int, key PrefixKey, prompt []int) timing.PrefixUse {
 	if len(kv.blocks) > 0 || len(kv.toks) > 0 || kv.space != nil {
 		s.releaseSlot(kv)
 	}
-	kv.released = false
 	use := timing.PrefixUse{Prefilled: len(prompt), Stop: timing.PrefixStopOff}
 	c := &s.cache
 	if !c.on {
@@ -112,24 +109,18 @@ func (s *State) Reuse(slot int, key PrefixKey, prompt []int) timing.PrefixUse {
 	sp := c.space(key)
 	kv.space = sp
 	limit := max(len(prompt)-1, 0)
-	node, pos, same := &sp.root, 0, true
-	var best *prefixNode
-	bestN := 0
+	path, best, bestN := match(&sp.root, prompt, limit)
+	node, same := &sp.root, true
 	now := c.tick()
-	for pos < limit {
-		best, bestN = matchChild(node, prompt, pos, limit)
-		if bestN < kvBlockLen {
-			break
-		}
-		s.ref(best.blk)
-		kv.blocks = append(kv.blocks, best.blk)
-		kv.toks = append(kv.toks, best.toks...)
-		kv.tail, node = best, best
-		best.used = now
-		same = same && best.writer == slot
-		pos += kvBlockLen
-		best, bestN = nil, 0
+	for _, n := range path {
+		s.ref(n.blk)
+		kv.blocks = append(kv.blocks, n.blk)
+		kv.toks = append(kv.toks, n.toks...)
+		kv.tail, node = n, n
+		n.used = now
+		same = same && n.writer == slot
 	}
+	pos := len(path) * kvBlockLen
 	use.Stop = c.stopReason(sp, node, best, bestN, prompt, pos, limit)
 	if bestN > 0 {
 		// The block where the match ends: copied up to the exact token,
@@ -137,7 +128,7 @@ func (s *State) Reuse(slot int, key PrefixKey, prompt []int) timing.PrefixUse {
 		b := s.copyBlock(best.blk, bestN)
 		kv.blocks = append(kv.blocks, b)
 		kv.toks = append(kv.toks, prompt[pos:pos+bestN]...)
-		s.cache.adopt(node, b, kv, slot, prompt[pos:pos+bestN])
+		c.adopt(node, b, kv, slot, prompt[pos:pos+bestN])
 		best.used = now
 		same = same && best.writer == slot
 		pos += bestN
@@ -212,25 +203,33 @@ func (c *prefixCache) stopReason(sp *prefixSpace, node, best *prefixNode, bestN 
 		return timing.PrefixStopDiverged // (at the root: nothing in common, uncached)
 	}
 	for k, other := range c.spaces {
-		if k != sp.key && matchLen(&other.root, prompt, limit) > pos+bestN {
+		if k != sp.key && matchLen(other, prompt, limit) > pos+bestN {
 			return timing.PrefixStopOtherAdapter
 		}
 	}
 	return timing.PrefixStopUncached
 }
 
-// matchLen is the number of prompt tokens a Reuse under root would reuse.
-func matchLen(root *prefixNode, prompt []int, limit int) int {
+// match walks prompt[:limit) down from root: the entries of the whole
+// blocks it matches (path), then the child where the match ends inside a
+// block and how many tokens of it match (nil, 0: none).
+func match(root *prefixNode, prompt []int, limit int) (path []*prefixNode, end *prefixNode, n int) {
 	node, pos := root, 0
 	for pos < limit {
-		best, n := matchChild(node, prompt, pos, limit)
-		pos += n
-		if n < kvBlockLen {
-			break
+		best, k := matchChild(node, prompt, pos, limit)
+		if k < kvBlockLen {
+			return path, best, k
 		}
-		node = best
+		path = append(path, best)
+		node, pos = best, pos+kvBlockLen
 	}
-	return pos
+	return path, nil, 0
+}
+
+// matchLen is the number of prompt tokens a Reuse under sp would reuse.
+func matchLen(sp *prefixSpace, prompt []int, limit int) int {
+	path, _, n := match(&sp.root, prompt, limit)
+	return len(path)*kvBlockLen + n
 }
 
 // space returns key's namespace, made on first use.
@@ -238,7 +237,6 @@ func (c *prefixCache) space(key PrefixKey) *prefixSpace {
 	sp := c.spaces[key]
 	if sp == nil {
 		sp = &prefixSpace{key: key}
-		sp.root.space = sp
 		var h maphash.Hash
 		h.SetSeed(c.seed)
 		h.WriteString(key.Adapter)
@@ -258,7 +256,7 @@ func (c *prefixCache) tick() uint64 {
 // adopt makes b, just written or copied with toks by slot's sequence kv,
 // that sequence's live entry under parent.
 func (c *prefixCache) adopt(parent *prefixNode, b *kvBlock, kv *kvSlot, slot int, toks []int) {
-	n := &prefixNode{parent: parent, blk: b, space: parent.space, owner: kv, writer: slot, used: c.tick(), heap: -1}
+	n := &prefixNode{parent: parent, blk: b, owner: kv, writer: slot, used: c.tick()}
 	n.toks = append(make([]int, 0, kvBlockLen), toks...)
 	b.node = n
 	parent.children = append(parent.children, n)
@@ -339,7 +337,8 @@ func (s *State) dropSubsumed(n *prefixNode) {
 
 // freeze ends kv's live entry: the block it was writing stays cached as
 // it stands (a tail shorter than a block), unless a sibling holds its
-// tokens and more, when it goes as soon as nothing uses it.
+// tokens and more: then it is dropped now when nothing uses it (else the
+// idle bound takes it in its turn).
 func (s *State) freeze(kv *kvSlot) {
 	n := kv.tail
 	if n == nil || n.owner != kv {

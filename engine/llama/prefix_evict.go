@@ -11,13 +11,18 @@ import (
 // reason), and returns the bytes evicted. A negative limit is no bound.
 // The engine sets it whenever its free KV budget changes.
 func (s *State) SetPrefixLimit(limit int64, reason timing.PrefixEvict) int64 {
+	s.cache.limit = limit
+	return s.fitIdle(reason)
+}
+
+// fitIdle evicts idle entries, least recently used first, until their
+// bytes are within the cache's bound, and returns the bytes evicted.
+func (s *State) fitIdle(reason timing.PrefixEvict) int64 {
 	c := &s.cache
-	c.limit = limit
-	if limit < 0 || int64(c.idle)*s.blockBytes() <= limit {
+	if c.limit < 0 || int64(c.idle)*s.blockBytes() <= c.limit {
 		return 0
 	}
-	keep := int(limit / s.blockBytes())
-	return s.evictLRU(keep, reason)
+	return s.evictLRU(c.roots(nil), int(c.limit/s.blockBytes()), reason)
 }
 
 // SupersedePrefixes retires the namespaces of adapter under a revision
@@ -93,35 +98,29 @@ func (s *State) dropPath(n *prefixNode) {
 }
 
 // evictIdle evicts every idle entry of sp (nil: of every namespace) and
-// returns their bytes. An idle entry's whole subtree is idle (a sequence
-// using a block uses its ancestors), so leaves go first by a post-order
-// walk.
+// returns their bytes.
 func (s *State) evictIdle(sp *prefixSpace, reason timing.PrefixEvict) int64 {
-	before := s.cache.idle
-	var walk func(n *prefixNode)
-	walk = func(n *prefixNode) {
-		for i := len(n.children) - 1; i >= 0; i-- {
-			if i < len(n.children) {
-				walk(n.children[i])
-			}
-		}
-		if n.parent != nil && n.blk.refs == 0 && len(n.children) == 0 {
-			s.evict(n, reason)
-		}
-	}
-	if sp != nil {
-		walk(&sp.root)
-	} else {
-		for _, sp := range s.cache.spaces {
-			walk(&sp.root)
-		}
-	}
-	return int64(before-s.cache.idle) * s.blockBytes()
+	return s.evictLRU(s.cache.roots(sp), -1, reason)
 }
 
-// evictLRU evicts idle leaves, least recently used first, until at most
-// keep idle blocks remain, and returns the bytes evicted.
-func (s *State) evictLRU(keep int, reason timing.PrefixEvict) int64 {
+// roots are the trees of sp, or of every namespace when sp is nil.
+func (c *prefixCache) roots(sp *prefixSpace) []*prefixNode {
+	if sp != nil {
+		return []*prefixNode{&sp.root}
+	}
+	roots := make([]*prefixNode, 0, len(c.spaces))
+	for _, sp := range c.spaces {
+		roots = append(roots, &sp.root)
+	}
+	return roots
+}
+
+// evictLRU evicts the idle leaves under roots, least recently used first
+// and a parent once it is an idle leaf, until at most keep idle blocks
+// remain (keep < 0: all of them), and returns the bytes evicted. An idle
+// entry's whole subtree is idle (a sequence using a block uses its
+// ancestors), so every idle entry under roots is reached.
+func (s *State) evictLRU(roots []*prefixNode, keep int, reason timing.PrefixEvict) int64 {
 	c := &s.cache
 	before := c.idle
 	var h lruHeap
@@ -134,11 +133,11 @@ func (s *State) evictLRU(keep int, reason timing.PrefixEvict) int64 {
 			h = append(h, n)
 		}
 	}
-	for _, sp := range c.spaces {
-		walk(&sp.root)
+	for _, r := range roots {
+		walk(r)
 	}
 	heap.Init(&h)
-	for c.idle > keep && h.Len() > 0 {
+	for (keep < 0 || c.idle > keep) && h.Len() > 0 {
 		n := heap.Pop(&h).(*prefixNode)
 		p := n.parent
 		s.evict(n, reason)
