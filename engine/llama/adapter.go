@@ -61,18 +61,26 @@ const (
 	loraGate
 	loraUp
 	loraDown
+	// A hybrid's Gated DeltaNet projections: in_proj_qkv and in_proj_z
+	// (consecutive: one fused product), out_proj.
+	loraLinQKV
+	loraLinZ
+	loraLinOut
 	numLoraKinds
 )
 
 // loraGGUFNames are the GGUF tensor kinds of the projections;
 // loraPEFTModules their Hugging Face module names (PEFT target_modules).
 var (
-	loraGGUFNames   = [numLoraKinds]string{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}
-	loraPEFTModules = [numLoraKinds]string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
+	loraGGUFNames   = [numLoraKinds]string{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down", "attn_qkv", "attn_gate", "ssm_out"}
+	loraPEFTModules = [numLoraKinds]string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "in_proj_qkv", "in_proj_z", "out_proj"}
 )
 
 // base returns the base model's weight matrix of kind k in layer l.
 func (k loraKind) base(l *Layer) *kernels.Matrix {
+	if d := l.Lin; d != nil {
+		return [numLoraKinds]*kernels.Matrix{nil, nil, nil, nil, &l.W1, &l.W3, &l.W2, &d.WQKV, &d.WZ, &d.WOut}[k]
+	}
 	return [numLoraKinds]*kernels.Matrix{&l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W3, &l.W2}[k]
 }
 

@@ -12,13 +12,15 @@ type archSpec struct {
 	rope    RopeStyle // pairing of GGUF-layout Q/K rows
 	qkvBias bool
 	qkNorm  bool
+	hybrid  bool // Gated DeltaNet layers between gated attention layers (hybrid.go)
 }
 
 // ggufArchs are the GGUF general.architecture values this engine runs.
 var ggufArchs = map[string]archSpec{
 	"llama": {rope: RopeNorm},
 	"qwen2": {rope: RopeNeoX, qkvBias: true},
-	"qwen3": {rope: RopeNeoX, qkNorm: true},
+	"qwen3":  {rope: RopeNeoX, qkNorm: true},
+	"qwen35": {rope: RopeNeoX, qkNorm: true, hybrid: true},
 }
 
 // hfArchs maps a Hugging Face config.json "architectures" entry to the GGUF
@@ -28,6 +30,10 @@ var hfArchs = map[string]string{
 	"LlamaForCausalLM": "llama",
 	"Qwen2ForCausalLM": "qwen2",
 	"Qwen3ForCausalLM": "qwen3",
+	// Qwen3.5: the text model of the vision-language checkpoints people
+	// download, and the text-only class.
+	"Qwen3_5ForConditionalGeneration": "qwen35",
+	"Qwen3_5ForCausalLM":              "qwen35",
 }
 
 // supportedList names the keys of m, sorted, for error messages.

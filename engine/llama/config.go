@@ -36,6 +36,14 @@ type Config struct {
 	Rope      RopeStyle // which elements of a head the rotary embedding pairs
 	QKVBias   bool      // every layer adds BQ, BK, BV after the projections (qwen2)
 	QKNorm    bool      // every layer RMS-normalises each Q and K head before RoPE (qwen3)
+
+	// Qwen3.5 (qwen35) is a hybrid: Gated DeltaNet layers between gated
+	// full-attention layers (hybrid.go). The zero values mean a plain
+	// decoder of attention layers.
+	FullAttnInterval int         // > 0: layer i is full attention when (i+1) % FullAttnInterval == 0, else Gated DeltaNet
+	RotaryDim        int         // dimensions of a head the rotary embedding turns (partial rotary); 0: all of it
+	AttnGate         bool        // the query projection carries a sigmoid output gate per head ([query | gate] rows)
+	Linear           LinearShape // the Gated DeltaNet layers' shape
 }
 
 // RopeStyle says which elements of a head one rotary frequency rotates
@@ -126,6 +134,9 @@ func (c Config) Validate() error {
 	case !(c.RopeTheta > 1) || c.RopeTheta > 1e12:
 		return fmt.Errorf("%w: rope theta %g out of range (1, 1e12]", ErrFormat, c.RopeTheta)
 	}
+	if err := c.validateHybrid(); err != nil {
+		return err
+	}
 	// The largest single tensor must be addressable.
 	if !within(1<<40, c.Vocab, c.Dim) || !within(1<<40, c.Layers, c.Dim, c.HiddenDim) || !within(1<<40, c.Layers, c.Dim, c.Dim) ||
 		!within(1<<40, c.Layers, c.Dim, c.Heads, c.HeadDim()) {
@@ -135,22 +146,27 @@ func (c Config) Validate() error {
 }
 
 // KVBytesPerPos is the KV cache memory one position of one slot takes:
-// keys and values of every layer, float32.
-func (c Config) KVBytesPerPos() int64 { return 2 * 4 * int64(c.Layers) * int64(c.KVDim()) }
+// keys and values of every attention layer, float32.
+func (c Config) KVBytesPerPos() int64 { return 2 * 4 * int64(c.AttnLayers()) * int64(c.KVDim()) }
 
 // Params is the number of weights of a model of this shape with a separate
 // (untied) classifier when untied is true (Q/K/V biases and Q/K norms
 // included when the shape has them; rotary factors not).
 func (c Config) Params(untied bool) int64 {
-	d, h, kv, l := int64(c.Dim), int64(c.HiddenDim), int64(c.KVDim()), int64(c.Layers)
-	q := int64(c.QDim())
-	n := int64(c.Vocab)*d + d // embedding and final norm
-	n += l * (2*d + 2*d*q + 2*d*kv + 3*d*h)
+	d, h, kv := int64(c.Dim), int64(c.HiddenDim), int64(c.KVDim())
+	q, attn := int64(c.QDim()), int64(c.AttnLayers())
+	n := int64(c.Vocab)*d + d                          // embedding and final norm
+	n += int64(c.Layers) * (2*d + 3*d*h)               // every layer's norms and feed-forward
+	n += attn * (d*int64(c.QProjDim()) + 2*d*kv + d*q) // attention projections
 	if c.QKVBias {
-		n += l * (q + 2*kv)
+		n += attn * (q + 2*kv)
 	}
 	if c.QKNorm {
-		n += l * 2 * int64(c.HeadDim())
+		n += attn * 2 * int64(c.HeadDim())
+	}
+	if s := c.Linear; c.Hybrid() {
+		conv, vd, vh := int64(s.ConvDim()), int64(s.VDim()), int64(s.ValueHeads)
+		n += int64(c.Layers-c.AttnLayers()) * (d*(conv+vd+2*vh) + vd*d + conv*int64(s.ConvKernel) + 2*vh + int64(s.ValueDim))
 	}
 	if untied {
 		n += int64(c.Vocab) * d

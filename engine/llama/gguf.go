@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/kiln-ai/kiln/engine/gguf"
@@ -36,8 +37,12 @@ func FromGGUF(f *gguf.File, maxSeqLen int) (*Model, error) {
 	if m.Embed, err = g.matrix("token_embd.weight", c.Vocab, c.Dim); err != nil {
 		return nil, err
 	}
+	names := ggufLayerNames
+	if c.Hybrid() {
+		names.ffnNorm = "post_attention_norm" // qwen35's name (ATTN_POST_NORM)
+	}
 	for i := range m.Layers {
-		if err := readLayer(g, ggufLayerNames, &m.Layers[i], fmt.Sprintf("blk.%d.", i), c); err != nil {
+		if err := readLayer(g, names, &m.Layers[i], i, fmt.Sprintf("blk.%d.", i), c); err != nil {
 			return nil, err
 		}
 	}
@@ -56,6 +61,11 @@ func FromGGUF(f *gguf.File, maxSeqLen int) (*Model, error) {
 	if _, ok := f.Tensor("rope_freqs.weight"); ok {
 		if m.RopeFactors, err = g.vector("rope_freqs.weight", c.HeadDim()/2); err != nil {
 			return nil, err
+		}
+	}
+	if c.Hybrid() {
+		if s := ggufSkipped(f, g, c.Layers); s != "" {
+			m.Skipped = append(m.Skipped, s)
 		}
 	}
 	for _, t := range f.Tensors {
@@ -113,14 +123,24 @@ func (g *ggufLoader) matrix(name string, rows, cols int) (kernels.Matrix, error)
 
 // vector reads a one-dimensional tensor of n values (norms, biases, rotary
 // factors) as float32.
-func (g *ggufLoader) vector(name string, n int) ([]float32, error) {
+func (g *ggufLoader) vector(name string, n int) ([]float32, error) { return g.array(name, n) }
+
+// array reads a tensor of the given row-major shape (GGUF ne reversed) as
+// float32.
+func (g *ggufLoader) array(name string, shape ...int) ([]float32, error) {
 	g.used[name] = true
 	t, ok := g.f.Tensor(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: gguf tensor %s missing", ErrFormat, name)
 	}
-	if len(t.Dims) != 1 || t.Dims[0] != uint64(n) {
-		return nil, fmt.Errorf("%w: gguf tensor %s has shape %v, want [%d]", ErrFormat, name, t.Dims, n)
+	want := make([]uint64, len(shape))
+	n := 1
+	for i, d := range shape {
+		want[len(shape)-1-i] = uint64(d)
+		n *= d
+	}
+	if !slices.Equal(t.Dims, want) {
+		return nil, fmt.Errorf("%w: gguf tensor %s has shape %v, want %v", ErrFormat, name, t.Dims, want)
 	}
 	data, err := g.f.TensorData(t)
 	if err != nil {

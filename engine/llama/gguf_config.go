@@ -58,6 +58,11 @@ func ggufConfig(f *gguf.File, maxSeqLen int) (Config, error) {
 			return Config{}, fmt.Errorf("%w: gguf %s %d differs from the key length %d (not supported)", ErrFormat, key("attention.value_length"), v, c.HeadSize)
 		}
 	}
+	if spec.hybrid {
+		if err := ggufHybrid(f, &c, need); err != nil {
+			return Config{}, err
+		}
+	}
 	c.SeqLen = min(c.SeqLen, maxSeqLen)
 	if v, ok := f.Float(key("attention.layer_norm_rms_epsilon")); ok {
 		c.NormEps = float32(v)
@@ -80,7 +85,7 @@ func ggufConfig(f *gguf.File, maxSeqLen int) (Config, error) {
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("gguf %s metadata: %w", arch, err)
 	}
-	if n, ok := f.Uint(key("rope.dimension_count")); ok && n != uint64(c.HeadDim()) {
+	if n, ok := f.Uint(key("rope.dimension_count")); ok && n != uint64(c.RotaryDims()) {
 		return Config{}, fmt.Errorf("%w: gguf %s %d, want the head size %d (partial rotary is not supported)", ErrFormat, key("rope.dimension_count"), n, c.HeadDim())
 	}
 	return c, nil

@@ -154,17 +154,22 @@ func shardNames(dir string) ([]string, map[string]string, error) {
 func (h *hfTensors) model(hc hfModelConfig) (*Model, error) {
 	c := hc.Config
 	m := &Model{Config: c, Layers: make([]Layer, c.Layers), RopeFactors: hc.RopeFactors}
+	pre := hc.Prefix
 	var err error
-	if m.Embed, err = h.matrix("model.embed_tokens.weight", c.Vocab, c.Dim); err != nil {
+	if m.Embed, err = h.matrix(pre+"embed_tokens.weight", c.Vocab, c.Dim); err != nil {
 		return nil, err
 	}
 	for i := range m.Layers {
-		if err := readLayer(h, hfLayerNames, &m.Layers[i], fmt.Sprintf("model.layers.%d.", i), c); err != nil {
+		if err := readLayer(h, hfLayerNames, &m.Layers[i], i, fmt.Sprintf("%slayers.%d.", pre, i), c); err != nil {
 			return nil, err
 		}
 	}
-	if m.Norm, err = h.vector("model.norm.weight", c.Dim); err != nil {
+	if m.Norm, err = h.vector(pre+"norm.weight", c.Dim); err != nil {
 		return nil, err
+	}
+	if c.Hybrid() {
+		m.centreNorms()
+		m.Skipped = h.hfSkipped()
 	}
 	_, hasHead := h.byName["lm_head.weight"]
 	if tied := hc.Tied; (tied != nil && !*tied) || (tied == nil && hasHead) {
@@ -243,10 +248,17 @@ func (h *hfTensors) matrix(name string, rows, cols int) (kernels.Matrix, error) 
 
 // vector reads a one-dimensional tensor of n values as float32 (aliased
 // when F32, converted when F16 or BF16: norms and biases are small).
-func (h *hfTensors) vector(name string, n int) ([]float32, error) {
-	r, err := h.tensor(name, n)
+func (h *hfTensors) vector(name string, n int) ([]float32, error) { return h.array(name, n) }
+
+// array reads a tensor of the given shape as float32, as vector.
+func (h *hfTensors) array(name string, shape ...int) ([]float32, error) {
+	r, err := h.tensor(name, shape...)
 	if err != nil {
 		return nil, err
+	}
+	n := 1
+	for _, d := range shape {
+		n *= d
 	}
 	data := r.f.Data(r.t)
 	switch r.t.DType {

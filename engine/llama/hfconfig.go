@@ -46,7 +46,8 @@ type hfModelConfig struct {
 	Config
 	RopeFactors []float32
 	Tied        *bool
-	OwnSeqLen   int // max_position_embeddings, before the cap
+	OwnSeqLen   int    // max_position_embeddings, before the cap
+	Prefix      string // of the text model's tensor names: "model." or, nested in a vision-language checkpoint, "model.language_model."
 }
 
 // parseHFConfig decodes config.json. maxSeqLen caps the context (0 means
@@ -60,6 +61,21 @@ func parseHFConfig(data []byte, maxSeqLen int) (hfModelConfig, error) {
 	var h hfConfig
 	if err := json.Unmarshal(data, &h); err != nil {
 		return hfModelConfig{}, fmt.Errorf("%w: config.json: %w", ErrFormat, err)
+	}
+	text, prefix, err := hfTextConfig(data)
+	if err != nil {
+		return hfModelConfig{}, err
+	}
+	if prefix != "model." {
+		archs, tied := h.Architectures, h.TieWordEmbeddings
+		h = hfConfig{}
+		if err := json.Unmarshal(text, &h); err != nil {
+			return hfModelConfig{}, fmt.Errorf("%w: config.json text_config: %w", ErrFormat, err)
+		}
+		h.Architectures = archs
+		if h.TieWordEmbeddings == nil {
+			h.TieWordEmbeddings = tied
+		}
 	}
 	if len(h.Architectures) != 1 {
 		return hfModelConfig{}, fmt.Errorf("%w: config.json architectures %q, want one of: %s", ErrFormat, h.Architectures, supportedList(hfArchs))
@@ -94,11 +110,16 @@ func parseHFConfig(data []byte, maxSeqLen int) (hfModelConfig, error) {
 		}
 		c.HeadSize = *h.HeadDim
 	}
+	if spec.hybrid {
+		if err := applyQwen35(text, &c); err != nil {
+			return hfModelConfig{}, err
+		}
+	}
 	c = c.withDefaults()
 	if err := c.Validate(); err != nil {
 		return hfModelConfig{}, fmt.Errorf("config.json: %w", err)
 	}
-	out := hfModelConfig{Config: c, Tied: h.TieWordEmbeddings, OwnSeqLen: h.MaxPositionEmbeddings}
+	out := hfModelConfig{Config: c, Tied: h.TieWordEmbeddings, OwnSeqLen: h.MaxPositionEmbeddings, Prefix: prefix}
 	if h.RopeScaling != nil {
 		var err error
 		if out.RopeFactors, err = h.RopeScaling.factors(c); err != nil {

@@ -73,10 +73,10 @@ func (m *Model) eachTensor(f func(w *kernels.Matrix, floats int)) {
 	f(&m.Embed, 0)
 	for i := range m.Layers {
 		l := &m.Layers[i]
-		for _, w := range []*kernels.Matrix{&l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W2, &l.W3} {
+		for _, w := range l.matrices() {
 			f(w, 0)
 		}
-		for _, v := range [][]float32{l.AttnNorm, l.FFNNorm, l.BQ, l.BK, l.BV, l.QNorm, l.KNorm} {
+		for _, v := range l.vectors() {
 			f(nil, len(v))
 		}
 	}

@@ -28,6 +28,29 @@ type Layer struct {
 	// Present only when Config.QKNorm: the per-head RMSNorm weights applied
 	// to every query and key head before RoPE (HeadDim each).
 	QNorm, KNorm []float32
+
+	// Lin is the Gated DeltaNet mixer of a linear layer of a hybrid model
+	// (Config.IsLinear), which has no WQ, WK, WV, WO, biases or Q/K norms;
+	// nil for an attention layer.
+	Lin *DeltaNet
+}
+
+// matrices lists the layer's weight matrices, each once.
+func (l *Layer) matrices() []*kernels.Matrix {
+	ffn := []*kernels.Matrix{&l.W1, &l.W2, &l.W3}
+	if l.Lin != nil {
+		return append(l.Lin.products(), ffn...)
+	}
+	return append([]*kernels.Matrix{&l.WQ, &l.WK, &l.WV, &l.WO}, ffn...)
+}
+
+// vectors lists the layer's norms, biases and other float vectors.
+func (l *Layer) vectors() [][]float32 {
+	v := [][]float32{l.AttnNorm, l.FFNNorm, l.BQ, l.BK, l.BV, l.QNorm, l.KNorm}
+	if d := l.Lin; d != nil {
+		v = append(v, d.Conv, d.DtBias, d.A, d.Norm)
+	}
+	return v
 }
 
 // Model is a loaded Llama-family decoder. Its weights are read-only once
@@ -42,6 +65,11 @@ type Model struct {
 	// RopeFactors divides each rotary frequency (HeadDim/2 values, lowest
 	// pair first), as Llama 3's rope_freqs / rope_scaling do; nil means none.
 	RopeFactors []float32
+
+	// Skipped says what of the file the loader left out (a vision tower,
+	// multi-token-prediction layers), one phrase each, for the start-up
+	// log; nil when nothing.
+	Skipped []string
 
 	closer io.Closer // the memory map the weights alias, if any
 	// ownSeqLen is the context length the file gives, before OpenOptions'
@@ -70,10 +98,12 @@ func (m *Model) StepBytes() int64 {
 	var n int64
 	for i := range m.Layers {
 		l := &m.Layers[i]
-		for _, w := range []*kernels.Matrix{&l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W2, &l.W3} {
+		for _, w := range l.matrices() {
 			n += int64(w.Bytes())
 		}
-		n += 4 * int64(len(l.AttnNorm)+len(l.FFNNorm)+len(l.BQ)+len(l.BK)+len(l.BV)+len(l.QNorm)+len(l.KNorm))
+		for _, v := range l.vectors() {
+			n += 4 * int64(len(v))
+		}
 	}
 	n += 4*int64(len(m.Norm)) + int64(m.Output.Bytes())
 	n += int64(m.Embed.Bytes() / m.Embed.Rows)
@@ -84,10 +114,9 @@ func (m *Model) StepBytes() int64 {
 // layer's and the classifier (the embedding when tied). An untied
 // embedding is only read a row at a time, by the lookup.
 func (m *Model) products() []*kernels.Matrix {
-	ws := make([]*kernels.Matrix, 0, 7*len(m.Layers)+1)
+	ws := make([]*kernels.Matrix, 0, 8*len(m.Layers)+1)
 	for i := range m.Layers {
-		l := &m.Layers[i]
-		ws = append(ws, &l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W2, &l.W3)
+		ws = append(ws, m.Layers[i].matrices()...)
 	}
 	return append(ws, m.Output)
 }
@@ -162,14 +191,23 @@ func (m *Model) validate() error {
 	}
 	for i := range m.Layers {
 		l := &m.Layers[i]
-		for _, t := range []struct {
+		mats := []struct {
 			name       string
 			w          *kernels.Matrix
 			rows, cols int
 		}{
-			{"wq", &l.WQ, q, d}, {"wk", &l.WK, kv, d}, {"wv", &l.WV, kv, d}, {"wo", &l.WO, d, q},
+			{"wq", &l.WQ, c.QProjDim(), d}, {"wk", &l.WK, kv, d}, {"wv", &l.WV, kv, d}, {"wo", &l.WO, d, q},
 			{"w1", &l.W1, h, d}, {"w2", &l.W2, d, h}, {"w3", &l.W3, h, d},
-		} {
+		}
+		if c.IsLinear(i) {
+			if err := m.validateLinear(i, l.Lin, check, vecN); err != nil {
+				return err
+			}
+			mats = mats[4:]
+		} else if l.Lin != nil {
+			return fmt.Errorf("%w: attention layer %d has linear-attention weights", ErrFormat, i)
+		}
+		for _, t := range mats {
 			if err := check(fmt.Sprintf("layer %d %s", i, t.name), t.w, t.rows, t.cols); err != nil {
 				return err
 			}
@@ -192,8 +230,8 @@ func (m *Model) validate() error {
 			on   bool
 			n    int
 		}{
-			{"q bias", l.BQ, c.QKVBias, q}, {"k bias", l.BK, c.QKVBias, kv}, {"v bias", l.BV, c.QKVBias, kv},
-			{"q norm", l.QNorm, c.QKNorm, c.HeadDim()}, {"k norm", l.KNorm, c.QKNorm, c.HeadDim()},
+			{"q bias", l.BQ, c.QKVBias && !c.IsLinear(i), q}, {"k bias", l.BK, c.QKVBias && !c.IsLinear(i), kv}, {"v bias", l.BV, c.QKVBias && !c.IsLinear(i), kv},
+			{"q norm", l.QNorm, c.QKNorm && !c.IsLinear(i), c.HeadDim()}, {"k norm", l.KNorm, c.QKNorm && !c.IsLinear(i), c.HeadDim()},
 		} {
 			if err := opt(o.name, o.v, o.on, o.n); err != nil {
 				return err

@@ -6,18 +6,22 @@ import "math"
 // one model: its head size, base, pairing style and per-frequency factors.
 // It is read-only once built, so the pool's workers may share it.
 type ropeTable struct {
-	half     int       // HeadDim/2: pairs per head
+	half     int       // RotaryDims/2: pairs per head
+	head     int       // HeadDim: the stride of the heads
+
 	neox     bool      // pair (i, i+half) instead of (2i, 2i+1)
 	cos, sin []float32 // [pos*half + i]
 }
 
 // newRopeTable precomputes the angles of every position below c.SeqLen.
-// Frequency i is theta^(-2i/HeadDim), divided by factors[i] when factors is
-// not nil (Llama 3's scaling), computed in float64 as the reference does.
+// Frequency i is theta^(-2i/RotaryDims), divided by factors[i] when factors
+// is not nil (Llama 3's scaling), computed in float64 as the reference
+// does. With partial rotary (Qwen3.5) only a head's first RotaryDims
+// dimensions turn, paired within them.
 func newRopeTable(c Config, factors []float32) *ropeTable {
-	hd := c.HeadDim()
+	hd := c.RotaryDims()
 	half := hd / 2
-	t := &ropeTable{half: half, neox: c.Rope == RopeNeoX,
+	t := &ropeTable{half: half, head: c.HeadDim(), neox: c.Rope == RopeNeoX,
 		cos: make([]float32, c.SeqLen*half), sin: make([]float32, c.SeqLen*half)}
 	freq := make([]float64, half)
 	for i := range freq {
@@ -40,7 +44,7 @@ func newRopeTable(c Config, factors []float32) *ropeTable {
 func (t *ropeTable) apply(vec []float32, pos int) {
 	n := t.half
 	cos, sin := t.cos[pos*n:(pos+1)*n], t.sin[pos*n:(pos+1)*n]
-	for h := 0; h+2*n <= len(vec); h += 2 * n {
+	for h := 0; h+t.head <= len(vec); h += t.head {
 		head := vec[h : h+2*n]
 		if t.neox {
 			lo, hi := head[:n], head[n:2*n]

@@ -2,6 +2,7 @@ package llama
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -51,6 +52,14 @@ type State struct {
 	attnRows  []Row
 	attnFn    func(lo, hi int) // s.attnPart, bound once so Forward does not allocate
 
+	// A hybrid's recurrent state (deltanet.go): per slot, and buffers of
+	// released slots kept for the next sequences.
+	rec          []recSlot
+	recFree      [][]float32
+	recAllocated int
+	lin          linearScratch
+	qg           []float32 // a gated attention layer's query projection, rows x QProjDim
+
 	lora  loraState // the LoRA adapter applied, if any (adapter_apply.go)
 	chunk chunkAttn // this step's attention groups and the blocked attention's scratch (attn.go)
 }
@@ -67,6 +76,9 @@ func (m *Model) NewState(slots int, pool *kernels.Pool) *State {
 		pool = kernels.NewPool(1)
 	}
 	s := &State{m: m, pool: pool, slots: make([]kvSlot, max(slots, 0))}
+	if m.Config.Hybrid() {
+		s.rec = make([]recSlot, len(s.slots))
+	}
 	s.rope = newRopeTable(m.Config, m.RopeFactors)
 	s.attParts = max(pool.Workers(), 1)
 	s.scores = make([]float32, s.attParts*m.Config.SeqLen)
@@ -98,6 +110,7 @@ func (s *State) Model() *Model { return s.m }
 func (s *State) Release(slot int) {
 	if slot >= 0 && slot < len(s.slots) {
 		s.releaseSlot(&s.slots[slot])
+		s.releaseRec(slot)
 	}
 }
 
@@ -122,6 +135,10 @@ func (s *State) grow(n int) {
 	s.att = make([]float32, n*c.QDim())
 	s.hb = make([]float32, n*c.HiddenDim)
 	s.hb2 = make([]float32, n*c.HiddenDim)
+	if c.AttnGate {
+		s.qg = make([]float32, n*c.QProjDim())
+	}
+	s.growLinear(n)
 }
 
 // Forward runs one batched step over rows, which may mix prefill chunks
@@ -140,7 +157,7 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 	}
 	m := s.m
 	c := m.Config
-	dim, kvDim, hidden, qDim := c.Dim, c.KVDim(), c.HiddenDim, c.QDim()
+	dim, hidden := c.Dim, c.HiddenDim
 	s.grow(n)
 	nl := 0
 	for _, r := range rows {
@@ -150,13 +167,19 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		if r.Logits {
 			nl++
 		}
+		if s.rec != nil && r.Pos != 0 && r.Pos != s.rec[r.Slot].pos {
+			panic(fmt.Sprintf("llama: Forward row %+v does not continue its slot's recurrent state (at position %d)", r, s.rec[r.Slot].pos))
+		}
+		if s.rec != nil {
+			s.rec[r.Slot].pos = r.Pos + 1
+		}
 		s.writable(r.Slot, r.Pos, r.Token)
 	}
 	if len(logits) < nl {
 		panic(fmt.Sprintf("llama: Forward has %d rows wanting logits but %d logits buffers", nl, len(logits)))
 	}
 
-	x, xb, q, k, v, att := s.x[:n*dim], s.xb[:n*dim], s.q[:n*qDim], s.k[:n*kvDim], s.v[:n*kvDim], s.att[:n*qDim]
+	x, xb := s.x[:n*dim], s.xb[:n*dim]
 	hb, hb2 := s.hb[:n*hidden], s.hb2[:n*hidden]
 	for i, r := range rows {
 		m.embed(x[i*dim:(i+1)*dim], r.Token)
@@ -166,21 +189,11 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 		for i := range n {
 			kernels.RMSNorm(xb[i*dim:(i+1)*dim], x[i*dim:(i+1)*dim], L.AttnNorm, c.NormEps)
 		}
-		// One dispatch for the three projections of the same input.
-		s.qkvOut = [3][]float32{q, k, v}
-		s.qkvW = [3]*kernels.Matrix{&L.WQ, &L.WK, &L.WV}
-		s.pool.MatMulSet(s.qkvOut[:], s.qkvW[:], xb, n)
-		s.addLoRASet(l, loraQ, s.qkvOut[:], xb, n)
-		for i, r := range rows {
-			qi, ki, vi := q[i*qDim:(i+1)*qDim], k[i*kvDim:(i+1)*kvDim], v[i*kvDim:(i+1)*kvDim]
-			s.positionQKV(L, qi, ki, vi, r.Pos)
-			b, at := s.slots[r.Slot].blocks[r.Pos/kvBlockLen], (r.Pos%kvBlockLen)*kvDim
-			copy(s.keys(b, l)[at:at+kvDim], ki)
-			copy(s.vals(b, l)[at:at+kvDim], vi)
+		if L.Lin != nil {
+			s.deltaNet(l, L.Lin, rows, xb)
+		} else {
+			s.attend(l, L, rows, xb)
 		}
-		s.attention(l, rows)
-		s.pool.MatMul(xb, &L.WO, att, n)
-		s.addLoRA(l, loraO, xb, att, n)
 		kernels.Axpy(1, xb, x)
 
 		for i := range n {
@@ -202,6 +215,53 @@ func (s *State) Forward(rows []Row, logits [][]float32) {
 	if nl > 0 {
 		s.classify(rows, logits, nl)
 	}
+}
+
+// attend runs attention layer l on rows: xb holds the rows' normalised
+// input and receives the attention's output projection. A gated layer's
+// query projection holds each head's query, then its gate, whose sigmoid
+// scales the head's attention output.
+func (s *State) attend(l int, L *Layer, rows []Row, xb []float32) {
+	c := s.m.Config
+	n := len(rows)
+	kvDim, qDim := c.KVDim(), c.QDim()
+	q, k, v, att := s.q[:n*qDim], s.k[:n*kvDim], s.v[:n*kvDim], s.att[:n*qDim]
+	qp := q
+	if c.AttnGate {
+		qp = s.qg[:n*2*qDim]
+	}
+	// One dispatch for the three projections of the same input.
+	s.qkvOut = [3][]float32{qp, k, v}
+	s.qkvW = [3]*kernels.Matrix{&L.WQ, &L.WK, &L.WV}
+	s.pool.MatMulSet(s.qkvOut[:], s.qkvW[:], xb, n)
+	s.addLoRASet(l, loraQ, s.qkvOut[:], xb, n)
+	if c.AttnGate {
+		hs := c.HeadDim()
+		for i := range n * c.Heads {
+			copy(q[i*hs:(i+1)*hs], qp[2*i*hs:(2*i+1)*hs])
+		}
+	}
+	kvl := c.kvLayer(l)
+	for i, r := range rows {
+		qi, ki, vi := q[i*qDim:(i+1)*qDim], k[i*kvDim:(i+1)*kvDim], v[i*kvDim:(i+1)*kvDim]
+		s.positionQKV(L, qi, ki, vi, r.Pos)
+		b, at := s.slots[r.Slot].blocks[r.Pos/kvBlockLen], (r.Pos%kvBlockLen)*kvDim
+		copy(s.keys(b, kvl)[at:at+kvDim], ki)
+		copy(s.vals(b, kvl)[at:at+kvDim], vi)
+	}
+	s.attention(kvl, rows)
+	if c.AttnGate {
+		hs := c.HeadDim()
+		for i := range n * c.Heads {
+			gate := qp[(2*i+1)*hs : (2*i+2)*hs]
+			out := att[i*hs : (i+1)*hs]
+			for j, g := range gate {
+				out[j] *= float32(1 / (1 + math.Exp(-float64(g))))
+			}
+		}
+	}
+	s.pool.MatMul(xb, &L.WO, att, n)
+	s.addLoRA(l, loraO, xb, att, n)
 }
 
 // classify writes the logits of the nl rows that asked for them from the

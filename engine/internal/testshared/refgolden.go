@@ -81,3 +81,38 @@ func LoadRefGolden(tb testing.TB) (dir string, g *RefGolden) {
 	}
 	return dir, g
 }
+
+// Qwen35Golden is ../shared/models/ref/golden-qwen35.json: the float64
+// reference outputs of the tiny Qwen3.5 model in its three layouts
+// (README-qwen35.md).
+type Qwen35Golden struct {
+	Cases []RefCase `json:"cases"`
+	// ChatPrompts are the chat conversations of the cases c1 and c2, with
+	// the text the tokenizer's chat template renders for them.
+	ChatPrompts map[string]struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+		Text string `json:"text"`
+	} `json:"chat_prompts"`
+}
+
+// LoadQwen35Golden reads golden-qwen35.json, or skips tb when the
+// reference data is absent; it returns the folder it is in too.
+func LoadQwen35Golden(tb testing.TB) (dir string, g *Qwen35Golden) {
+	tb.Helper()
+	dir = filepath.Dir(Require(tb, "models", "ref", "golden-qwen35.json"))
+	data, err := os.ReadFile(filepath.Join(dir, "golden-qwen35.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	g = new(Qwen35Golden)
+	if err := json.Unmarshal(data, g); err != nil {
+		tb.Fatalf("golden-qwen35.json: %v", err)
+	}
+	if len(g.Cases) == 0 {
+		tb.Fatal("golden-qwen35.json has no cases")
+	}
+	return dir, g
+}

@@ -1,0 +1,298 @@
+package llama
+
+import (
+	"math"
+
+	"github.com/kiln-ai/kiln/kernels"
+)
+
+// The Gated DeltaNet mixer of a hybrid's linear layers, over a step's rows.
+// Per row: the projections (one product per matrix for all rows); a causal
+// depthwise convolution over the slot's last ConvKernel inputs, then SiLU;
+// queries and keys L2-normalised per head, the queries scaled by
+// 1/sqrt(KeyDim); per value head a decay exp(A·softplus(a+dt_bias)) and a
+// write strength β = sigmoid(b); the gated delta rule on the head's state
+// matrix S (decay it, write β(v − Sᵀk) along k, read Sᵀq); an RMSNorm of
+// each head's output times silu(z); the output projection. A prefill run
+// (consecutive rows of one slot) takes the delta rule's chunked form, a
+// decode row its recurrent form; both compute the same function (up to
+// float32 rounding), and a row's result never depends on which other
+// slots' rows share its step.
+
+// recSlot is one slot's recurrent state: per linear layer (in layer
+// order), the convolution's last ConvKernel-1 inputs, oldest first, then
+// the delta rule's ValueHeads matrices of KeyDim x ValueDim.
+type recSlot struct {
+	data []float32 // nil until the slot's first row
+	pos  int       // positions the state has consumed
+}
+
+// linearScratch is the step scratch of the linear layers, grown with the
+// rest of the State's.
+type linearScratch struct {
+	qkv, z, b, a []float32 // projections: rows x ConvDim, VDim, ValueHeads, ValueHeads
+	o            []float32 // the delta rule's output, rows x VDim
+	outs         [4][]float32
+	ws           [4]*kernels.Matrix
+	runs         []linRun // this step's delta-rule tasks' runs
+	rows         []Row    // the step's rows, while the tasks run
+	layer        int      // the linear layer in flight, read by the pool's workers
+	fn           func(lo, hi int)
+	chunk        [][]float32 // per part: the chunked form's scratch
+}
+
+// linRun is a run of rows of one slot: [first, first+n) of the step.
+type linRun struct{ first, n int }
+
+func (s *State) growLinear(n int) {
+	c := s.m.Config
+	if !c.Hybrid() {
+		return
+	}
+	ls := c.Linear
+	sc := &s.lin
+	sc.qkv = make([]float32, n*ls.ConvDim())
+	sc.z = make([]float32, n*ls.VDim())
+	sc.b = make([]float32, n*ls.ValueHeads)
+	sc.a = make([]float32, n*ls.ValueHeads)
+	sc.o = make([]float32, n*ls.VDim())
+	if sc.fn == nil {
+		sc.fn = s.deltaPart
+	}
+}
+
+// linIndex is the index of linear layer l among the linear layers.
+func (c Config) linIndex(l int) int { return l - l/c.FullAttnInterval }
+
+// recState returns the recurrent state of linear layer li of slot at
+// position pos: zeroed at position 0 (a new sequence), the state the
+// slot's previous rows left otherwise.
+func (s *State) recState(slot, li, pos int) (win, mats []float32) {
+	c := s.m.Config
+	ls := c.Linear
+	r := &s.rec[slot]
+	per := ls.stateFloats()
+	if r.data == nil {
+		r.data = s.newRec()
+	}
+	if pos == 0 && li == 0 { // pos -1: the state as it is
+		clear(r.data)
+	}
+	st := r.data[li*per : (li+1)*per]
+	w := (ls.ConvKernel - 1) * ls.ConvDim()
+	return st[:w], st[w:]
+}
+
+// newRec returns a zeroed state buffer, from the free list when it has one.
+func (s *State) newRec() []float32 {
+	if n := len(s.recFree); n > 0 {
+		b := s.recFree[n-1]
+		s.recFree = s.recFree[:n-1]
+		return b
+	}
+	c := s.m.Config
+	s.recAllocated++
+	return make([]float32, (c.Layers-c.AttnLayers())*c.Linear.stateFloats())
+}
+
+// releaseRec ends slot's recurrent state, keeping its buffer for the next
+// sequence.
+func (s *State) releaseRec(slot int) {
+	if slot >= len(s.rec) {
+		return
+	}
+	r := &s.rec[slot]
+	if r.data != nil {
+		s.recFree = append(s.recFree, r.data)
+	}
+	*r = recSlot{}
+}
+
+// recBytes is the memory of the recurrent states held: the slots' and the
+// free list's.
+func (s *State) recBytes() int64 { return int64(s.recAllocated) * s.m.Config.RecurrentBytesPerSlot() }
+
+// deltaNet runs linear layer l's mixer on rows: xb holds the rows'
+// normalised input and receives the mixer's output.
+func (s *State) deltaNet(l int, d *DeltaNet, rows []Row, xb []float32) {
+	c := s.m.Config
+	ls := c.Linear
+	n := len(rows)
+	sc := &s.lin
+	convDim, vDim, vh := ls.ConvDim(), ls.VDim(), ls.ValueHeads
+	qkv, z, b, a, o := sc.qkv[:n*convDim], sc.z[:n*vDim], sc.b[:n*vh], sc.a[:n*vh], sc.o[:n*vDim]
+	sc.outs = [4][]float32{qkv, z, b, a}
+	sc.ws = [4]*kernels.Matrix{&d.WQKV, &d.WZ, &d.WB, &d.WA}
+	s.pool.MatMulSet(sc.outs[:], sc.ws[:], xb, n)
+	s.addLoRASet(l, loraLinQKV, sc.outs[:2], xb, n)
+
+	li := c.linIndex(l)
+	for i, r := range rows {
+		win, _ := s.recState(r.Slot, li, r.Pos)
+		s.convRow(d, win, qkv[i*convDim:(i+1)*convDim])
+		s.gates(d, b[i*vh:(i+1)*vh], a[i*vh:(i+1)*vh])
+	}
+	s.planRuns(rows)
+	sc.layer = l
+	s.runDelta(rows)
+	for i := range n {
+		for h := range vh {
+			oh := o[i*vDim+h*ls.ValueDim : i*vDim+(h+1)*ls.ValueDim]
+			zh := z[i*vDim+h*ls.ValueDim : i*vDim+(h+1)*ls.ValueDim]
+			kernels.RMSNorm(oh, oh, d.Norm, c.NormEps)
+			kernels.SiLU(zh)
+			for j, g := range zh {
+				oh[j] *= g
+			}
+		}
+	}
+	s.pool.MatMul(xb, &d.WOut, o, n)
+	s.addLoRA(l, loraLinOut, xb, o, n)
+}
+
+// convRow convolves one row's projections x (ConvDim) with the window of
+// the slot's previous inputs, in place, applies SiLU, shifts x into the
+// window, and L2-normalises the row's query and key heads (the queries
+// also scaled by 1/sqrt(KeyDim)).
+func (s *State) convRow(d *DeltaNet, win, x []float32) {
+	ls := s.m.Config.Linear
+	k, cd := ls.ConvKernel, ls.ConvDim()
+	for ch, v := range x {
+		w := d.Conv[ch*k : (ch+1)*k]
+		var y float32
+		for j := range k - 1 {
+			y += w[j] * win[j*cd+ch]
+		}
+		y += w[k-1] * v
+		for j := range k - 2 {
+			win[j*cd+ch] = win[(j+1)*cd+ch]
+		}
+		win[(k-2)*cd+ch] = v
+		x[ch] = y
+	}
+	kernels.SiLU(x)
+	qk, dk := ls.QKDim(), ls.KeyDim
+	scale := float32(1 / math.Sqrt(float64(dk)))
+	for h := 0; h < 2*qk; h += dk {
+		v := x[h : h+dk]
+		l2norm(v)
+		if h < qk {
+			for j := range v {
+				v[j] *= scale
+			}
+		}
+	}
+}
+
+// l2norm divides v by sqrt(‖v‖² + 1e-6), as transformers' l2norm does.
+func l2norm(v []float32) {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	inv := float32(1 / math.Sqrt(ss+1e-6))
+	for i := range v {
+		v[i] *= inv
+	}
+}
+
+// gates turns one row's b and a (ValueHeads each) into β = sigmoid(b) and
+// the log-decay g = A·softplus(a + dt_bias), in place.
+func (s *State) gates(d *DeltaNet, b, a []float32) {
+	for h := range b {
+		b[h] = float32(1 / (1 + math.Exp(-float64(b[h]))))
+		a[h] = d.A[h] * float32(softplus(float64(a[h]+d.DtBias[h])))
+	}
+}
+
+// softplus is log(1+e^x), linear above 20 as torch's.
+func softplus(x float64) float64 {
+	if x > 20 {
+		return x
+	}
+	return math.Log1p(math.Exp(x))
+}
+
+// planRuns splits rows into runs of one slot's consecutive rows.
+func (s *State) planRuns(rows []Row) {
+	sc := &s.lin
+	sc.runs = sc.runs[:0]
+	for i := 0; i < len(rows); {
+		j := i + 1
+		for j < len(rows) && rows[j].Slot == rows[i].Slot && rows[j].Pos == rows[j-1].Pos+1 {
+			j++
+		}
+		sc.runs = append(sc.runs, linRun{first: i, n: j - i})
+		i = j
+	}
+}
+
+// runDelta runs the delta rule of every (run, value head) task of the
+// step's rows, on the pool when there is enough work.
+func (s *State) runDelta(rows []Row) {
+	ls := s.m.Config.Linear
+	tasks := len(s.lin.runs) * ls.ValueHeads
+	work := len(rows) * ls.ValueHeads * ls.KeyDim * ls.ValueDim * 4
+	s.lin.rows = rows
+	if work < attnWork || s.attParts == 1 || tasks == 1 {
+		s.deltaTasks(0, 0, 1)
+	} else {
+		s.pool.Run(min(s.attParts, tasks), s.lin.fn)
+	}
+	s.lin.rows = nil
+}
+
+// deltaPart runs the delta-rule parts [lo, hi) on one pool worker.
+func (s *State) deltaPart(lo, hi int) {
+	parts := min(s.attParts, len(s.lin.runs)*s.m.Config.Linear.ValueHeads)
+	for p := lo; p < hi; p++ {
+		s.deltaTasks(p, p, parts)
+	}
+}
+
+// deltaTasks runs the tasks first, first+stride, ... with part's scratch.
+func (s *State) deltaTasks(part, first, stride int) {
+	vh := s.m.Config.Linear.ValueHeads
+	for t := first; t < len(s.lin.runs)*vh; t += stride {
+		s.deltaHead(part, s.lin.runs[t/vh], t%vh)
+	}
+}
+
+// deltaHead runs the delta rule of value head h over one run: each row's
+// output into s.lin.o, the slot's state matrix updated.
+func (s *State) deltaHead(part int, run linRun, h int) {
+	c := s.m.Config
+	ls := c.Linear
+	sc := &s.lin
+	dk, dv, convDim, vDim, vh := ls.KeyDim, ls.ValueDim, ls.ConvDim(), ls.VDim(), ls.ValueHeads
+	slot := sc.rows[run.first].Slot
+	_, mats := s.recState(slot, c.linIndex(sc.layer), -1)
+	S := mats[h*dk*dv : (h+1)*dk*dv]
+	kh := ls.keyHead(h)
+	qo, ko, vo := kh*dk, ls.QKDim()+kh*dk, 2*ls.QKDim()+h*dv
+	for i := run.first; i < run.first+run.n; i++ {
+		x := sc.qkv[i*convDim : (i+1)*convDim]
+		deltaStep(S, dk, dv, x[qo:qo+dk], x[ko:ko+dk], x[vo:vo+dv], sc.a[i*vh+h], sc.b[i*vh+h], sc.o[i*vDim+h*dv:i*vDim+(h+1)*dv])
+	}
+	_ = part
+}
+
+// deltaStep is the recurrent delta rule for one token of one head.
+func deltaStep(S []float32, dk, dv int, q, k, v []float32, g, beta float32, out []float32) {
+	e := float32(math.Exp(float64(g)))
+	u := make([]float32, dv)
+	for i := range dk {
+		kernels.Axpy(k[i], S[i*dv:(i+1)*dv], u)
+	}
+	for j := range u {
+		u[j] = beta * (v[j] - e*u[j])
+	}
+	clear(out)
+	for i := range dk {
+		row := S[i*dv : (i+1)*dv]
+		for j := range row {
+			row[j] = e*row[j] + k[i]*u[j]
+		}
+		kernels.Axpy(q[i], row, out)
+	}
+}
