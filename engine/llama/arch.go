@@ -17,8 +17,8 @@ type archSpec struct {
 
 // ggufArchs are the GGUF general.architecture values this engine runs.
 var ggufArchs = map[string]archSpec{
-	"llama": {rope: RopeNorm},
-	"qwen2": {rope: RopeNeoX, qkvBias: true},
+	"llama":  {rope: RopeNorm},
+	"qwen2":  {rope: RopeNeoX, qkvBias: true},
 	"qwen3":  {rope: RopeNeoX, qkNorm: true},
 	"qwen35": {rope: RopeNeoX, qkNorm: true, hybrid: true},
 }

@@ -35,14 +35,14 @@ var (
 		gate: "ffn_gate", down: "ffn_down", up: "ffn_up",
 		attnNorm: "attn_norm", ffnNorm: "ffn_norm",
 		qNorm: "attn_q_norm", kNorm: "attn_k_norm",
-		lin:   ggufLinearNames,
+		lin: ggufLinearNames,
 	}
 	hfLayerNames = layerNames{
 		q: "self_attn.q_proj", k: "self_attn.k_proj", v: "self_attn.v_proj", o: "self_attn.o_proj",
 		gate: "mlp.gate_proj", down: "mlp.down_proj", up: "mlp.up_proj",
 		attnNorm: "input_layernorm", ffnNorm: "post_attention_layernorm",
 		qNorm: "self_attn.q_norm", kNorm: "self_attn.k_norm",
-		lin:   hfLinearNames,
+		lin: hfLinearNames,
 	}
 )
 

@@ -6,8 +6,8 @@ import "math"
 // one model: its head size, base, pairing style and per-frequency factors.
 // It is read-only once built, so the pool's workers may share it.
 type ropeTable struct {
-	half     int       // RotaryDims/2: pairs per head
-	head     int       // HeadDim: the stride of the heads
+	half int // RotaryDims/2: pairs per head
+	head int // HeadDim: the stride of the heads
 
 	neox     bool      // pair (i, i+half) instead of (2i, 2i+1)
 	cos, sin []float32 // [pos*half + i]
