@@ -109,7 +109,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 // spaces before punctuation as they are (Qwen2, DeepSeek, SmolLM, ...).
 func cleanForPre(pre string) cleanup {
 	switch pre {
-	case "qwen2", "deepseek-r1-qwen", "deepseek-llm", "deepseek-coder", "deepseek-v3", "command-r",
+	case "qwen2", "qwen35", "deepseek-r1-qwen", "deepseek-llm", "deepseek-coder", "deepseek-v3", "command-r",
 		"smollm", "codeshell", "trillion", "hunyuan", "gpt-4o", "kimi-k2", "tekken", "chameleon":
 		return cleanNone
 	}

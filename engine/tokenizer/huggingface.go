@@ -65,12 +65,13 @@ type hfModel struct {
 }
 
 // FromHuggingFace builds a byte-level BPE tokenizer from a Hugging Face
-// tokenizer.json (Qwen2/Qwen3, Llama 3, GPT-2, SmolLM and similar): the BPE
-// vocabulary and merges (either serialisation), added tokens (special ones
-// become control tokens, the others user-defined), an NFC normalizer, and a
-// ByteLevel pre-tokenizer alone or after a Split whose regular expression is
-// one of the known GPT-2, Llama 3 or Qwen2 patterns. Other pipelines are
-// ErrUnsupported; malformed JSON or inconsistent data is ErrFormat.
+// tokenizer.json (Qwen2/Qwen3/Qwen3.5, Llama 3, GPT-2, SmolLM and similar):
+// the BPE vocabulary and merges (either serialisation), added tokens
+// (special ones become control tokens, the others user-defined), an NFC
+// normalizer, and a ByteLevel pre-tokenizer alone or after a Split whose
+// regular expression is one of the known GPT-2, Llama 3, Qwen2 or Qwen3.5
+// patterns. Other pipelines are ErrUnsupported; malformed JSON or
+// inconsistent data is ErrFormat.
 func FromHuggingFace(tokenizerJSON []byte) (*Tokenizer, error) {
 	t, err := parseHuggingFace(tokenizerJSON)
 	if err != nil {
@@ -284,21 +285,23 @@ func (t *Tokenizer) setHFVocab(vocab map[string]int, added []hfAddedToken) error
 	// Ids must be dense enough to index a table; a hole is an unused id.
 	limit := 2*(len(vocab)+len(added)) + 1024
 	size := 0
-	check := func(id int, what string) error {
+	// inRange is checked per entry and the error formatted only on
+	// failure: a Qwen3.5 vocabulary has 248,320 entries.
+	inRange := func(id int) bool {
 		if id < 0 || id >= limit {
-			return fmt.Errorf("%w: tokenizer.json %s id %d out of range", ErrFormat, what, id)
+			return false
 		}
 		size = max(size, id+1)
-		return nil
+		return true
 	}
 	for p, id := range vocab {
-		if err := check(id, fmt.Sprintf("vocab %q", p)); err != nil {
-			return err
+		if !inRange(id) {
+			return fmt.Errorf("%w: tokenizer.json vocab %q id %d out of range", ErrFormat, p, id)
 		}
 	}
 	for _, a := range added {
-		if err := check(a.ID, fmt.Sprintf("added token %q", a.Content)); err != nil {
-			return err
+		if !inRange(a.ID) {
+			return fmt.Errorf("%w: tokenizer.json added token %q id %d out of range", ErrFormat, a.Content, a.ID)
 		}
 	}
 	if size == 0 {

@@ -21,6 +21,14 @@ const (
 	splitLlama3
 	// splitQwen2 is Llama 3's split with every digit on its own (Qwen2, Qwen3).
 	splitQwen2
+	// splitQwen35 is Qwen2's split with combining marks (\p{M}) counted as
+	// letters, so that a mark stays in its word instead of starting a
+	// symbol run (Qwen3.5: llama.cpp's LLAMA_VOCAB_PRE_TYPE_QWEN35, whose
+	// tokenizer.json pattern this is):
+	//	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+	// Marks in the optional leading character change nothing: a mark
+	// there is itself in [\p{L}\p{M}], so the word is the same run.
+	splitQwen35
 	// splitDigitsGPT2 isolates every digit, then applies GPT-2's split to
 	// the text between digits (SmolLM, StarCoder).
 	splitDigitsGPT2
@@ -31,6 +39,10 @@ const (
 	patternGPT2   = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 	patternLlama3 = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	patternQwen2  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	patternQwen35 = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// patternQwen35Cpp is patternQwen35 as llama.cpp spells it in
+	// llama-vocab.cpp, the case-insensitive group written out.
+	patternQwen35Cpp = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
 // splitterForPattern recognises a Split pre-tokenizer's regular expression.
@@ -42,6 +54,8 @@ func splitterForPattern(p string) (splitter, bool) {
 		return splitLlama3, true
 	case patternQwen2:
 		return splitQwen2, true
+	case patternQwen35, patternQwen35Cpp:
+		return splitQwen35, true
 	}
 	return 0, false
 }
@@ -56,6 +70,8 @@ func splitterForPre(pre string) (sp splitter, ignoreMerges bool, ok bool) {
 		return splitLlama3, pre == "llama-bpe" || pre == "llama3", true
 	case "qwen2", "stablelm2", "deepseek-r1-qwen", "hunyuan":
 		return splitQwen2, false, true
+	case "qwen35":
+		return splitQwen35, false, true
 	case "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva":
 		return splitDigitsGPT2, false, true
 	}
@@ -87,13 +103,14 @@ func (sp splitter) split(s string, dst []int) []int {
 				dst = append(dst, i)
 			}
 		}
-	case splitLlama3, splitQwen2:
+	case splitLlama3, splitQwen2, splitQwen35:
 		maxDigits := 3
-		if sp == splitQwen2 {
+		if sp != splitLlama3 {
 			maxDigits = 1
 		}
+		marks := sp == splitQwen35
 		for i := 0; i < len(s); {
-			i = matchLlama3(s, i, maxDigits)
+			i = matchLlama3(s, i, maxDigits, marks)
 			dst = append(dst, i)
 		}
 	default:
@@ -149,10 +166,22 @@ func classAt(s string, i int) (rune, charClass, int) {
 	return r, classOfRune(r), w
 }
 
-// runOf returns the end of the run of class c that starts at i.
-func runOf(s string, i int, c charClass) int {
+// classAtMarks is classAt with, when marks is set, combining marks
+// (\p{M}) in the letter class, as Qwen3.5's split counts them. No ASCII
+// character is a mark.
+func classAtMarks(s string, i int, marks bool) (rune, charClass, int) {
+	r, c, w := classAt(s, i)
+	if marks && c == classOther && r >= utf8.RuneSelf && unicode.IsMark(r) {
+		c = classLetter
+	}
+	return r, c, w
+}
+
+// runOf returns the end of the run of class c that starts at i (marks as
+// in classAtMarks).
+func runOf(s string, i int, c charClass, marks bool) int {
 	for i < len(s) {
-		_, ci, w := classAt(s, i)
+		_, ci, w := classAtMarks(s, i, marks)
 		if ci != c {
 			break
 		}
@@ -216,36 +245,37 @@ func matchGPT2(s string, i int) int {
 	r, c, w := classAt(s, i)
 	if r == ' ' {
 		if _, c2, w2 := classAt(s, i+w); w2 > 0 && c2 != classSpace {
-			return runOf(s, i+w, c2)
+			return runOf(s, i+w, c2, false)
 		}
 	}
 	if c != classSpace {
-		return runOf(s, i, c)
+		return runOf(s, i, c, false)
 	}
 	return matchSpaces(s, i)
 }
 
-// matchLlama3 returns the end of the Llama 3 (or Qwen2, with maxDigits 1)
-// word starting at s[i].
-func matchLlama3(s string, i int, maxDigits int) int {
+// matchLlama3 returns the end of the Llama 3 (or Qwen2, with maxDigits 1;
+// or Qwen3.5, with marks too) word starting at s[i].
+func matchLlama3(s string, i int, maxDigits int, marks bool) int {
 	if n := contraction(s, i, true); n > 0 {
 		return i + n
 	}
-	r, c, w := classAt(s, i)
-	// [^\r\n\p{L}\p{N}]?\p{L}+
+	r, c, w := classAtMarks(s, i, marks)
+	// [^\r\n\p{L}\p{N}]?\p{L}+ (Qwen3.5: [\p{L}\p{M}]+, marks being
+	// classLetter here)
 	if c == classLetter {
-		return runOf(s, i, classLetter)
+		return runOf(s, i, classLetter, marks)
 	}
 	if r != '\r' && r != '\n' && c != classNumber {
-		if _, c2, w2 := classAt(s, i+w); w2 > 0 && c2 == classLetter {
-			return runOf(s, i+w, classLetter)
+		if _, c2, w2 := classAtMarks(s, i+w, marks); w2 > 0 && c2 == classLetter {
+			return runOf(s, i+w, classLetter, marks)
 		}
 	}
 	// \p{N}{1,maxDigits}
 	if c == classNumber {
 		j := i + w
 		for k := 1; k < maxDigits; k++ {
-			_, c2, w2 := classAt(s, j)
+			_, c2, w2 := classAtMarks(s, j, marks)
 			if w2 == 0 || c2 != classNumber {
 				break
 			}
@@ -253,14 +283,14 @@ func matchLlama3(s string, i int, maxDigits int) int {
 		}
 		return j
 	}
-	// ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+	// ` ?[^\s\p{L}\p{N}]+[\r\n]*` (Qwen3.5: marks excluded too)
 	j := -1
 	if r == ' ' {
-		if _, c2, w2 := classAt(s, i+w); w2 > 0 && c2 == classOther {
-			j = runOf(s, i+w, classOther)
+		if _, c2, w2 := classAtMarks(s, i+w, marks); w2 > 0 && c2 == classOther {
+			j = runOf(s, i+w, classOther, marks)
 		}
 	} else if c == classOther {
-		j = runOf(s, i, classOther)
+		j = runOf(s, i, classOther, marks)
 	}
 	if j >= 0 {
 		for j < len(s) && (s[j] == '\r' || s[j] == '\n') {
@@ -271,7 +301,7 @@ func matchLlama3(s string, i int, maxDigits int) int {
 	// \s*[\r\n]+ : through the last line break of the whitespace run.
 	lastBreak := -1
 	for k := i; k < len(s); {
-		_, ck, wk := classAt(s, k)
+		_, ck, wk := classAtMarks(s, k, marks)
 		if ck != classSpace {
 			break
 		}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes pretokenize.golden.json: the words the GPT-2, Llama 3 and Qwen2
-pre-tokenizer regular expressions (and SmolLM's isolated digits + GPT-2) cut
+"""Writes pretokenize.golden.json: the words the GPT-2, Llama 3, Qwen2 and
+Qwen3.5 pre-tokenizer regular expressions (and SmolLM's isolated digits + GPT-2) cut
 test strings into, computed with the Python `regex` module, which implements
 the lookahead and Unicode classes the patterns use. The Go splitters in
 pretokenize.go must reproduce every split.
@@ -15,6 +15,8 @@ import regex
 GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 QWEN2 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+# Qwen3.5's tokenizer.json pattern (llama.cpp LLAMA_VOCAB_PRE_TYPE_QWEN35).
+QWEN35 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
 
 def split(pattern, s):
@@ -42,6 +44,17 @@ FIXED = [
     "\u4e2d\u6587abc def", "caf\u00e9 na\u00efve", "emoji \U0001F600\U0001F389 ok",
     "def f(x):\n    return x**2\n", "price: $19.99 (\u20ac17.50)", "a.b,c;d", " .\n.",
     "ALL CAPS", "snake_case_name CamelCase", "\u0041\u030a ring", "\ud7a3\u3131",
+    # Combining marks, where Qwen3.5 differs from Qwen2.
+    "\u0928\u092e\u0938\u094d\u0924\u0947 \u0926\u0941\u0928\u093f\u092f\u093e",  # Hindi
+    "\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35\u0e04\u0e23\u0e31\u0e1a",  # Thai
+    "e\u0301t\u0301e\u0301 cafe\u0301!", "\u0301\u0301x", " \u0301.", "\u0301\n", "x\u20dd\u0488 ",
+    "1\u0301 2\u20e3", "'s\u0301 \u0301's", "\u064a\u064e\u0627 \u05e9\u05b8\u05c1", "\u0915\u093f 1\u0966",
+]
+
+# Marks of each kind (Mn, Mc, Me) among letters, digits, spaces and symbols.
+MARKS = list("aZ 09'sS.!\t\n") + [
+    "\u0301", "\u0308", "\u093e", "\u0947", "\u094d", "\u0e31", "\u0e35", "\u20dd", "\u0488",
+    "\u0928", "\u0e2a", "\u0966", "\u00a0", "  ", "\r\n",
 ]
 
 ALPHABET = list("aZ 0129'sStTrReEvVmMlLdD.,!?-_()\t\n\r") + [
@@ -55,6 +68,8 @@ def main():
     texts = list(FIXED)
     for _ in range(400):
         texts.append("".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 16))))
+    for _ in range(200):
+        texts.append("".join(rng.choice(MARKS) for _ in range(rng.randint(1, 16))))
     cases = []
     for t in texts:
         cases.append({
@@ -62,6 +77,7 @@ def main():
             "gpt2": split(GPT2, t),
             "llama3": split(LLAMA3, t),
             "qwen2": split(QWEN2, t),
+            "qwen35": split(QWEN35, t),
             "digits_gpt2": digits_gpt2(t),
         })
     json.dump({"source": "gen_pretokenize.py (Python regex " + regex.__version__ + ")", "cases": cases},
