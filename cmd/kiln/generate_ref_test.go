@@ -24,9 +24,12 @@ type refCase struct {
 	GreedyMargin []float64    `json:"greedy_margin"`
 }
 
-func loadRefCases(t *testing.T) []refCase {
+func loadRefCases(t *testing.T) []refCase { return loadRefFile(t, "golden.json") }
+
+// loadRefFile reads the cases of one golden file of ../shared/models/ref.
+func loadRefFile(t *testing.T, name string) []refCase {
 	t.Helper()
-	raw, err := os.ReadFile(sharedModelPath(t, filepath.Join("ref", "golden.json")))
+	raw, err := os.ReadFile(sharedModelPath(t, filepath.Join("ref", name)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +40,7 @@ func loadRefCases(t *testing.T) []refCase {
 		t.Fatal(err)
 	}
 	if len(g.Cases) == 0 {
-		t.Fatal("golden.json has no cases")
+		t.Fatalf("%s has no cases", name)
 	}
 	return g.Cases
 }
@@ -64,7 +67,17 @@ func refTolerance(c refCase) float64 {
 // correct answer). An adapter case runs twice, with --adapter naming the
 // adapter's GGUF file and its PEFT directory.
 func TestGenerateRefModels(t *testing.T) {
-	for _, c := range loadRefCases(t) {
+	runGenerateRef(t, loadRefCases(t))
+}
+
+// TestGenerateQwen35: the same for golden-qwen35.json, the tiny Qwen3.5 in
+// its Hugging Face F32 and BF16 directories and its GGUF file.
+func TestGenerateQwen35(t *testing.T) {
+	runGenerateRef(t, loadRefFile(t, "golden-qwen35.json"))
+}
+
+func runGenerateRef(t *testing.T, cases []refCase) {
+	for _, c := range cases {
 		if raceEnabled && !strings.HasSuffix(c.ID, "/p9") {
 			continue // under the race detector one prompt per model
 		}
