@@ -108,9 +108,25 @@ func (s *State) releaseRec(slot int) {
 	*r = recSlot{}
 }
 
-// recBytes is the memory of the recurrent states held: the slots' and the
-// free list's.
-func (s *State) recBytes() int64 { return int64(s.recAllocated) * s.m.Config.RecurrentBytesPerSlot() }
+// RecurrentBytes is the memory of the recurrent states held (a hybrid's
+// Gated DeltaNet layers): the slots' and those kept from released slots
+// for the next sequences. It is 0 for a model without such layers.
+func (s *State) RecurrentBytes() int64 {
+	return int64(s.recAllocated) * s.m.Config.RecurrentBytesPerSlot()
+}
+
+// RecurrentBytesPerSlot is the recurrent state of one sequence, whatever
+// its length.
+func (s *State) RecurrentBytesPerSlot() int64 { return s.m.Config.RecurrentBytesPerSlot() }
+
+// dropRecFree drops the kept recurrent states and returns their bytes.
+func (s *State) dropRecFree() int64 {
+	n := len(s.recFree)
+	clear(s.recFree)
+	s.recFree = nil
+	s.recAllocated -= n
+	return int64(n) * s.m.Config.RecurrentBytesPerSlot()
+}
 
 // deltaNet runs linear layer l's mixer on rows: xb holds the rows'
 // normalised input and receives the mixer's output.

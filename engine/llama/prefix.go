@@ -76,6 +76,7 @@ type prefixCache struct {
 // every idle entry (as a trim does); sequences running keep their blocks.
 func (s *State) SetPrefixCache(on bool) {
 	c := &s.cache
+	on = on && s.PrefixCacheable()
 	if on && c.spaces == nil {
 		c.spaces = make(map[PrefixKey]*prefixSpace)
 		c.seed = maphash.MakeSeed()
@@ -86,6 +87,12 @@ func (s *State) SetPrefixCache(on bool) {
 	}
 	c.on = on
 }
+
+// PrefixCacheable reports whether the model's sequences can resume from a
+// cached prefix: a hybrid's recurrent layers keep no state per position,
+// so its cache stays off (see the doc comment above for the checkpoints it
+// would need).
+func (s *State) PrefixCacheable() bool { return !s.m.Config.Hybrid() }
 
 // PrefixCacheOn reports whether the prefix cache is on.
 func (s *State) PrefixCacheOn() bool { return s.cache.on }

@@ -5,14 +5,15 @@ import "github.com/kiln-ai/kiln/internal/timing"
 // Reclaim releases memory the State holds but does not need now: the
 // forward-pass scratch, sized for the largest batch seen, shrinks back to
 // one row (it grows again on demand), the free list of KV blocks (kept by
-// Release for the next sequences) is dropped, and so is every idle prefix
+// Release for the next sequences) is dropped, as are a hybrid's kept
+// recurrent states, and so is every idle prefix
 // cache entry (counted as trim evictions). It returns the bytes of the
 // buffers it dropped; the garbage collector frees them. Like every State
 // method it must not run concurrently with Forward or Release.
 func (s *State) Reclaim() int64 {
 	const f32 = 4
 	s.evictIdle(nil, timing.PrefixEvictTrim)
-	kv := s.dropFree()
+	kv := s.dropFree() + s.dropRecFree()
 	before := s.scratchFloats()
 	if s.cap > 1 {
 		s.cap = 0
