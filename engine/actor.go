@@ -169,6 +169,9 @@ func (a *actor) publish() {
 		}
 	}
 	s.KVReserved = a.kvUsed
+	if rb, ok := a.e.backend.(interface{ RecurrentBytes() int64 }); ok {
+		s.RecurrentBytes = rb.RecurrentBytes()
+	}
 	if pb, ok := a.e.backend.(PrefixBackend); ok {
 		s.PrefixCache = pb.PrefixStats()
 	}

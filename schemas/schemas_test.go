@@ -38,7 +38,7 @@ func TestSchemas(t *testing.T) {
 	adapters := `{"object":"kiln.adapters","active":"support","running":"support","loaded":["support"],"available":[{"name":"support","format":"peft","rank":8,"alpha":16,"targets":["attn_q","attn_v"],"size_bytes":1024,"sha256":"` + strings.Repeat("a", 64) + `","loadable":true,"problem":null}]}`
 	unreadable := `{"object":"kiln.adapters","active":null,"running":null,"loaded":[],"available":[{"name":"x","format":"gguf","rank":null,"alpha":null,"targets":null,"size_bytes":null,"sha256":null,"loadable":false,"problem":"x.gguf: general.type is \"\", want \"adapter\""}]}`
 	running := `{"name":"support","revision":"` + strings.Repeat("a", 64) + `","revision_number":3002399751580330}` // 0xaaaaaaaaaaaaa
-	loaded := `{"id":"m","format":"gguf","architecture":"llama","parameters":100,"weight_types":{"q4_k":14,"f32":5},"weight_bytes":400,"file_bytes":500,"context":64,"model_context":128,"vocab_size":40,"kv_bytes_per_token":8,"kv_bytes_per_slot":512,"mapped_bytes":500,"resident_bytes":null}`
+	loaded := `{"id":"m","format":"gguf","architecture":"llama","parameters":100,"weight_types":{"q4_k":14,"f32":5},"weight_bytes":400,"file_bytes":500,"context":64,"model_context":128,"vocab_size":40,"kv_bytes_per_token":8,"kv_bytes_per_slot":512,"recurrent_bytes_per_slot":0,"mapped_bytes":500,"resident_bytes":null}`
 	prefix := `{"cached_tokens":0,"prefilled_tokens":3,"source":null,"stop_reason":"off"}`
 	hit := `{"cached_tokens":1024,"prefilled_tokens":76,"source":"shared_prefix","stop_reason":"diverged"}`
 	usage := `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"prompt_tokens_details":{"cached_tokens":0}}}`

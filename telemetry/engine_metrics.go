@@ -43,6 +43,7 @@ var engineFamilies = append([]engineFamily{
 	{MetricKVUtilization, "KV positions reserved by active requests over the KV budget, from 0 to 1.", "", false, kvUtilization, unlabelled},
 	{"kiln_batching_engine_kv_reserved_tokens", "KV positions reserved by active requests.", "", false, func(s *EngineStats) float64 { return float64(s.KVReserved) }, unlabelled},
 	{"kiln_batching_engine_kv_budget_tokens", "KV positions admission may reserve (changed by a KV resize).", "", false, func(s *EngineStats) float64 { return float64(s.KVBudget) }, unlabelled},
+	{"kiln_batching_engine_recurrent_state_bytes", "Memory of the recurrent states of Gated DeltaNet layers (Qwen3.5): running sequences' and kept ones.", "By", false, func(s *EngineStats) float64 { return float64(s.RecurrentBytes) }, unlabelled},
 	{"kiln_batching_engine_prefilling_requests", "Requests with prompt left to prefill.", "", false, func(s *EngineStats) float64 { return float64(s.Prefilling) }, unlabelled},
 	{"kiln_batching_engine_batch_size", "Rows in the last batched decode step.", "", false, func(s *EngineStats) float64 { return float64(s.BatchLast) }, unlabelled},
 	{"kiln_batching_engine_batch_size_max", "Largest batched decode step so far.", "", false, func(s *EngineStats) float64 { return float64(s.BatchMax) }, unlabelled},

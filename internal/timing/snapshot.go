@@ -18,6 +18,11 @@ type EngineSnapshot struct {
 	KVSlots    int // sequences the KV arena holds (changed by a resize)
 	BatchLimit int // requests that may be active at once (changed by a resize)
 
+	// RecurrentBytes is the memory of a hybrid model's recurrent states
+	// (Qwen3.5's Gated DeltaNet layers): the running sequences' and those
+	// kept from finished ones; 0 for other models.
+	RecurrentBytes int64
+
 	BatchLast, BatchMax int // rows of the latest and largest decode step
 	PrefillLast         int // prompt tokens prefilled in the latest cycle that prefilled
 
