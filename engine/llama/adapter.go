@@ -24,15 +24,16 @@ type AdapterInfo struct {
 	Format  string   // "peft" (directory) or "gguf" (file)
 	Rank    int      // r
 	Alpha   float64  // lora_alpha; the scale is Alpha/Rank (Alpha/sqrt(Rank) with PEFT's use_rslora)
-	Targets []string // GGUF tensor kinds it targets, in the order attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down
+	Targets []string // GGUF tensor kinds it targets, in the order attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down, attn_qkv, attn_gate, ssm_out
 	Arch    string   // GGUF general.architecture, or "" for PEFT
 	Bytes   int64    // size of the weights file
 	SHA256  string   // hex sha256 of the weights file (adapter_model.safetensors or the .gguf)
 }
 
 // Adapter is a LoRA adapter loaded for one Model: per layer and targeted
-// projection, A (r x in) and B (out x r) in float32, with B's rows already
-// in the row order of the base model's Q/K weights. It is read-only once
+// projection, A (r x in) and B (out x r) in float32, already in the row
+// and column order of the base model's weights (adapter_order.go). It is
+// read-only once
 // loaded, so any number of States of its Model may share it.
 type Adapter struct {
 	Info AdapterInfo
@@ -76,7 +77,9 @@ var (
 	loraPEFTModules = [numLoraKinds]string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "in_proj_qkv", "in_proj_z", "out_proj"}
 )
 
-// base returns the base model's weight matrix of kind k in layer l.
+// base returns the base model's weight matrix of kind k in layer l, nil
+// when the layer has none: the attention kinds on a Gated DeltaNet layer,
+// the Gated DeltaNet kinds on any other.
 func (k loraKind) base(l *Layer) *kernels.Matrix {
 	if d := l.Lin; d != nil {
 		return [numLoraKinds]*kernels.Matrix{nil, nil, nil, nil, &l.W1, &l.W3, &l.W2, &d.WQKV, &d.WZ, &d.WOut}[k]
@@ -100,8 +103,11 @@ func InspectAdapter(path string) (AdapterInfo, error) {
 
 // LoadAdapter loads the adapter at path (a PEFT directory or a LoRA GGUF
 // file) for m, checking every tensor's shape against m's projections.
-// Weights are converted to float32 and B's rows are reordered when the
-// adapter's Q/K row order differs from m's (see loraRowOrder). A file
+// Weights are converted to float32 and reordered where the adapter's
+// layout differs from m's: a llama's Q/K rows, a hybrid's value heads
+// (adapter_order.go). A tensor of a projection its layer lacks (q_proj on
+// a Gated DeltaNet layer, in_proj_qkv on a full-attention one) is an
+// error. A file
 // problem wraps ErrAdapterLayout and names the file and the tensor.
 // LoadAdapter only reads m, so it may run while States of m run Forward
 // (a server reads the weights before its barrier and only switches inside
@@ -170,10 +176,13 @@ func (a *Adapter) set(file string, layer int, k loraKind, ma, mb kernels.Matrix,
 }
 
 // check checks the shapes of a pair against the base projection of
-// (layer, kind): A is r x in, B is out x r. nameA and nameB are the
-// tensors' names in file, for the error.
+// (layer, kind), which the layer must have: A is r x in, B is out x r.
+// nameA and nameB are the tensors' names in file, for the error.
 func (a *Adapter) check(file string, layer int, k loraKind, rowsA, colsA, rowsB, colsB int, nameA, nameB string) error {
 	w := k.base(&a.model.Layers[layer])
+	if w == nil {
+		return a.absent(file, layer, k, nameA)
+	}
 	r := a.Info.Rank
 	if rowsA != r || colsA != w.Cols {
 		return fmt.Errorf("%w: %s: tensor %s is %dx%d, want %dx%d (rank x the input width of %s)",
@@ -186,8 +195,22 @@ func (a *Adapter) check(file string, layer int, k loraKind, rowsA, colsA, rowsB,
 	return nil
 }
 
-// done checks that every targeted kind is present in every layer and
-// fills Info.Targets and the scale.
+// absent is the error of tensor name, which targets kind k in a layer that
+// has no such projection.
+func (a *Adapter) absent(file string, layer int, k loraKind, name string) error {
+	what := "a full-attention layer"
+	if a.model.Config.IsLinear(layer) {
+		what = "a Gated DeltaNet (linear attention) layer"
+	}
+	if !a.model.Config.Hybrid() {
+		what = "an attention layer"
+	}
+	return fmt.Errorf("%w: %s: tensor %s targets %s (%s), but layer %d of the base model is %s, which has none",
+		ErrAdapterLayout, file, name, loraGGUFNames[k], loraPEFTModules[k], layer, what)
+}
+
+// done checks that every targeted kind is present in every layer that has
+// its projection and fills Info.Targets and the scale.
 func (a *Adapter) done(file string, name func(layer int, k loraKind) string) error {
 	a.Info.Targets = a.Info.Targets[:0]
 	for k := range numLoraKinds {
@@ -201,7 +224,7 @@ func (a *Adapter) done(file string, name func(layer int, k loraKind) string) err
 			continue
 		}
 		for l := range a.layers {
-			if a.layers[l][k].a.Rows == 0 {
+			if a.layers[l][k].a.Rows == 0 && k.base(&a.model.Layers[l]) != nil {
 				return fmt.Errorf("%w: %s: tensor %s missing (the adapter targets %s in other layers)",
 					ErrAdapterLayout, file, name(l, k), loraGGUFNames[k])
 			}
@@ -239,68 +262,6 @@ func targetsOf(on [numLoraKinds]bool) []string {
 		}
 	}
 	return out
-}
-
-// loraRowOrder reports how B's rows of the Q and K projections must be
-// reordered for m. llama.cpp's converter permutes a llama model's Q/K rows
-// for its interleaved (RopeNorm) rotary embedding, and a LoRA GGUF of a
-// llama model carries the same permutation on lora_B; Hugging Face (PEFT)
-// keeps the half-split order that RopeNeoX expects. qwen2 and qwen3 GGUFs
-// are never permuted. The result is +1 to permute (PEFT adapter on a
-// permuted base), -1 for the inverse (llama GGUF adapter on a Hugging
-// Face llama directory), 0 for nothing.
-func loraRowOrder(adapterPermuted bool, m *Model) int {
-	basePermuted := m.Config.Arch == "llama" && m.Config.Rope == RopeNorm
-	switch {
-	case basePermuted && !adapterPermuted:
-		return +1
-	case !basePermuted && adapterPermuted:
-		return -1
-	}
-	return 0
-}
-
-// permuteRows reorders the rows of b (heads x hd rows of cols values)
-// between Hugging Face order and llama.cpp's: with dir +1, row h·hd+2j+s
-// of the result is row h·hd+(hd/2)·s+j of b; with -1 the inverse.
-func permuteRows(b []float32, heads, cols int, dir int) []float32 {
-	out := make([]float32, len(b))
-	hd := len(b) / cols / heads
-	half := hd / 2
-	for h := range heads {
-		for j := range half {
-			for s := range 2 {
-				ggufRow, hfRow := h*hd+2*j+s, h*hd+half*s+j
-				src, dst := hfRow, ggufRow
-				if dir < 0 {
-					src, dst = ggufRow, hfRow
-				}
-				copy(out[dst*cols:(dst+1)*cols], b[src*cols:(src+1)*cols])
-			}
-		}
-	}
-	return out
-}
-
-// reorder applies loraRowOrder to the Q and K pairs of every layer.
-func (a *Adapter) reorder(adapterPermuted bool) {
-	dir := loraRowOrder(adapterPermuted, a.model)
-	if dir == 0 {
-		return
-	}
-	c := a.model.Config
-	for l := range a.layers {
-		for _, t := range [...]struct {
-			k     loraKind
-			heads int
-		}{{loraQ, c.Heads}, {loraK, c.KVHeads}} {
-			p := &a.layers[l][t.k]
-			heads := t.heads
-			if p.b.Rows > 0 {
-				p.b.F32 = permuteRows(p.b.F32, heads, p.b.Cols, dir)
-			}
-		}
-	}
 }
 
 // f32Matrix makes a rows x cols float32 matrix over v.

@@ -170,8 +170,9 @@ func loadGGUFAdapter(path string, m *Model, dry bool) (*Adapter, error) {
 // ggufAdapter builds the adapter of a checked LoRA GGUF for m (info
 // carries the file's size and hash): its architecture must be m's, its
 // tensors are converted to float32 (any type the kernels dequantize), and
-// a llama adapter's Q/K lora_b rows are un-permuted for a base in Hugging
-// Face order.
+// for a base in Hugging Face order a llama adapter's Q/K lora_b rows are
+// un-permuted and a hybrid's value heads put back in grouped order
+// (adapter_order.go).
 func ggufAdapter(f *gguf.File, h ggufAdapterHeader, file string, m *Model, info AdapterInfo, dry bool) (*Adapter, error) {
 	if h.arch != m.Config.Arch {
 		return nil, fmt.Errorf("%w: %s: general.architecture is %q, the base model is %q", ErrAdapterLayout, file, h.arch, m.Config.Arch)
@@ -205,7 +206,7 @@ func ggufAdapter(f *gguf.File, h ggufAdapterHeader, file string, m *Model, info 
 		return nil, err
 	}
 	if !dry {
-		a.reorder(h.arch == "llama")
+		a.reorder(h.arch == "llama", true)
 	}
 	return a, nil
 }

@@ -2,6 +2,7 @@ package llama
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -12,13 +13,15 @@ import (
 	"github.com/kiln-ai/kiln/engine/safetensors"
 )
 
-// testLoRA is an adapter's weights in the base model's (GGUF) row order:
-// per layer and kind, A (r x in) and B (out x r) row-major; nil when the
-// kind is not targeted.
+// testLoRA is an adapter's weights in the base model's row order: per
+// layer and kind, A (r x in) and B (out x r) row-major; nil when the kind
+// is not targeted. root is the root of its PEFT tensor names (peftRoot
+// when empty).
 type testLoRA struct {
 	rank  int
 	alpha float32
 	a, b  [][numLoraKinds][]float32
+	root  string
 }
 
 // adapterTestConfig is a small llama shape with grouped-query attention and
@@ -38,8 +41,9 @@ func newAdapterTestModel(t testing.TB) *Model {
 	return m
 }
 
-// newTestLoRA draws an adapter of rank r for m targeting kinds, with
-// weights large enough to move the logits visibly.
+// newTestLoRA draws an adapter of rank r for m targeting kinds in every
+// layer that has them, with weights large enough to move the logits
+// visibly.
 func newTestLoRA(m *Model, r int, alpha float32, seed uint64, kinds ...loraKind) *testLoRA {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	l := &testLoRA{rank: r, alpha: alpha, a: make([][numLoraKinds][]float32, m.Config.Layers), b: make([][numLoraKinds][]float32, m.Config.Layers)}
@@ -53,6 +57,9 @@ func newTestLoRA(m *Model, r int, alpha float32, seed uint64, kinds ...loraKind)
 	for i := range m.Layers {
 		for _, k := range kinds {
 			w := k.base(&m.Layers[i])
+			if w == nil {
+				continue
+			}
 			l.a[i][k] = draw(r * w.Cols)
 			l.b[i][k] = draw(w.Rows * r)
 		}
@@ -97,8 +104,11 @@ func (l *testLoRA) peftConfigJSON(t testing.TB, edit func(map[string]any)) []byt
 	t.Helper()
 	var mods []string
 	for k := range numLoraKinds {
-		if l.a[0][k] != nil {
-			mods = append(mods, loraPEFTModules[k])
+		for i := range l.a {
+			if l.a[i][k] != nil {
+				mods = append(mods, loraPEFTModules[k])
+				break
+			}
 		}
 	}
 	c := map[string]any{
@@ -129,6 +139,7 @@ func (l *testLoRA) writePEFT(t testing.TB, dir string, m *Model, editConfig func
 		t.Fatal(err)
 	}
 	heads := [numLoraKinds]int{loraQ: m.Config.Heads, loraK: m.Config.KVHeads}
+	root := cmp.Or(l.root, peftRoot)
 	var entries []safetensors.Entry
 	var data [][]byte
 	for i := range l.a {
@@ -142,8 +153,8 @@ func (l *testLoRA) writePEFT(t testing.TB, dir string, m *Model, editConfig func
 				b = permuteRows(b, heads[k], l.rank, -1)
 			}
 			entries = append(entries,
-				safetensors.Entry{Name: peftTensorName(i, k, true), DType: "F32", Shape: []uint64{uint64(l.rank), uint64(base.Cols)}},
-				safetensors.Entry{Name: peftTensorName(i, k, false), DType: "F32", Shape: []uint64{uint64(base.Rows), uint64(l.rank)}})
+				safetensors.Entry{Name: peftTensorNameAt(root, i, k, true), DType: "F32", Shape: []uint64{uint64(l.rank), uint64(base.Cols)}},
+				safetensors.Entry{Name: peftTensorNameAt(root, i, k, false), DType: "F32", Shape: []uint64{uint64(base.Rows), uint64(l.rank)}})
 			data = append(data, f32Bytes(l.a[i][k]), f32Bytes(b))
 		}
 	}
@@ -168,6 +179,10 @@ func (l *testLoRA) merged(m *Model) *Model {
 	out.Layers = append([]Layer(nil), m.Layers...)
 	scale := float64(l.alpha) / float64(l.rank)
 	for i := range out.Layers {
+		if d := out.Layers[i].Lin; d != nil { // shared with m otherwise
+			c := *d
+			out.Layers[i].Lin = &c
+		}
 		for k := range numLoraKinds {
 			if l.a[i][k] == nil {
 				continue

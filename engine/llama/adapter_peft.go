@@ -34,9 +34,10 @@ type peftConfig struct {
 const peftDefaultAlpha = 8
 
 // parsePEFTConfig decodes adapter_config.json (named file in errors). It
-// accepts a plain LoRA on the seven projections of a decoder layer:
-// peft_type LORA, r > 0, lora_alpha >= 0, target_modules a list of module
-// names (q_proj ... down_proj, possibly as full module paths), and refuses
+// accepts a plain LoRA on the projections of a decoder layer: peft_type
+// LORA, r > 0, lora_alpha >= 0, target_modules a list of module names
+// (q_proj ... down_proj, and a hybrid's in_proj_qkv, in_proj_z, out_proj,
+// possibly as full module paths), and refuses
 // what would change the computation without this engine doing it: DoRA,
 // LoRA biases, fan_in_fan_out, a non-empty modules_to_save, per-layer rank or alpha
 // patterns, layers_to_transform.
@@ -122,18 +123,45 @@ func peftKind(mod string) (loraKind, bool) {
 	return 0, false
 }
 
+// The roots of PEFT's tensor names: a causal LM's decoder layers sit under
+// model.layers, a vision-language checkpoint's (Qwen3_5ForConditionalGeneration)
+// under model.language_model.layers.
+const (
+	peftRoot   = "base_model.model.model."
+	peftVLRoot = "base_model.model.model.language_model."
+)
+
 // peftTensorName is the name PEFT saves the A (or B) of (layer, kind)
-// under.
+// under, in a causal LM.
 func peftTensorName(layer int, k loraKind, a bool) string {
+	return peftTensorNameAt(peftRoot, layer, k, a)
+}
+
+// peftTensorNameAt is peftTensorName under root.
+func peftTensorNameAt(root string, layer int, k loraKind, a bool) string {
 	group := "mlp"
-	if k <= loraO {
+	switch {
+	case k <= loraO:
 		group = "self_attn"
+	case k >= loraLinQKV:
+		group = "linear_attn"
 	}
 	side := "B"
 	if a {
 		side = "A"
 	}
-	return fmt.Sprintf("base_model.model.model.layers.%d.%s.%s.lora_%s.weight", layer, group, loraPEFTModules[k], side)
+	return fmt.Sprintf("%slayers.%d.%s.%s.lora_%s.weight", root, layer, group, loraPEFTModules[k], side)
+}
+
+// peftRootOf is the root of f's tensor names: peftVLRoot when any tensor is
+// under it, peftRoot otherwise.
+func peftRootOf(f *safetensors.File) string {
+	for _, t := range f.Tensors {
+		if strings.HasPrefix(t.Name, peftVLRoot) {
+			return peftVLRoot
+		}
+	}
+	return peftRoot
 }
 
 // readPEFTConfig reads and parses dir's adapter_config.json.
@@ -161,8 +189,9 @@ func inspectPEFT(dir string) (AdapterInfo, error) {
 }
 
 // loadPEFT reads a PEFT directory for m. Every tensor of the weights file
-// must be the lora_A or lora_B of a targeted module of one of m's layers;
-// B's Q/K rows are permuted for a llama GGUF base.
+// must be the lora_A or lora_B of a targeted module of one of m's layers
+// that has the module; B's Q/K rows are permuted for a llama GGUF base and
+// the value heads tiled for a hybrid's GGUF base.
 func loadPEFT(dir string, m *Model, dry bool) (*Adapter, error) {
 	c, err := readPEFTConfig(dir)
 	if err != nil {
@@ -182,13 +211,49 @@ func loadPEFT(dir string, m *Model, dry bool) (*Adapter, error) {
 	}
 	defer func() { _ = f.Close() }()
 	a := newAdapter(m, AdapterInfo{Format: "peft", Rank: c.rank, Alpha: c.alpha, Bytes: n, SHA256: sum})
+	root := peftRootOf(f)
+	known, err := a.setPEFT(f, root, c.on, dry)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range f.Tensors {
+		if !known[t.Name] {
+			return nil, fmt.Errorf("%w: %s: tensor %s is not the lora_A or lora_B of a target module of the base model's %d layers",
+				ErrAdapterLayout, peftWeightsFile, t.Name, m.Config.Layers)
+		}
+	}
+	if err := a.done(peftWeightsFile, func(l int, k loraKind) string { return peftTensorNameAt(root, l, k, true) }); err != nil {
+		return nil, err
+	}
+	if c.rsLoRA {
+		a.scale = float32(c.alpha / math.Sqrt(float64(c.rank)))
+	}
+	if !dry {
+		a.reorder(false, false)
+	}
+	return a, nil
+}
+
+// setPEFT reads the pairs of the kinds on from f (names under root) into
+// a, in every layer that has the kind's projection, and returns the names
+// it read. A pair of a kind in a layer without it is an error naming the
+// tensor.
+func (a *Adapter) setPEFT(f *safetensors.File, root string, on [numLoraKinds]bool, dry bool) (map[string]bool, error) {
 	known := map[string]bool{}
-	for l := range m.Config.Layers {
+	for l := range a.model.Config.Layers {
 		for k := range numLoraKinds {
-			if !c.on[k] {
+			if !on[k] {
 				continue
 			}
-			nameA, nameB := peftTensorName(l, k, true), peftTensorName(l, k, false)
+			nameA, nameB := peftTensorNameAt(root, l, k, true), peftTensorNameAt(root, l, k, false)
+			if k.base(&a.model.Layers[l]) == nil {
+				for _, name := range []string{nameA, nameB} {
+					if _, ok := f.Tensor(name); ok {
+						return nil, a.absent(peftWeightsFile, l, k, name)
+					}
+				}
+				continue
+			}
 			known[nameA], known[nameB] = true, true
 			ma, err := peftF32(f, nameA, dry)
 			if err != nil {
@@ -203,22 +268,7 @@ func loadPEFT(dir string, m *Model, dry bool) (*Adapter, error) {
 			}
 		}
 	}
-	for _, t := range f.Tensors {
-		if !known[t.Name] {
-			return nil, fmt.Errorf("%w: %s: tensor %s is not the lora_A or lora_B of a target module of the base model's %d layers",
-				ErrAdapterLayout, peftWeightsFile, t.Name, m.Config.Layers)
-		}
-	}
-	if err := a.done(peftWeightsFile, func(l int, k loraKind) string { return peftTensorName(l, k, true) }); err != nil {
-		return nil, err
-	}
-	if c.rsLoRA {
-		a.scale = float32(c.alpha / math.Sqrt(float64(c.rank)))
-	}
-	if !dry {
-		a.reorder(false)
-	}
-	return a, nil
+	return known, nil
 }
 
 // peftF32 reads a two-dimensional F32, F16 or BF16 tensor as a float32
