@@ -150,6 +150,13 @@ func (a *actor) cycle() bool {
 	return advanced
 }
 
+// recurrentBackend is a backend whose sequences hold a recurrent state
+// beside their KV cache (*llama.State of a hybrid model).
+type recurrentBackend interface {
+	RecurrentBytes() int64        // held now: the slots' and the kept ones
+	RecurrentBytesPerSlot() int64 // one sequence's, whatever its length; 0 without recurrent layers
+}
+
 // publish copies the actor's counters into the engine's snapshot.
 func (a *actor) publish() {
 	s := &a.snap
@@ -169,8 +176,8 @@ func (a *actor) publish() {
 		}
 	}
 	s.KVReserved = a.kvUsed
-	if rb, ok := a.e.backend.(interface{ RecurrentBytes() int64 }); ok {
-		s.RecurrentBytes = rb.RecurrentBytes()
+	if rb, ok := a.e.backend.(recurrentBackend); ok && rb.RecurrentBytesPerSlot() > 0 {
+		s.RecurrentBytes, s.Recurrent = rb.RecurrentBytes(), true
 	}
 	if pb, ok := a.e.backend.(PrefixBackend); ok {
 		s.PrefixCache = pb.PrefixStats()

@@ -60,7 +60,7 @@ type engineSnapshot struct {
 	Draining         int     `json:"draining"`
 	KVReserved       int     `json:"kv_reserved"`
 	KVBudget         int     `json:"kv_budget"`
-	RecurrentBytes   int64   `json:"recurrent_bytes"`
+	RecurrentBytes   *int64  `json:"recurrent_bytes"`
 	BatchLast        int     `json:"batch_last"`
 	BatchMax         int     `json:"batch_max"`
 	PrefillLast      int     `json:"prefill_last"`
@@ -86,10 +86,19 @@ type engineSnapshot struct {
 	Cycles           uint64  `json:"cycles"`
 }
 
+// recurrentBytes is the recurrent state held, nil for a model without
+// recurrent layers (the fact does not apply).
+func recurrentBytes(s engine.Snapshot) *int64 {
+	if !s.Recurrent {
+		return nil
+	}
+	return &s.RecurrentBytes
+}
+
 func snapshotJSON(s engine.Snapshot) engineSnapshot {
 	return engineSnapshot{
 		Ready: s.Ready, QueueDepth: s.QueueDepth, Active: s.Active, Prefilling: s.Prefilling, Draining: s.Draining,
-		KVReserved: s.KVReserved, KVBudget: s.KVBudget, RecurrentBytes: s.RecurrentBytes,
+		KVReserved: s.KVReserved, KVBudget: s.KVBudget, RecurrentBytes: recurrentBytes(s),
 		BatchLast: s.BatchLast, BatchMax: s.BatchMax, PrefillLast: s.PrefillLast,
 		Forwards: s.Forwards, ForwardLastMs: timing.Ms(s.ForwardLast), ForwardMaxMs: timing.Ms(s.ForwardMax), ForwardTotalMs: timing.Ms(s.ForwardTotal),
 		Admissions: s.Admissions, AdmissionLastMs: timing.Ms(s.AdmissionLast), AdmissionMaxMs: timing.Ms(s.AdmissionMax),

@@ -33,7 +33,7 @@ type ModelFacts struct {
 	Vocab           int            `json:"vocab_size"`
 	KVBytesPerToken int64          `json:"kv_bytes_per_token"`
 	KVBytesPerSlot  int64          `json:"kv_bytes_per_slot"`
-	RecurrentBytes  int64          `json:"recurrent_bytes_per_slot"`
+	RecurrentBytes  *int64         `json:"recurrent_bytes_per_slot"`
 	MappedBytes     int64          `json:"mapped_bytes"`
 	ResidentBytes   *int64         `json:"resident_bytes"`
 }
@@ -46,11 +46,13 @@ func FactsOf(l *llama.Loaded) ModelFacts {
 		WeightTypes: m.WeightTypes(), WeightBytes: m.WeightBytes(),
 		Context: m.Config.SeqLen, ModelContext: m.OwnContext(), Vocab: m.Config.Vocab,
 		KVBytesPerToken: m.Config.KVBytesPerPos(), KVBytesPerSlot: m.KVBytesPerSlot(),
-		RecurrentBytes: m.Config.RecurrentBytesPerSlot(),
 		MappedBytes: l.MappedBytes,
 	}
 	if l.FileBytes > 0 {
 		f.FileBytes = &l.FileBytes
+	}
+	if b := m.Config.RecurrentBytesPerSlot(); b > 0 {
+		f.RecurrentBytes = &b
 	}
 	if rss := engine.ResidentBytes(); rss > 0 {
 		f.ResidentBytes = &rss

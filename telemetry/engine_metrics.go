@@ -100,7 +100,7 @@ func b2f(b bool) float64 {
 // /v1/stats and /v1/config serve them. A field of a nested struct is
 // named by its path (PrefixCache.BlockLen).
 var engineUnexported = []string{
-	"Ready", "Draining", "KVSlots", "BatchLimit", "PrefillLast", "LockWaitTotal",
+	"Ready", "Recurrent", "Draining", "KVSlots", "BatchLimit", "PrefillLast", "LockWaitTotal",
 	"Blocked", "Admitted", "Completed", "Errors", "TrimsPending", "MutationsPending",
 	"PrefixCache.BlockLen",
 }

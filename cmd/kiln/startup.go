@@ -89,7 +89,7 @@ func logServing(log *zerolog.Logger, f server.ModelFacts, cfg server.Config, slo
 		Int64("parameters", f.Parameters).Interface("weight_types", f.WeightTypes).Int64("weight_bytes", f.WeightBytes).
 		Interface("file_bytes", f.FileBytes).Int("context", f.Context).Int("model_context", f.ModelContext).
 		Int64("kv_bytes_per_token", f.KVBytesPerToken).Int64("kv_bytes_per_slot", f.KVBytesPerSlot).
-		Int64("recurrent_bytes_per_slot", f.RecurrentBytes).
+		Interface("recurrent_bytes_per_slot", f.RecurrentBytes).
 		Int64("mapped_bytes", f.MappedBytes).Interface("resident_bytes", f.ResidentBytes).
 		Int("slots", slots).Int("threads", cfg.Threads).Str("kernels", cfg.KernelPath).Str("cpu_features", cfg.CPUFeatures).
 		Str("adapter_dir", cfg.AdapterDir).Str("serving_profile", string(cfg.ServingProfile)).
@@ -118,8 +118,8 @@ func printSummary(w io.Writer, f server.ModelFacts, cfg server.Config, slots int
 		f.Format, f.Architecture, countText(f.Parameters), typesText(f.WeightTypes), bytesText(f.WeightBytes), file)
 	fmt.Fprintf(w, "  context  %d of the model's %d; KV %s a token, %s a slot, %d slots\n",
 		f.Context, f.ModelContext, bytesText(f.KVBytesPerToken), bytesText(f.KVBytesPerSlot), slots)
-	if f.RecurrentBytes > 0 {
-		fmt.Fprintf(w, "  state    %s of recurrent state a slot, whatever its length\n", bytesText(f.RecurrentBytes))
+	if f.RecurrentBytes != nil {
+		fmt.Fprintf(w, "  state    %s of recurrent state a slot, whatever its length\n", bytesText(*f.RecurrentBytes))
 	}
 	fmt.Fprintf(w, "  memory   %s resident\n", rss)
 	fmt.Fprintf(w, "  serving  profile %s, adapters in %s, %d threads (%s), trace export %s\n",

@@ -20,8 +20,10 @@ type EngineSnapshot struct {
 
 	// RecurrentBytes is the memory of a hybrid model's recurrent states
 	// (Qwen3.5's Gated DeltaNet layers): the running sequences' and those
-	// kept from finished ones; 0 for other models.
+	// kept from finished ones. Recurrent says the model has such layers
+	// (without them RecurrentBytes is 0 and reported as not applying).
 	RecurrentBytes int64
+	Recurrent      bool
 
 	BatchLast, BatchMax int // rows of the latest and largest decode step
 	PrefillLast         int // prompt tokens prefilled in the latest cycle that prefilled
