@@ -108,6 +108,9 @@ func NewAdapter(c llama.Config, rank int, alpha float64, targets []Module, seed 
 	}
 	a := &Adapter{Rank: rank, Alpha: alpha, Targets: append([]Module(nil), targets...), config: c}
 	a.w = newWeights[float32](c, rank, alpha, targets)
+	if a.Params() == 0 {
+		return nil, fmt.Errorf("train: none of the target modules %v is a projection of this model", targets)
+	}
 	for l := range a.w.layers {
 		for m := range numModules {
 			p := &a.w.layers[l][m]
