@@ -3,8 +3,11 @@ package train
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
+	"github.com/kiln-ai/kiln/engine/chat"
 	"github.com/kiln-ai/kiln/engine/internal/testshared"
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/kernels"
@@ -64,5 +67,46 @@ func TestForwardMatchesInferenceQwen35(t *testing.T) {
 		if worst > 1e-4 {
 			t.Errorf("chunk %d: training forward logits differ from inference by up to %.3g, want within 1e-4", chunk, worst)
 		}
+	}
+}
+
+// TestLearnsConversationQwen35 trains the tiny Qwen3.5 on one
+// conversation, with LoRA on every projection kind of its layers (gated
+// attention, Gated DeltaNet, feed-forward), whole and in slices of one
+// unit: the loss falls, the greedy answer becomes the trained one, and
+// the sliced run's losses are the unsliced run's bit for bit. When the
+// adapter loader takes the linear layers' PEFT tensors, the written
+// adapter served by llama inference answers the same.
+func TestLearnsConversationQwen35(t *testing.T) {
+	if testing.Short() || testshared.Race {
+		t.Skip("trains the tiny Qwen3.5 for many epochs: not under -short or the race detector (TestGradientCheck's hybrid cases run the same code there)")
+	}
+	l := openQwen35(t)
+	msgs := []chat.Message{
+		{Role: "user", Content: "what is the name of the little dog"},
+		{Role: "assistant", Content: "the dog is called pepper"},
+	}
+	cfg := learnConfig(1)
+	cfg.Epochs = 20 // the loss is under 0.01 by step 17
+	cfg.TargetModules = append(cfg.TargetModules, "qkv", "z", "out")
+	var whole []float64
+	for _, o := range []RunOptions{{}, {Slice: time.Nanosecond}} {
+		pool := kernels.NewPool(2)
+		tr, prompt, want, losses := checkLearns(t, l, pool, msgs, cfg, o)
+		if whole == nil {
+			whole = losses
+			dir := t.TempDir()
+			if err := WritePEFT(dir, tr.Adapter(), l.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := llama.LoadAdapter(dir, l.Model); err != nil {
+				t.Logf("llama.LoadAdapter does not take this adapter yet (%v): served check skipped", err)
+			} else {
+				checkServed(t, l, pool, tr, prompt, want)
+			}
+		} else if !slices.Equal(losses, whole) {
+			t.Errorf("sliced losses differ from the unsliced run's")
+		}
+		pool.Close()
 	}
 }
