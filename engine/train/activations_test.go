@@ -38,7 +38,7 @@ func TestActivationBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mods, _ := ParseModules(cfg.TargetModules)
+		mods := tr.Adapter().Targets // a hybrid's defaults add its linear projections
 		for _, n := range []int{8, 16, 32} {
 			ids, target := sequenceCase(m.Config, n, 1)
 			if _, err := tr.Step(Sequence{IDs: ids, Target: target}); err != nil {
