@@ -3,6 +3,7 @@ package train
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kiln-ai/kiln/engine/llama"
@@ -106,5 +107,37 @@ func TestGradientThroughLinearLayers(t *testing.T) {
 		if p.num == 0 {
 			t.Errorf("layer %d %v.%s[%d]: zero gradient", p.l, p.mod, p.kind, p.i)
 		}
+	}
+}
+
+// TestHybridDefaultTargets: on a hybrid the default targets adapt every
+// layer's mixer (q, k, v, o on the attention layer, qkv, z, out on the
+// linear ones); naming only attention modules leaves the linear layers'
+// mixers alone; a dense model refuses linear modules alone.
+func TestHybridDefaultTargets(t *testing.T) {
+	pool := kernels.NewPool(1)
+	defer pool.Close()
+	m := newHybridModel(t, hybridConfig(false), 1)
+	tr, err := New(m, pool, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tr.Adapter().Targets, DefaultModulesFor(m.Config); !slices.Equal(got, want) {
+		t.Errorf("default targets %v, want %v", got, want)
+	}
+	for l := range m.Config.Layers {
+		for _, mod := range DefaultModulesFor(m.Config) {
+			if has := tr.Adapter().A(l, mod) != nil; has != hasModule(m.Config, l, mod) {
+				t.Errorf("layer %d %v: pair present %v", l, mod, has)
+			}
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.TargetModules = []string{"q", "o"}
+	if tr, err := New(m, pool, cfg); err != nil || tr.Adapter().A(0, ModLinQKV) != nil {
+		t.Errorf("targets q, o: err %v, the linear layer adapted", err)
+	}
+	if _, err := NewAdapter(archCases()[0].cfg, 2, 4, []Module{ModLinQKV, ModLinZ}, 1); err == nil {
+		t.Error("a dense model took linear modules alone")
 	}
 }
