@@ -16,6 +16,10 @@ func actBytes(a *acts[float32]) int64 {
 		for _, s := range L.ax {
 			n += len(s)
 		}
+		li := &L.lin
+		for _, s := range [][]float32{L.qg, L.og, li.c, li.y, li.qkv, li.qkInv, li.z, li.o, li.yn, li.a, li.beta, li.g, li.oInv, li.state, li.ck} {
+			n += len(s)
+		}
 	}
 	n += len(a.xf) + len(a.xL) + len(a.invf)
 	return 4 * int64(n)
@@ -34,7 +38,7 @@ func TestActivationBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mods, _ := ParseModules(cfg.TargetModules)
+		mods := tr.Adapter().Targets // a hybrid's defaults add its linear projections
 		for _, n := range []int{8, 16, 32} {
 			ids, target := sequenceCase(m.Config, n, 1)
 			if _, err := tr.Step(Sequence{IDs: ids, Target: target}); err != nil {
@@ -44,7 +48,14 @@ func TestActivationBytes(t *testing.T) {
 				t.Errorf("%s, %d tokens: activations hold %d bytes, ActivationBytes says %d", ac.name, n, got, want)
 			}
 		}
-		one, two := ActivationBytes(m.Config, 3, mods, 100), ActivationBytes(m.Config, 3, mods, 200)
+		// A hybrid adds a delta-rule state a layer and one a block of
+		// deltaBlock rows: linear at multiples of the block.
+		one, two := ActivationBytes(m.Config, 3, mods, 128), ActivationBytes(m.Config, 3, mods, 256)
+		if m.Config.Hybrid() {
+			ls := m.Config.Linear
+			st := int64(4 * ls.ValueHeads * ls.KeyDim * ls.ValueDim * (m.Config.Layers - m.Config.AttnLayers()))
+			one, two = one-st, two-st
+		}
 		if two != 2*one {
 			t.Errorf("%s: ActivationBytes not linear: %d for 100 tokens, %d for 200", ac.name, one, two)
 		}

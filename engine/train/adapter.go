@@ -26,28 +26,40 @@ type weights[F float] struct {
 	layers [][numModules]pair[F]
 }
 
-// moduleShape is the (out, in) shape of projection m of a layer of c.
+// moduleShape is the (out, in) shape of projection m of a layer of c (a
+// layer that has it: hasModule). A gated attention's query projection
+// holds each head's query and gate.
 func moduleShape(c llama.Config, m Module) (out, in int) {
 	d, q, kv, h := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
 	switch m {
 	case ModQ:
-		return q, d
+		return c.QProjDim(), d
 	case ModK, ModV:
 		return kv, d
 	case ModO:
 		return d, q
 	case ModGate, ModUp:
 		return h, d
+	case ModLinQKV:
+		return c.Linear.ConvDim(), d
+	case ModLinZ:
+		return c.Linear.VDim(), d
+	case ModLinOut:
+		return d, c.Linear.VDim()
 	default:
 		return d, h
 	}
 }
 
-// newWeights allocates zero pairs for the targets of every layer.
+// newWeights allocates zero pairs for the targets of every layer that has
+// them.
 func newWeights[F float](c llama.Config, rank int, alpha float64, targets []Module) weights[F] {
 	w := weights[F]{rank: rank, scale: F(alpha / float64(rank)), layers: make([][numModules]pair[F], c.Layers)}
 	for l := range w.layers {
 		for _, m := range targets {
+			if !hasModule(c, l, m) {
+				continue
+			}
 			out, in := moduleShape(c, m)
 			w.layers[l][m] = pair[F]{A: make([]F, rank*in), B: make([]F, out*rank), in: in, out: out}
 		}
@@ -96,13 +108,16 @@ func NewAdapter(c llama.Config, rank int, alpha float64, targets []Module, seed 
 	}
 	a := &Adapter{Rank: rank, Alpha: alpha, Targets: append([]Module(nil), targets...), config: c}
 	a.w = newWeights[float32](c, rank, alpha, targets)
+	if a.Params() == 0 {
+		return nil, fmt.Errorf("train: none of the target modules %v is a projection of this model", targets)
+	}
 	for l := range a.w.layers {
 		for m := range numModules {
 			p := &a.w.layers[l][m]
 			if p.A == nil {
 				continue
 			}
-			r := rand.New(rand.NewPCG(seed, uint64(l)*uint64(numModules)+uint64(m)))
+			r := rand.New(rand.NewPCG(seed, initStream(l, m)))
 			bound := 1 / math.Sqrt(float64(p.in))
 			for i := range p.A {
 				p.A[i] = float32((2*r.Float64() - 1) * bound)
@@ -110,6 +125,18 @@ func NewAdapter(c llama.Config, rank int, alpha float64, targets []Module, seed 
 		}
 	}
 	return a, nil
+}
+
+// initStream is the random stream of the initial A of projection m of
+// layer l: the seven projections of a dense model keep the streams they
+// had before the linear projections existed (l·7 + m); those come after
+// every such stream.
+func initStream(l int, m Module) uint64 {
+	const dense = uint64(ModDown) + 1
+	if m < ModLinQKV {
+		return uint64(l)*dense + uint64(m)
+	}
+	return 1<<32 + uint64(l)*uint64(numModules-ModLinQKV) + uint64(m-ModLinQKV)
 }
 
 // A is the (Rank x in) matrix of projection m of layer l, row-major, or nil

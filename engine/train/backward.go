@@ -11,12 +11,14 @@ type backScratch[F float] struct {
 	dh, dg, du        []F // T*Hidden
 	gr                []F // T*rank: Bᵀ·dy of one projection
 	head              []F // HeadDim
+	dqg               []F // T*2*QDim: the gated query projection's gradient (AttnGate)
+	lin               linBackScratch[F]
 	logits, xc, dxc   []F
 	rows              int
 }
 
 func (b *backScratch[F]) grow(nt *net[F], n int) {
-	if b.rows >= n {
+	if b.rows >= n && (!nt.c.Hybrid() || b.lin.block == nt.block()) {
 		return
 	}
 	c := nt.c
@@ -26,6 +28,12 @@ func (b *backScratch[F]) grow(nt *net[F], n int) {
 	b.dq, b.do, b.dk, b.dv = mk(q), mk(q), mk(kv), mk(kv)
 	b.dh, b.dg, b.du = mk(h), mk(h), mk(h)
 	b.gr, b.head = mk(nt.w.rank), make([]F, c.HeadDim())
+	if c.AttnGate {
+		b.dqg = mk(2 * q)
+	}
+	if c.Hybrid() {
+		b.lin = newLinBackScratch[F](c.Linear, n, nt.block())
+	}
 	b.rows = n
 }
 
@@ -81,12 +89,38 @@ func (nt *net[F]) ffnBack(l int, s span) {
 	for t := s.lo; t < s.hi; t++ {
 		rmsNormBack(b.dx1[t*d:(t+1)*d], A.x1[t*d:(t+1)*d], b.dxn[t*d:(t+1)*d], L.FFNNorm, A.inv2[t])
 	}
+	if c.IsLinear(l) {
+		nt.linOutBack(l, s)
+		return
+	}
 	do := rowsOf(b.do, s, q)
 	clear(do)
-	nt.linearBack(l, ModO, &L.WO, rowsOf(A.o, s, q), dx1, do, s)
+	if c.AttnGate {
+		nt.linearBack(l, ModO, &L.WO, rowsOf(A.og, s, q), dx1, do, s)
+		nt.gateBack(A, s)
+	} else {
+		nt.linearBack(l, ModO, &L.WO, rowsOf(A.o, s, q), dx1, do, s)
+	}
 	clear(rowsOf(b.dq, s, q))
 	clear(rowsOf(b.dk, s, kv))
 	clear(rowsOf(b.dv, s, kv))
+}
+
+// gateBack turns rows s of bs.do, the gradient of the gated attention
+// output o·σ(gate), into the gradient of o, and writes the gates'
+// gradients into their places in bs.dqg.
+func (nt *net[F]) gateBack(A *layerActs[F], s span) {
+	c, b := nt.c, &nt.bs
+	hs := c.HeadDim()
+	for i := s.lo * c.Heads; i < s.hi*c.Heads; i++ {
+		gate, dgate := A.qg[(2*i+1)*hs:(2*i+2)*hs], b.dqg[(2*i+1)*hs:(2*i+2)*hs]
+		o, do := A.o[i*hs:(i+1)*hs], b.do[i*hs:(i+1)*hs]
+		for j, g := range gate {
+			sg := sigmoid(g)
+			dgate[j] = do[j] * o[j] * sg * (1 - sg)
+			do[j] *= sg
+		}
+	}
 }
 
 // qkvBack runs rows s of layer l's backward from the complete query, key
@@ -94,7 +128,7 @@ func (nt *net[F]) ffnBack(l int, s span) {
 func (nt *net[F]) qkvBack(l int, s span) {
 	c, L, A, b := nt.c, &nt.m.Layers[l], &nt.a.layers[l], &nt.bs
 	d, q, kv := c.Dim, c.QDim(), c.KVDim()
-	dq, dk, dv := rowsOf(b.dq, s, q), rowsOf(b.dk, s, kv), rowsOf(b.dv, s, kv)
+	dk, dv := rowsOf(b.dk, s, kv), rowsOf(b.dv, s, kv)
 	for t := s.lo; t < s.hi; t++ {
 		nt.rope.apply(b.dq[t*q:(t+1)*q], t, true)
 		nt.rope.apply(b.dk[t*kv:(t+1)*kv], t, true)
@@ -105,7 +139,15 @@ func (nt *net[F]) qkvBack(l int, s span) {
 	}
 	dxn, xn1 := rowsOf(b.dxn, s, d), rowsOf(A.xn1, s, d)
 	clear(dxn)
-	nt.linearBack(l, ModQ, &L.WQ, xn1, dq, dxn, s)
+	if c.AttnGate {
+		hs := c.HeadDim()
+		for i := s.lo * c.Heads; i < s.hi*c.Heads; i++ {
+			copy(b.dqg[2*i*hs:(2*i+1)*hs], b.dq[i*hs:(i+1)*hs])
+		}
+		nt.linearBack(l, ModQ, &L.WQ, xn1, rowsOf(b.dqg, s, 2*q), dxn, s)
+	} else {
+		nt.linearBack(l, ModQ, &L.WQ, xn1, rowsOf(b.dq, s, q), dxn, s)
+	}
 	nt.linearBack(l, ModK, &L.WK, xn1, dk, dxn, s)
 	nt.linearBack(l, ModV, &L.WV, xn1, dv, dxn, s)
 	copy(rowsOf(b.dx, s, d), rowsOf(b.dx1, s, d))

@@ -12,14 +12,23 @@
 // and marks which tokens the assistant wrote). One conversation is one
 // microbatch is one optimizer step.
 //
+// Hybrids (Qwen3.5): a Gated DeltaNet layer trains LoRA on its mixer's
+// in_proj_qkv, in_proj_z and out_proj (modules qkv, z, out) and on its
+// feed-forward; a gated attention layer on q (queries and gates), k, v, o
+// and its feed-forward. Each layer has only its own kinds' pairs.
+//
 // Memory: the activations kept for one step grow linearly with the number
 // of tokens (attention probabilities are recomputed in the backward pass
-// from each row's log-sum-exp, and logits are computed a chunk of rows at a
-// time), so a step is bounded by the context length (ActivationBytes).
+// from each row's log-sum-exp, logits are computed a chunk of rows at a
+// time, and the delta rule's state is kept once every deltaBlock tokens and
+// recomputed a block at a time in the backward pass), so a step is bounded
+// by the context length (ActivationBytes).
 //
 // Slicing: a step is planned as units (the embedding, row chunks of each
 // layer's forward, chunks of the classifier's target rows, row chunks of
-// each layer's three backward phases, the optimizer update) that keep all
+// each layer's three backward phases, the optimizer update; a linear
+// layer's delta rule runs backward in time, one checkpoint block a unit,
+// the last first) that keep all
 // their state in the activations, so a StepRun can run it a slice of wall
 // time at a time and a caller holding the device for each slice releases
 // it in between (Begin, StepRun.Next; RunOptions.Slice). The plan depends

@@ -21,6 +21,7 @@ type net[F float] struct {
 	rows  []int     // the last pass's target rows, reused
 	units []unit    // the last pass's units, reused
 	chunk int       // rows a chunk, when tests force it (0: chunkRows decides)
+	lu    []F       // the delta rule's scratch: ValueDim a value head
 }
 
 func newNet[F float](m *llama.Model, pool *kernels.Pool, w *weights[F]) *net[F] {
@@ -74,25 +75,22 @@ func (nt *net[F]) finalNorm(s span) {
 }
 
 // layerForward runs layer l on rows s of its stored input and writes them
-// to its output. Every step but attention is row by row; attention reads
-// the keys and values of rows before s.hi, so the rows before s must have
-// run already (the units go in order).
+// to its output. Every step but the mixer's sequence step is row by row;
+// attention reads the keys and values of rows before s.hi, and the delta
+// rule continues the state of the rows before s, so the rows before s
+// must have run already (the units go in order).
 func (nt *net[F]) layerForward(l int, s span) {
 	c, L, A := nt.c, &nt.m.Layers[l], &nt.a.layers[l]
-	d, q, kv, hd := c.Dim, c.QDim(), c.KVDim(), c.HiddenDim
+	d, hd := c.Dim, c.HiddenDim
 	for t := s.lo; t < s.hi; t++ {
 		A.inv1[t] = rmsNorm(A.xn1[t*d:(t+1)*d], A.x[t*d:(t+1)*d], L.AttnNorm, c.NormEps)
 	}
-	xn1 := rowsOf(A.xn1, s, d)
-	nt.linear(l, ModQ, rowsOf(A.q, s, q), &L.WQ, xn1, s)
-	nt.linear(l, ModK, rowsOf(A.k, s, kv), &L.WK, xn1, s)
-	nt.linear(l, ModV, rowsOf(A.v, s, kv), &L.WV, xn1, s)
-	for t := s.lo; t < s.hi; t++ {
-		nt.qkPost(l, t)
+	if c.IsLinear(l) {
+		nt.linForward(l, s)
+	} else {
+		nt.attnForward(l, s)
 	}
-	nt.attention(A, s)
 	x1 := rowsOf(A.x1, s, d)
-	nt.linear(l, ModO, x1, &L.WO, rowsOf(A.o, s, q), s)
 	axpy(1, rowsOf(A.x, s, d), x1)
 	for t := s.lo; t < s.hi; t++ {
 		A.inv2[t] = rmsNorm(A.xn2[t*d:(t+1)*d], A.x1[t*d:(t+1)*d], L.FFNNorm, c.NormEps)
@@ -106,6 +104,42 @@ func (nt *net[F]) layerForward(l int, s span) {
 	out := rowsOf(nt.layerOut(l), s, d)
 	nt.linear(l, ModDown, out, &L.W2, rowsOf(A.h, s, hd), s)
 	axpy(1, x1, out)
+}
+
+// attnForward runs rows s of attention layer l's mixer from A.xn1 into
+// A.x1. A gated layer's query projection (A.qg) holds each head's query
+// and then its gate, whose sigmoid scales the head's attention output
+// (A.og, the output projection's input).
+func (nt *net[F]) attnForward(l int, s span) {
+	c, L, A := nt.c, &nt.m.Layers[l], &nt.a.layers[l]
+	d, q, kv, hs := c.Dim, c.QDim(), c.KVDim(), c.HeadDim()
+	xn1 := rowsOf(A.xn1, s, d)
+	if c.AttnGate {
+		nt.linear(l, ModQ, rowsOf(A.qg, s, 2*q), &L.WQ, xn1, s)
+		for i := s.lo * c.Heads; i < s.hi*c.Heads; i++ {
+			copy(A.q[i*hs:(i+1)*hs], A.qg[2*i*hs:(2*i+1)*hs])
+		}
+	} else {
+		nt.linear(l, ModQ, rowsOf(A.q, s, q), &L.WQ, xn1, s)
+	}
+	nt.linear(l, ModK, rowsOf(A.k, s, kv), &L.WK, xn1, s)
+	nt.linear(l, ModV, rowsOf(A.v, s, kv), &L.WV, xn1, s)
+	for t := s.lo; t < s.hi; t++ {
+		nt.qkPost(l, t)
+	}
+	nt.attention(A, s)
+	src := A.o
+	if c.AttnGate {
+		for i := s.lo * c.Heads; i < s.hi*c.Heads; i++ {
+			gate := A.qg[(2*i+1)*hs : (2*i+2)*hs]
+			o, og := A.o[i*hs:(i+1)*hs], A.og[i*hs:(i+1)*hs]
+			for j, g := range gate {
+				og[j] = o[j] * sigmoid(g)
+			}
+		}
+		src = A.og
+	}
+	nt.linear(l, ModO, rowsOf(A.x1, s, d), &L.WO, rowsOf(src, s, q), s)
 }
 
 // qkPost finishes row t of layer l's queries and keys after their

@@ -33,6 +33,8 @@ func archCases() []archCase {
 			c.Arch, c.Rope, c.QKNorm, c.HeadSize = "qwen3", llama.RopeNeoX, true, 16
 		}), tied: true},
 		{name: "llama-q8_0", cfg: with(func(c *llama.Config) { c.Arch = "llama" }), quant: true},
+		{name: "qwen35-hybrid", cfg: hybridConfig(false), tied: true},
+		{name: "qwen35-hybrid-tiled", cfg: hybridConfig(true), tied: true},
 	}
 }
 
@@ -41,6 +43,9 @@ func archCases() []archCase {
 // path carries a visible gradient.
 func newCaseModel(tb testing.TB, ac archCase) *llama.Model {
 	tb.Helper()
+	if ac.cfg.Hybrid() {
+		return newHybridModel(tb, ac.cfg, 7)
+	}
 	m, err := llama.NewRandom(ac.cfg, 7, !ac.tied)
 	if err != nil {
 		tb.Fatal(err)
@@ -93,7 +98,7 @@ func toQ8(w *kernels.Matrix) kernels.Matrix {
 // randomWeights makes LoRA weights of every module with A and B both
 // random (B is zero in a fresh adapter, which would hide A's gradient).
 func randomWeights[F float](c llama.Config, rank int, seed uint64) *weights[F] {
-	w := newWeights[F](c, rank, 2*float64(rank), allModules())
+	w := newWeights[F](c, rank, 2*float64(rank), everyModule())
 	r := rand.New(rand.NewPCG(seed, 1))
 	w.each(func(p []F) {
 		for i := range p {
@@ -116,6 +121,16 @@ func sequenceCase(c llama.Config, n int, seed uint64) ([]int, []bool) {
 }
 
 func allModules() []Module { return []Module{ModQ, ModK, ModV, ModO, ModGate, ModUp, ModDown} }
+
+// everyModule is every module kind, the linear ones too (newWeights gives
+// each layer those it has).
+func everyModule() []Module {
+	var ms []Module
+	for m := range numModules {
+		ms = append(ms, m)
+	}
+	return ms
+}
 
 func fmtName(f string, l int) string { return fmt.Sprintf(f, l) }
 

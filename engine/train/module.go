@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kiln-ai/kiln/engine/llama"
 )
 
 // Module is a projection of a decoder block that LoRA can target.
@@ -17,17 +19,54 @@ const (
 	ModGate
 	ModUp
 	ModDown
+	// A hybrid's Gated DeltaNet projections (linear layers only): the
+	// queries, keys and values before the convolution, the output gate z,
+	// and the output projection.
+	ModLinQKV
+	ModLinZ
+	ModLinOut
 	numModules
 )
 
 var moduleNames = [numModules]struct{ short, peft string }{
 	ModQ: {"q", "self_attn.q_proj"}, ModK: {"k", "self_attn.k_proj"}, ModV: {"v", "self_attn.v_proj"},
 	ModO: {"o", "self_attn.o_proj"}, ModGate: {"gate", "mlp.gate_proj"}, ModUp: {"up", "mlp.up_proj"},
-	ModDown: {"down", "mlp.down_proj"},
+	ModDown: {"down", "mlp.down_proj"}, ModLinQKV: {"qkv", "linear_attn.in_proj_qkv"},
+	ModLinZ: {"z", "linear_attn.in_proj_z"}, ModLinOut: {"out", "linear_attn.out_proj"},
 }
 
 // DefaultModules are the projections targeted when a job names none.
 func DefaultModules() []Module { return []Module{ModQ, ModK, ModV, ModO} }
+
+// DefaultModulesFor are the default projections on a model of shape c: on
+// a hybrid, whose attention projections exist only on every
+// FullAttnInterval-th layer, the linear layers' mixer projections (qkv, z,
+// out) too, so that every layer's mixer is adapted.
+func DefaultModulesFor(c llama.Config) []Module {
+	if c.Hybrid() {
+		return []Module{ModQ, ModK, ModV, ModO, ModLinQKV, ModLinZ, ModLinOut}
+	}
+	return DefaultModules()
+}
+
+// attention reports whether m is a projection of a full-attention mixer.
+func (m Module) attention() bool { return m <= ModO }
+
+// linear reports whether m is a projection of a Gated DeltaNet mixer.
+func (m Module) linear() bool { return m >= ModLinQKV && m < numModules }
+
+// hasModule reports whether layer l of c has projection m: attention
+// projections on attention layers, linear ones on Gated DeltaNet layers,
+// the feed-forward's on every layer.
+func hasModule(c llama.Config, l int, m Module) bool {
+	switch {
+	case m.attention():
+		return !c.IsLinear(l)
+	case m.linear():
+		return c.IsLinear(l)
+	}
+	return m < numModules
+}
 
 func (m Module) String() string {
 	if m < numModules {
@@ -55,7 +94,7 @@ func ParseModule(s string) (Module, error) {
 			return m, nil
 		}
 	}
-	return 0, fieldErr("target_modules", "unknown target module %q (want q, k, v, o, gate, up or down)", s)
+	return 0, fieldErr("target_modules", "unknown target module %q (want q, k, v, o, gate, up, down, qkv, z or out)", s)
 }
 
 // ParseModules parses a list of module names, in any order and without

@@ -14,13 +14,15 @@ package train
 type phase uint8
 
 const (
-	phEmbed    phase = iota // the token embeddings, layer 0's input
-	phForward               // a chunk of rows of one layer's forward
-	phLoss                  // a chunk of target rows of the classifier
-	phFFNBack               // rows of a layer's feed-forward and output-projection backward
-	phAttnBack              // query rows of a layer's attention backward
-	phQKVBack               // rows of a layer's q, k, v projections' backward
-	phUpdate                // the optimizer update (StepRun only)
+	phEmbed     phase = iota // the token embeddings, layer 0's input
+	phForward                // a chunk of rows of one layer's forward
+	phLoss                   // a chunk of target rows of the classifier
+	phFFNBack                // rows of a layer's feed-forward and output-projection backward
+	phAttnBack               // query rows of a layer's attention backward
+	phQKVBack                // rows of a layer's q, k, v projections' backward
+	phDeltaBack              // a checkpoint block of a linear layer's delta rule, backward in time
+	phLinBack                // rows of a linear layer's input projections' backward
+	phUpdate                 // the optimizer update (StepRun only)
 	numPhases
 )
 
@@ -70,10 +72,13 @@ type pass[F float] struct {
 // after the loss.
 func (nt *net[F]) begin(ids []int, target []bool, back bool) *pass[F] {
 	c, n := nt.c, len(ids)
-	nt.a.grow(c, nt.w, n)
+	nt.a.grow(c, nt.w, n, nt.block())
 	nt.rope.grow(c, nt.m.RopeFactors, n)
 	nt.bs.grow(nt, n)
 	nt.att.grow(c.Heads, n)
+	if c.Hybrid() && len(nt.lu) == 0 {
+		nt.lu = make([]F, c.Linear.VDim())
+	}
 	pa := &pass[F]{nt: nt, ids: ids, rows: nt.rows[:0], units: nt.units[:0], back: back}
 	for t := 0; t+1 < len(target); t++ {
 		if target[t+1] {
@@ -88,6 +93,11 @@ func (nt *net[F]) begin(ids []int, target []bool, back bool) *pass[F] {
 		pa.chunks(phLoss, 0, len(pa.rows))
 		for l := c.Layers - 1; back && l >= 0; l-- {
 			pa.chunks(phFFNBack, l, n)
+			if c.IsLinear(l) {
+				pa.deltaBlocks(l, n)
+				pa.chunks(phLinBack, l, n)
+				continue
+			}
 			pa.chunks(phAttnBack, l, n)
 			pa.chunks(phQKVBack, l, n)
 		}
@@ -98,14 +108,24 @@ func (nt *net[F]) begin(ids []int, target []bool, back bool) *pass[F] {
 
 // chunks adds the units of phase ph of layer l over rows [0, n).
 func (pa *pass[F]) chunks(ph phase, l, n int) {
-	k := pa.nt.chunkRows(ph, len(pa.ids))
+	k := pa.nt.chunkRows(ph, l, len(pa.ids))
 	for lo := 0; lo < n; lo += k {
 		pa.add(ph, l, span{lo, min(lo+k, n)})
 	}
 }
 
+// deltaBlocks adds the delta-rule backward units of linear layer l: one a
+// checkpoint block, the last block first. The recurrence runs backward in
+// time through the whole layer, so its units are sequential.
+func (pa *pass[F]) deltaBlocks(l, n int) {
+	k := pa.nt.block()
+	for b := ckBlocks(n, k) - 1; b >= 0; b-- {
+		pa.add(phDeltaBack, l, span{b * k, min((b+1)*k, n)})
+	}
+}
+
 func (pa *pass[F]) add(ph phase, l int, s span) {
-	pa.units = append(pa.units, unit{ph: ph, l: l, s: s, work: pa.nt.work(ph, s)})
+	pa.units = append(pa.units, unit{ph: ph, l: l, s: s, work: pa.nt.work(ph, l, s)})
 }
 
 // done reports whether every unit has run.
@@ -150,13 +170,17 @@ func (pa *pass[F]) step() {
 		nt.attentionBack(&nt.a.layers[u.l], u.s)
 	case phQKVBack:
 		nt.qkvBack(u.l, u.s)
+	case phDeltaBack:
+		nt.deltaBack(u.l, u.s)
+	case phLinBack:
+		nt.linBack(u.l, u.s)
 	}
 }
 
 // chunkRows is how many rows a unit of phase ph takes in a sequence of n
 // tokens: unitWork over the phase's mean work a row, rounded down to a
 // multiple of its least chunk. nt.chunk, when set (by tests), overrides it.
-func (nt *net[F]) chunkRows(ph phase, n int) int {
+func (nt *net[F]) chunkRows(ph phase, l, n int) int {
 	if nt.chunk > 0 {
 		return nt.chunk
 	}
@@ -164,7 +188,7 @@ func (nt *net[F]) chunkRows(ph phase, n int) int {
 	if ph == phLoss {
 		least = lossChunk
 	}
-	per := max(nt.work(ph, span{0, n})/int64(max(n, 1)), 1)
+	per := max(nt.work(ph, l, span{0, n})/int64(max(n, 1)), 1)
 	return max(least, int(unitWork/per)/least*least)
 }
 
@@ -180,41 +204,54 @@ const (
 	costLoss    = 11
 )
 
-// work estimates the cost of phase ph over rows s, in dense multiply-adds:
-// the base products, the LoRA products and attention's positions (row t
-// attends to t+1 of them), each weighted by its relative cost. It sizes the
-// chunks; the slicer scales it by each phase's measured time per unit of
-// work, so beyond that only its proportions within a phase need be right.
-func (nt *net[F]) work(ph phase, s span) int64 {
+// work estimates the cost of phase ph of layer l over rows s, in dense
+// multiply-adds: the base products, the LoRA products and attention's
+// positions (row t attends to t+1 of them) or the delta rule's state
+// updates, each weighted by its relative cost. It sizes the chunks; the
+// slicer scales it by each phase's measured time per unit of work, so
+// beyond that only its proportions within a phase need be right.
+func (nt *net[F]) work(ph phase, l int, s span) int64 {
 	c := nt.c
 	n, q := int64(s.n()), int64(c.QDim())
 	// Σ (t+1) over the rows: the attention positions.
 	pos := (int64(s.hi)*int64(s.hi+1) - int64(s.lo)*int64(s.lo+1)) / 2
-	switch ph {
-	case phEmbed:
+	ls := c.Linear
+	state := int64(ls.ValueHeads * ls.KeyDim * ls.ValueDim)
+	gates := 2 * int64(ls.ValueHeads) * int64(c.Dim)
+	lin := c.IsLinear(l)
+	switch {
+	case ph == phEmbed:
 		return n * int64(c.Dim)
-	case phForward:
-		return n*nt.projWork(ModQ, ModK, ModV, ModO, ModGate, ModUp, ModDown) + costAttn*2*q*pos
-	case phLoss:
+	case ph == phForward && lin:
+		return n*(nt.projWork(l, ModLinQKV, ModLinZ, ModLinOut, ModGate, ModUp, ModDown)+gates) + costAttn*3*n*state
+	case ph == phForward:
+		return n*nt.projWork(l, ModQ, ModK, ModV, ModO, ModGate, ModUp, ModDown) + costAttn*2*q*pos
+	case ph == phLoss:
 		return costLoss * n * int64(c.Vocab) * int64(c.Dim)
-	case phFFNBack:
-		return costT * n * nt.projWork(ModO, ModGate, ModUp, ModDown)
-	case phAttnBack:
+	case ph == phFFNBack && lin:
+		return costT * n * nt.projWork(l, ModLinOut, ModGate, ModUp, ModDown)
+	case ph == phFFNBack:
+		return costT * n * nt.projWork(l, ModO, ModGate, ModUp, ModDown)
+	case ph == phAttnBack:
 		return costAttnBwd * 5 * q * pos
-	case phQKVBack:
-		return costT * n * nt.projWork(ModQ, ModK, ModV)
+	case ph == phQKVBack:
+		return costT * n * nt.projWork(l, ModQ, ModK, ModV)
+	case ph == phDeltaBack:
+		return costAttnBwd * 10 * n * state
+	case ph == phLinBack:
+		return costT * n * (nt.projWork(l, ModLinQKV, ModLinZ) + gates)
 	}
 	return 0
 }
 
-// projWork is the multiply-adds a row of the given projections costs,
-// with their LoRA pairs where targeted.
-func (nt *net[F]) projWork(mods ...Module) int64 {
+// projWork is the multiply-adds a row of the given projections of layer l
+// costs, with their LoRA pairs where targeted.
+func (nt *net[F]) projWork(l int, mods ...Module) int64 {
 	var w int64
 	for _, m := range mods {
 		out, in := moduleShape(nt.c, m)
 		w += int64(out) * int64(in)
-		if nt.w.layers[0][m].A != nil {
+		if nt.w.layers[l][m].A != nil {
 			w += int64(nt.w.rank) * int64(in+out)
 		}
 	}

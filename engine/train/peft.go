@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/engine/safetensors"
@@ -46,7 +47,9 @@ func peftName(l int, m Module, kind string) string {
 // WritePEFT writes a in the PEFT layout into dir (created if missing):
 // adapter_config.json and adapter_model.safetensors with F32 lora_A (r x
 // in) and lora_B (out x r) per targeted projection, named as PEFT names
-// them. For a model with RopeNorm (the interleaved Q/K rows of GGUF llama
+// them (on a hybrid, each layer's pairs are those the layer has:
+// linear_attn.* on Gated DeltaNet layers, self_attn.* on attention
+// layers). For a model with RopeNorm (the interleaved Q/K rows of GGUF llama
 // files) the rows of the q and k B matrices are put back in Hugging Face
 // order, the inverse of the permutation the loader applies, so that
 // llama.LoadAdapter reads back exactly the trained adapter. base names the
@@ -73,14 +76,20 @@ func WritePEFT(dir string, a *Adapter, base string) error {
 	for l := range a.w.layers {
 		for _, m := range a.Targets {
 			p := a.w.layers[l][m]
-			b := p.B
+			if p.A == nil {
+				continue // not a projection of this layer
+			}
+			pa, b := p.A, p.B
 			if c.Arch == "llama" && c.Rope == llama.RopeNorm && (m == ModQ || m == ModK) {
 				b = hfRows(b, p.out/c.HeadDim(), c.HeadDim(), a.Rank)
+			}
+			if c.Linear.Tiled {
+				pa, b = hfValueHeads(c.Linear, m, pa, b, a.Rank)
 			}
 			entries = append(entries,
 				safetensors.Entry{Name: peftName(l, m, "A"), DType: "F32", Shape: []uint64{uint64(a.Rank), uint64(p.in)}},
 				safetensors.Entry{Name: peftName(l, m, "B"), DType: "F32", Shape: []uint64{uint64(p.out), uint64(a.Rank)}})
-			data = append(data, f32Bytes(p.A), f32Bytes(b))
+			data = append(data, f32Bytes(pa), f32Bytes(b))
 		}
 	}
 	var buf bytes.Buffer
@@ -91,6 +100,40 @@ func WritePEFT(dir string, a *Adapter, base string) error {
 		return err
 	}
 	return writeAtomic(filepath.Join(dir, PEFTConfigFile), append(js, '\n'))
+}
+
+// hfValueHeads returns A and B of projection m of a linear layer whose
+// value heads are tiled (GGUF: value head j reads key head j % KeyHeads)
+// with the value heads in Hugging Face's grouped order: the rows of
+// in_proj_qkv's values and of in_proj_z in B, the columns of out_proj in
+// A. Tiled head j is HF head (j % KeyHeads)·(ValueHeads/KeyHeads) +
+// j / KeyHeads. Other projections are returned as they are.
+func hfValueHeads(s llama.LinearShape, m Module, a, b []float32, rank int) ([]float32, []float32) {
+	hf := func(j int) int { return (j%s.KeyHeads)*(s.ValueHeads/s.KeyHeads) + j/s.KeyHeads }
+	dv := s.ValueDim
+	switch m {
+	case ModLinQKV, ModLinZ:
+		off := 0
+		if m == ModLinQKV {
+			off = 2 * s.QKDim()
+		}
+		out := slices.Clone(b)
+		for j := range s.ValueHeads {
+			src, dst := (off+j*dv)*rank, (off+hf(j)*dv)*rank
+			copy(out[dst:dst+dv*rank], b[src:src+dv*rank])
+		}
+		return a, out
+	case ModLinOut:
+		in := s.VDim()
+		out := slices.Clone(a)
+		for r := range rank {
+			for j := range s.ValueHeads {
+				copy(out[r*in+hf(j)*dv:r*in+(hf(j)+1)*dv], a[r*in+j*dv:r*in+(j+1)*dv])
+			}
+		}
+		return out, b
+	}
+	return a, b
 }
 
 // hfRows returns the rows of b (heads x hd rows of rank values) in Hugging

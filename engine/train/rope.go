@@ -9,18 +9,19 @@ import (
 // ropeTab holds the rotary cosines and sines of positions [0, n), computed
 // as the serving forward computes them (float64 angles, rounded to F).
 type ropeTab[F float] struct {
-	half     int
+	half     int // RotaryDims/2: the pairs a head turns
+	head     int // HeadDim: the stride of the heads
 	neox     bool
 	cos, sin []F // [pos*half + i]
 }
 
 func (r *ropeTab[F]) grow(c llama.Config, factors []float32, n int) {
-	hd := c.HeadDim()
+	hd := c.RotaryDims()
 	half := hd / 2
 	if r.half == half && len(r.cos) >= n*half {
 		return
 	}
-	r.half, r.neox = half, c.Rope == llama.RopeNeoX
+	r.half, r.head, r.neox = half, c.HeadDim(), c.Rope == llama.RopeNeoX
 	r.cos, r.sin = make([]F, n*half), make([]F, n*half)
 	for i := range half {
 		f := 1 / math.Pow(float64(c.RopeTheta), float64(2*i)/float64(hd))
@@ -34,13 +35,13 @@ func (r *ropeTab[F]) grow(c llama.Config, factors []float32, n int) {
 	}
 }
 
-// apply rotates every head of vec for position pos; inverse rotates the
-// other way, which is the backward pass of apply (the rotation is
-// orthogonal).
+// apply rotates every head of vec for position pos (with partial rotary,
+// the first RotaryDims values of each head); inverse rotates the other
+// way, which is the backward pass of apply (the rotation is orthogonal).
 func (r *ropeTab[F]) apply(vec []F, pos int, inverse bool) {
 	n := r.half
 	cos, sin := r.cos[pos*n:(pos+1)*n], r.sin[pos*n:(pos+1)*n]
-	for h := 0; h+2*n <= len(vec); h += 2 * n {
+	for h := 0; h+r.head <= len(vec); h += r.head {
 		head := vec[h : h+2*n]
 		for i, c := range cos {
 			s := sin[i]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kiln-ai/kiln/engine/llama"
@@ -28,12 +29,18 @@ type Trainer struct {
 }
 
 // New makes a trainer with a fresh adapter (A from cfg.Seed, B zero). The
-// products run on pool.
+// products run on pool. On a hybrid (Qwen3.5) the default targets, q, k,
+// v and o, are DefaultModulesFor's: the linear layers' qkv, z and out too.
 func New(m *llama.Model, pool *kernels.Pool, cfg Config) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	mods, _ := ParseModules(cfg.TargetModules) // validated
+	if m.Config.Hybrid() && slices.Equal(mods, DefaultModules()) {
+		// The default attention projections are on a few layers of a
+		// hybrid only; its linear layers get their mixers' too.
+		mods = DefaultModulesFor(m.Config)
+	}
 	a, err := NewAdapter(m.Config, cfg.LoraRank, cfg.LoraAlpha, mods, cfg.Seed)
 	if err != nil {
 		return nil, err
