@@ -38,7 +38,7 @@ type linearScratch struct {
 	rows         []Row    // the step's rows, while the tasks run
 	layer        int      // the linear layer in flight, read by the pool's workers
 	fn           func(lo, hi int)
-	chunk        [][]float32 // per part: the chunked form's scratch
+	scratch      [][]float32 // per attention part: the delta rule's scratch
 }
 
 // linRun is a run of rows of one slot: [first, first+n) of the step.
@@ -58,6 +58,10 @@ func (s *State) growLinear(n int) {
 	sc.o = make([]float32, n*ls.VDim())
 	if sc.fn == nil {
 		sc.fn = s.deltaPart
+		sc.scratch = make([][]float32, s.attParts)
+		for i := range sc.scratch {
+			sc.scratch[i] = make([]float32, ls.ValueDim)
+		}
 	}
 }
 
@@ -288,15 +292,14 @@ func (s *State) deltaHead(part int, run linRun, h int) {
 	qo, ko, vo := kh*dk, ls.QKDim()+kh*dk, 2*ls.QKDim()+h*dv
 	for i := run.first; i < run.first+run.n; i++ {
 		x := sc.qkv[i*convDim : (i+1)*convDim]
-		deltaStep(S, dk, dv, x[qo:qo+dk], x[ko:ko+dk], x[vo:vo+dv], sc.a[i*vh+h], sc.b[i*vh+h], sc.o[i*vDim+h*dv:i*vDim+(h+1)*dv])
+		deltaStep(S, dk, dv, x[qo:qo+dk], x[ko:ko+dk], x[vo:vo+dv], sc.a[i*vh+h], sc.b[i*vh+h], sc.o[i*vDim+h*dv:i*vDim+(h+1)*dv], sc.scratch[part])
 	}
-	_ = part
 }
 
 // deltaStep is the recurrent delta rule for one token of one head.
-func deltaStep(S []float32, dk, dv int, q, k, v []float32, g, beta float32, out []float32) {
+func deltaStep(S []float32, dk, dv int, q, k, v []float32, g, beta float32, out, u []float32) {
 	e := float32(math.Exp(float64(g)))
-	u := make([]float32, dv)
+	clear(u)
 	for i := range dk {
 		kernels.Axpy(k[i], S[i*dv:(i+1)*dv], u)
 	}

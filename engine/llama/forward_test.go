@@ -136,18 +136,22 @@ func TestBatchingInvisible(t *testing.T) {
 	}
 }
 
-// archModels are small random models of the qwen2 and qwen3 shapes and of
-// Llama 3 (RoPE factors), with a head size that is not Dim/Heads for
+// archModels are small random models of the qwen2, qwen3 and qwen35
+// (hybrid: Gated DeltaNet and gated attention with partial rotary) shapes
+// and of Llama 3 (RoPE factors), with a head size that is not Dim/Heads for
 // qwen3, so that every architecture feature takes part in batching tests.
 func archModels(tb testing.TB) map[string]*Model {
 	tb.Helper()
 	base := Config{Dim: 64, HiddenDim: 160, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 97, SeqLen: 64}
-	q2, q3, l3 := base, base, base
+	q2, q3, l3, q35 := base, base, base, base
+	q35.Arch, q35.Rope, q35.QKNorm, q35.HeadSize, q35.RotaryDim, q35.AttnGate = "qwen35", RopeNeoX, true, 16, 8, true
+	q35.FullAttnInterval, q35.Layers = 2, 4
+	q35.Linear = LinearShape{KeyHeads: 2, ValueHeads: 4, KeyDim: 16, ValueDim: 16, ConvKernel: 4, Tiled: true}
 	q2.Arch, q2.Rope, q2.QKVBias, q2.RopeTheta = "qwen2", RopeNeoX, true, 1e6
 	q3.Arch, q3.Rope, q3.QKNorm, q3.HeadSize = "qwen3", RopeNeoX, true, 24
 	l3.RopeTheta = 500000
 	out := map[string]*Model{}
-	for name, c := range map[string]Config{"random-qwen2": q2, "random-qwen3": q3, "random-llama3rope": l3} {
+	for name, c := range map[string]Config{"random-qwen2": q2, "random-qwen3": q3, "random-llama3rope": l3, "random-qwen35": q35} {
 		m, err := NewRandom(c, 11, false)
 		if err != nil {
 			tb.Fatal(err)

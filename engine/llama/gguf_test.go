@@ -298,7 +298,11 @@ func mapMatrices(m *Model, conv func(*kernels.Matrix) kernels.Matrix) *Model {
 	out.Embed = conv(&m.Embed)
 	out.Layers = make([]Layer, len(m.Layers))
 	for i, l := range m.Layers {
-		for _, w := range []*kernels.Matrix{&l.WQ, &l.WK, &l.WV, &l.WO, &l.W1, &l.W2, &l.W3} {
+		if l.Lin != nil {
+			d := *l.Lin
+			l.Lin = &d
+		}
+		for _, w := range l.matrices() {
 			*w = conv(w)
 		}
 		out.Layers[i] = l

@@ -46,11 +46,36 @@ func WriteGGUF(out io.Writer, m *Model, typ kernels.DType, extra func(*gguf.Writ
 	addV := func(name string, v []float32) {
 		w.AddTensor(name, []uint64{uint64(len(v))}, gguf.TypeF32, f32Bytes(v))
 	}
+	if c.Hybrid() && !c.Linear.Tiled {
+		return fmt.Errorf("llama: write gguf: a %s model with value heads in Hugging Face order is not the GGUF layout (tiled)", arch)
+	}
+	ffnNorm := "ffn_norm.weight"
+	if c.Hybrid() {
+		ffnNorm = "post_attention_norm.weight"
+	}
 	addM("token_embd.weight", &m.Embed)
 	for i := range m.Layers {
 		l := &m.Layers[i]
 		p := fmt.Sprintf("blk.%d.", i)
 		addV(p+"attn_norm.weight", l.AttnNorm)
+		addV(p+ffnNorm, l.FFNNorm)
+		addM(p+"ffn_gate.weight", &l.W1)
+		addM(p+"ffn_down.weight", &l.W2)
+		addM(p+"ffn_up.weight", &l.W3)
+		if d := l.Lin; d != nil {
+			n := ggufLinearNames
+			for _, t := range []struct {
+				name string
+				w    *kernels.Matrix
+			}{{n.qkv, &d.WQKV}, {n.z, &d.WZ}, {n.b, &d.WB}, {n.a, &d.WA}, {n.out, &d.WOut}} {
+				addM(p+t.name, t.w)
+			}
+			w.AddTensor(p+n.conv, []uint64{uint64(c.Linear.ConvKernel), uint64(c.Linear.ConvDim())}, gguf.TypeF32, f32Bytes(d.Conv))
+			addV(p+n.dtBias, d.DtBias)
+			addV(p+n.a0, d.A)
+			addV(p+n.norm, d.Norm)
+			continue
+		}
 		addM(p+"attn_q.weight", &l.WQ)
 		addM(p+"attn_k.weight", &l.WK)
 		addM(p+"attn_v.weight", &l.WV)
@@ -64,10 +89,6 @@ func WriteGGUF(out io.Writer, m *Model, typ kernels.DType, extra func(*gguf.Writ
 			addV(p+"attn_k_norm.weight", l.KNorm)
 		}
 		addM(p+"attn_output.weight", &l.WO)
-		addV(p+"ffn_norm.weight", l.FFNNorm)
-		addM(p+"ffn_gate.weight", &l.W1)
-		addM(p+"ffn_down.weight", &l.W2)
-		addM(p+"ffn_up.weight", &l.W3)
 	}
 	addV("output_norm.weight", m.Norm)
 	if m.RopeFactors != nil {
@@ -133,11 +154,19 @@ func setGGUFConfig(w *gguf.Writer, arch string, c Config) {
 	w.SetUint32(arch+".attention.head_count", uint32(c.Heads))
 	w.SetUint32(arch+".attention.head_count_kv", uint32(c.KVHeads))
 	w.SetUint32(arch+".context_length", uint32(c.SeqLen))
-	w.SetUint32(arch+".rope.dimension_count", uint32(c.HeadDim()))
+	w.SetUint32(arch+".rope.dimension_count", uint32(c.RotaryDims()))
 	if c.HeadSize != 0 {
 		w.SetUint32(arch+".attention.key_length", uint32(c.HeadSize))
 		w.SetUint32(arch+".attention.value_length", uint32(c.HeadSize))
 	}
 	w.SetFloat32(arch+".attention.layer_norm_rms_epsilon", c.NormEps)
 	w.SetFloat32(arch+".rope.freq_base", c.RopeTheta)
+	if s := c.Linear; c.Hybrid() {
+		w.SetUint32(arch+".full_attention_interval", uint32(c.FullAttnInterval))
+		w.SetUint32(arch+".ssm.conv_kernel", uint32(s.ConvKernel))
+		w.SetUint32(arch+".ssm.state_size", uint32(s.KeyDim))
+		w.SetUint32(arch+".ssm.group_count", uint32(s.KeyHeads))
+		w.SetUint32(arch+".ssm.time_step_rank", uint32(s.ValueHeads))
+		w.SetUint32(arch+".ssm.inner_size", uint32(s.VDim()))
+	}
 }

@@ -64,15 +64,23 @@ func newRandom(c Config, seed uint64, untied bool, shape func(*Model)) (*Model, 
 	for l := range m.Layers {
 		m.Layers[l] = Layer{
 			AttnNorm: ones(d),
-			WQ:       mat(q, d, std),
-			WK:       mat(kv, d, std),
-			WV:       mat(kv, d, std),
-			WO:       mat(d, q, resid),
 			FFNNorm:  ones(d),
 			W1:       mat(hd, d, std),
 			W2:       mat(d, hd, resid),
 			W3:       mat(hd, d, std),
 		}
+		if c.IsLinear(l) {
+			s := c.Linear
+			m.Layers[l].Lin = &DeltaNet{
+				WQKV: mat(s.ConvDim(), d, std), WZ: mat(s.VDim(), d, std),
+				WB: mat(s.ValueHeads, d, std), WA: mat(s.ValueHeads, d, std), WOut: mat(d, s.VDim(), resid),
+				Conv: vec(s.ConvDim()*s.ConvKernel, 0.3), DtBias: vec(s.ValueHeads, 0.5),
+				A: vec(s.ValueHeads, 1), Norm: ones(s.ValueDim),
+			}
+			continue
+		}
+		L := &m.Layers[l]
+		L.WQ, L.WK, L.WV, L.WO = mat(c.QProjDim(), d, std), mat(kv, d, std), mat(kv, d, std), mat(d, q, resid)
 		if l := &m.Layers[l]; c.QKVBias {
 			l.BQ, l.BK, l.BV = vec(q, std), vec(kv, std), vec(kv, std)
 		}
@@ -94,6 +102,9 @@ func newRandom(c Config, seed uint64, untied bool, shape func(*Model)) (*Model, 
 	}
 	wg.Wait()
 	for i := range m.Layers {
+		if dn := m.Layers[i].Lin; dn != nil {
+			randomDeltaNet(dn, c.Linear.ConvKernel)
+		}
 		for _, w := range [][]float32{m.Layers[i].QNorm, m.Layers[i].KNorm} {
 			for j := range w {
 				w[j]++ // norm weights scatter around one
@@ -107,6 +118,19 @@ func newRandom(c Config, seed uint64, untied bool, shape func(*Model)) (*Model, 
 		return nil, err
 	}
 	return m, nil
+}
+
+// randomDeltaNet turns a Gated DeltaNet layer's uniform draws into the
+// ranges a trained one has: the convolution's newest tap near 0.5 (the
+// reference model's), decay rates A = −exp(u) in (−e^−1.7, −e^1.7) and
+// write strengths around one half.
+func randomDeltaNet(dn *DeltaNet, taps int) {
+	for i := taps - 1; i < len(dn.Conv); i += taps {
+		dn.Conv[i] += 0.5
+	}
+	for i, u := range dn.A {
+		dn.A[i] = -float32(math.Exp(float64(u) - 1))
+	}
 }
 
 // fillUniform fills dst with uniform values of standard deviation std from
