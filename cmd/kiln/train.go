@@ -33,8 +33,8 @@ func parseTrainFlags(args []string, help io.Writer) (trainOptions, error) {
 	fs.Float64Var(&o.cfg.LearningRate, "learning-rate", o.cfg.LearningRate, "constant learning rate")
 	fs.IntVar(&o.cfg.LoraRank, "lora-rank", o.cfg.LoraRank, "LoRA rank r")
 	fs.Float64Var(&o.cfg.LoraAlpha, "lora-alpha", o.cfg.LoraAlpha, "LoRA alpha (the update is scaled by alpha/r)")
-	targets := strings.Join(o.cfg.TargetModules, ",")
-	fs.StringVar(&targets, "target-modules", targets, "comma-separated projections to adapt: q, k, v, o, gate, up, down")
+	var targets string
+	fs.StringVar(&targets, "target-modules", "", "comma-separated projections to adapt: q, k, v, o, gate, up, down, and on a hybrid (Qwen3.5) qkv, z, out (default: q,k,v,o, on a hybrid also qkv,z,out)")
 	fs.StringVar(&o.cfg.Optimizer.Kind, "optimizer", o.cfg.Optimizer.Kind, "adam_w (beta1 0.9, beta2 0.999, eps 1e-8, no weight decay) or sgd")
 	fs.Uint64Var(&o.cfg.Seed, "seed", 0, "seed of the LoRA initialisation")
 	fs.IntVar(&o.threads, "threads", 0, "compute threads (0: one per CPU)")
@@ -46,7 +46,9 @@ func parseTrainFlags(args []string, help io.Writer) (trainOptions, error) {
 	if err := parseFlags(fs, args); err != nil {
 		return o, err
 	}
-	o.cfg.TargetModules = strings.Split(targets, ",")
+	if targets != "" {
+		o.cfg.TargetModules = strings.Split(targets, ",")
+	}
 	switch {
 	case fs.NArg() > 0:
 		return o, fmt.Errorf("train: unexpected argument %q", fs.Arg(0))

@@ -26,19 +26,19 @@ type Config struct {
 	LearningRate  float64         `json:"learning_rate"`
 	LoraRank      int             `json:"lora_rank"`
 	LoraAlpha     float64         `json:"lora_alpha"`
-	TargetModules []string        `json:"target_modules"`
+	TargetModules []string        `json:"target_modules"` // nil: the model's default (DefaultModulesFor)
 	Optimizer     OptimizerConfig `json:"optimizer"`
 	Seed          uint64          `json:"seed"`
 }
 
 // DefaultConfig is section 8's defaults: 3 epochs, learning rate 1e-4,
-// rank 16, alpha 32, q, k, v and o, AdamW (0.9, 0.999, 1e-8, no weight
-// decay), seed 0.
+// rank 16, alpha 32, the model's default targets (q, k, v and o; on a
+// hybrid the linear layers' qkv, z and out too), AdamW (0.9, 0.999, 1e-8,
+// no weight decay), seed 0.
 func DefaultConfig() Config {
 	return Config{
 		Epochs: 3, LearningRate: 1e-4, LoraRank: 16, LoraAlpha: 32,
-		TargetModules: []string{"q", "k", "v", "o"},
-		Optimizer:     OptimizerConfig{Kind: AdamW}.withDefaults(),
+		Optimizer: OptimizerConfig{Kind: AdamW}.withDefaults(),
 	}
 }
 
@@ -56,8 +56,10 @@ func (c Config) Validate() error {
 	case !(c.LoraAlpha > 0) || c.LoraAlpha > 1e6:
 		return fieldErr("lora_alpha", "%g out of range (0, 1e6]", c.LoraAlpha)
 	}
-	if _, err := ParseModules(c.TargetModules); err != nil {
-		return err
+	if c.TargetModules != nil {
+		if _, err := ParseModules(c.TargetModules); err != nil {
+			return err
+		}
 	}
 	if err := c.Optimizer.Validate(); err != nil {
 		var fe *FieldError

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/kiln-ai/kiln/engine/llama"
@@ -29,17 +28,16 @@ type Trainer struct {
 }
 
 // New makes a trainer with a fresh adapter (A from cfg.Seed, B zero). The
-// products run on pool. On a hybrid (Qwen3.5) the default targets, q, k,
-// v and o, are DefaultModulesFor's: the linear layers' qkv, z and out too.
+// products run on pool. Without TargetModules the targets are the model's
+// default (DefaultModulesFor: on a hybrid such as Qwen3.5 the linear
+// layers' qkv, z and out beside q, k, v and o).
 func New(m *llama.Model, pool *kernels.Pool, cfg Config) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	mods, _ := ParseModules(cfg.TargetModules) // validated
-	if m.Config.Hybrid() && slices.Equal(mods, DefaultModules()) {
-		// The default attention projections are on a few layers of a
-		// hybrid only; its linear layers get their mixers' too.
-		mods = DefaultModulesFor(m.Config)
+	mods := DefaultModulesFor(m.Config)
+	if cfg.TargetModules != nil {
+		mods, _ = ParseModules(cfg.TargetModules) // validated
 	}
 	a, err := NewAdapter(m.Config, cfg.LoraRank, cfg.LoraAlpha, mods, cfg.Seed)
 	if err != nil {
