@@ -2,10 +2,70 @@
 
 package kernels
 
+// Implemented in delta_amd64.s (avx2: column counts a multiple of 8) and
+// deltaz_amd64.s (avx512: a multiple of 16); strides are in bytes and k,
+// dk are at least 1. mm4 and mm1 are mm over four rows and one;
+// deltaRows is DeltaStep's second pass (deltaRowsGeneric).
+//
+//go:noescape
+func mm4A(c, a, b *float32, k, n, lda, ldb, ldc int, cs float32)
+
+//go:noescape
+func mm1A(c, a, b *float32, k, n, ldb int, cs float32)
+
+//go:noescape
+func deltaRowsA(s, k, q, u *float32, dk, dv int, eg float32)
+
+//go:noescape
+func mm4Z(c, a, b *float32, k, n, lda, ldb, ldc int, cs float32)
+
+//go:noescape
+func mm1Z(c, a, b *float32, k, n, ldb int, cs float32)
+
+//go:noescape
+func deltaRowsZ(s, k, q, u *float32, dk, dv int, eg float32)
+
+// deltaWidth is the column multiple path p's assembly takes, or 0 for none.
+func deltaWidth(p kpath) int {
+	switch {
+	case p >= pathAVX512:
+		return 16
+	case p >= pathAVX2:
+		return 8
+	}
+	return 0
+}
+
+// mmArch is mm over m <= 4 rows (the caller has checked the bounds).
 func mmArch(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs float32) bool {
-	return false
+	w := deltaWidth(p)
+	if w == 0 || k == 0 || n%w != 0 {
+		return false
+	}
+	mm4, mm1 := mm4A, mm1A
+	if w == 16 {
+		mm4, mm1 = mm4Z, mm1Z
+	}
+	if m == 4 {
+		mm4(&c[0], &a[0], &b[0], k, n, 4*lda, 4*ldb, 4*ldc, cs)
+		return true
+	}
+	for i := range m {
+		mm1(&c[i*ldc], &a[i*lda], &b[0], k, n, 4*ldb, cs)
+	}
+	return true
 }
 
 func deltaRowsArch(p kpath, S []float32, dk, dv int, q, k []float32, eg float32, out []float32) bool {
-	return false
+	w := deltaWidth(p)
+	if w == 0 || dv%w != 0 {
+		return false
+	}
+	_, _, _, _ = S[dk*dv-1], q[dk-1], k[dk-1], out[dv-1]
+	if w == 16 {
+		deltaRowsZ(&S[0], &k[0], &q[0], &out[0], dk, dv, eg)
+	} else {
+		deltaRowsA(&S[0], &k[0], &q[0], &out[0], dk, dv, eg)
+	}
+	return true
 }
