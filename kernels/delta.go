@@ -37,7 +37,8 @@ func deltaStep(p kpath, S []float32, dk, dv int, q, k, v []float32, g, beta floa
 	eg := expf(g)
 	// Pass 1: out = S^T k, then out = u, the row update.
 	clear(out[:dv])
-	mm(p, out, dv, k, dk, S, dv, 1, dk, dv, 1)
+	one := [1]float32{1}
+	mm(p, out, dv, k, dk, S, dv, 1, dk, dv, one[:])
 	for j, w := range out[:dv] {
 		out[j] = beta * (v[j] - eg*w)
 	}

@@ -8,19 +8,19 @@ package kernels
 // deltaRows is DeltaStep's second pass (deltaRowsGeneric).
 //
 //go:noescape
-func mm4A(c, a, b *float32, k, n, lda, ldb, ldc int, cs float32)
+func mm4A(c, a, b *float32, k, n, lda, ldb, ldc int, cs *float32, css int)
 
 //go:noescape
-func mm1A(c, a, b *float32, k, n, ldb int, cs float32)
+func mm1A(c, a, b *float32, k, n, ldb int, cs *float32)
 
 //go:noescape
 func deltaRowsA(s, k, q, u *float32, dk, dv int, eg float32)
 
 //go:noescape
-func mm4Z(c, a, b *float32, k, n, lda, ldb, ldc int, cs float32)
+func mm4Z(c, a, b *float32, k, n, lda, ldb, ldc int, cs *float32, css int)
 
 //go:noescape
-func mm1Z(c, a, b *float32, k, n, ldb int, cs float32)
+func mm1Z(c, a, b *float32, k, n, ldb int, cs *float32)
 
 //go:noescape
 func deltaRowsZ(s, k, q, u *float32, dk, dv int, eg float32)
@@ -36,22 +36,31 @@ func deltaWidth(p kpath) int {
 	return 0
 }
 
-// mmArch is mm over m <= 4 rows (the caller has checked the bounds).
-func mmArch(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs float32) bool {
+// mmArch is mm over m <= 4 rows, cs holding one value or m (the caller
+// has checked the bounds).
+func mmArch(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32) bool {
 	w := deltaWidth(p)
 	if w == 0 || k == 0 || n%w != 0 {
 		return false
 	}
-	mm4, mm1 := mm4A, mm1A
-	if w == 16 {
-		mm4, mm1 = mm4Z, mm1Z
+	css := 4 // cs holds m values, or one for all rows
+	if len(cs) == 1 {
+		css = 0
 	}
-	if m == 4 {
-		mm4(&c[0], &a[0], &b[0], k, n, 4*lda, 4*ldb, 4*ldc, cs)
-		return true
-	}
-	for i := range m {
-		mm1(&c[i*ldc], &a[i*lda], &b[0], k, n, 4*ldb, cs)
+	// Direct calls: through a func value the arguments would escape.
+	switch {
+	case m == 4 && w == 16:
+		mm4Z(&c[0], &a[0], &b[0], k, n, 4*lda, 4*ldb, 4*ldc, &cs[0], css)
+	case m == 4:
+		mm4A(&c[0], &a[0], &b[0], k, n, 4*lda, 4*ldb, 4*ldc, &cs[0], css)
+	default:
+		for i := range m {
+			if w == 16 {
+				mm1Z(&c[i*ldc], &a[i*lda], &b[0], k, n, 4*ldb, &cs[i*css/4])
+			} else {
+				mm1A(&c[i*ldc], &a[i*lda], &b[0], k, n, 4*ldb, &cs[i*css/4])
+			}
+		}
 	}
 	return true
 }

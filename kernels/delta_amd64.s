@@ -5,14 +5,15 @@
 // The avx2 forms of the delta rule's kernels (deltamm.go, delta.go);
 // strides are in bytes, column counts multiples of 8.
 
-// func mm4A(c, a, b *float32, k, n, lda, ldb, ldc int, cs float32)
+// func mm4A(c, a, b *float32, k, n, lda, ldb, ldc int, cs *float32, css int)
 //
-// Four rows of C (DI, R11 bytes apart) = cs*C + A B over k terms (A at
+// Four rows of C (DI, R11 bytes apart) = cs_r*C + A B over k terms, cs_r at
+// cs + r*css (css is 0 or 4); A at
 // SI, R9 bytes a row; B at DX, R10 a row): per 16 columns the 8
 // sums (Y0-Y7) stay in registers across the k sum, one row of B
 // (Y8-Y9) against four broadcast A values a term; the last
 // columns go 8 at a time.
-TEXT ·mm4A(SB), NOSPLIT, $0-68
+TEXT ·mm4A(SB), NOSPLIT, $0-80
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
@@ -20,20 +21,26 @@ TEXT ·mm4A(SB), NOSPLIT, $0-68
 	MOVQ lda+40(FP), R9
 	MOVQ ldb+48(FP), R10
 	MOVQ ldc+56(FP), R11
-	VBROADCASTSS cs+64(FP), Y15
 
 m4amain:
 	CMPQ R8, $16
 	JLT  m4atail
+	MOVQ cs+64(FP), AX
+	MOVQ css+72(FP), BX
+	LEAQ (AX)(BX*2), R13
+	VBROADCASTSS (AX), Y10
+	VBROADCASTSS (AX)(BX*1), Y11
+	VBROADCASTSS (R13), Y12
+	VBROADCASTSS (R13)(BX*1), Y13
 	LEAQ (DI)(R11*2), R12
-	VMULPS (DI), Y15, Y0
-	VMULPS 32(DI), Y15, Y1
-	VMULPS (DI)(R11*1), Y15, Y2
-	VMULPS 32(DI)(R11*1), Y15, Y3
-	VMULPS (R12), Y15, Y4
-	VMULPS 32(R12), Y15, Y5
-	VMULPS (R12)(R11*1), Y15, Y6
-	VMULPS 32(R12)(R11*1), Y15, Y7
+	VMULPS (DI), Y10, Y0
+	VMULPS 32(DI), Y10, Y1
+	VMULPS (DI)(R11*1), Y11, Y2
+	VMULPS 32(DI)(R11*1), Y11, Y3
+	VMULPS (R12), Y12, Y4
+	VMULPS 32(R12), Y12, Y5
+	VMULPS (R12)(R11*1), Y13, Y6
+	VMULPS 32(R12)(R11*1), Y13, Y7
 	MOVQ SI, AX
 	LEAQ (SI)(R9*2), R13
 	MOVQ DX, BX
@@ -75,11 +82,18 @@ m4amaink:
 m4atail:
 	CMPQ R8, $8
 	JLT  m4adone
+	MOVQ cs+64(FP), AX
+	MOVQ css+72(FP), BX
+	LEAQ (AX)(BX*2), R13
+	VBROADCASTSS (AX), Y10
+	VBROADCASTSS (AX)(BX*1), Y11
+	VBROADCASTSS (R13), Y12
+	VBROADCASTSS (R13)(BX*1), Y13
 	LEAQ (DI)(R11*2), R12
-	VMULPS (DI), Y15, Y0
-	VMULPS (DI)(R11*1), Y15, Y2
-	VMULPS (R12), Y15, Y4
-	VMULPS (R12)(R11*1), Y15, Y6
+	VMULPS (DI), Y10, Y0
+	VMULPS (DI)(R11*1), Y11, Y2
+	VMULPS (R12), Y12, Y4
+	VMULPS (R12)(R11*1), Y13, Y6
 	MOVQ SI, AX
 	LEAQ (SI)(R9*2), R13
 	MOVQ DX, BX
@@ -113,16 +127,18 @@ m4adone:
 	VZEROUPPER
 	RET
 
-// func mm1A(c, a, b *float32, k, n, ldb int, cs float32)
+// func mm1A(c, a, b *float32, k, n, ldb int, cs *float32)
 //
-// mm4A for one row of C (DI) and of A (SI): 32 columns a pass, then 8.
-TEXT ·mm1A(SB), NOSPLIT, $0-52
+// mm4A for one row of C (DI) and of A (SI), cs at cs: 32 columns a
+// pass, then 8.
+TEXT ·mm1A(SB), NOSPLIT, $0-56
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
 	MOVQ n+32(FP), R8
 	MOVQ ldb+40(FP), R10
-	VBROADCASTSS cs+48(FP), Y15
+	MOVQ cs+48(FP), AX
+	VBROADCASTSS (AX), Y15
 
 m1amain:
 	CMPQ R8, $32

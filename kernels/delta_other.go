@@ -4,7 +4,7 @@ package kernels
 
 // Without assembly the delta rule's products and row updates run in Go.
 
-func mmArch(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs float32) bool {
+func mmArch(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32) bool {
 	return false
 }
 

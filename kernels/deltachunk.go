@@ -9,23 +9,23 @@ const deltaC = 64
 
 // DeltaChunkScratch is the number of float32 values of scratch DeltaChunk
 // needs for n tokens with key size dk and value size dv: about
-// 2*64*(64+dk+dv) + 64*dk for n of 64 and more, less for shorter runs.
+// 2*64*(64+dk) + 64*(dk+dv) for n of 64 and more, less for shorter runs.
 func DeltaChunkScratch(n, dk, dv int) int {
 	c := min(n, deltaC)
 	ld := (c + 15) &^ 15
-	return 2*ld + 2*c*ld + dk*ld + c*(2*dk+2*dv)
+	return 3*ld + 2*c*ld + 2*dk*ld + c*(dk+dv)
 }
 
 // deltaBufs are the pieces of DeltaChunk's scratch. The c x c matrices
-// and kT have rows ld apart (c rounded up to 16, so the column counts of
-// their products suit the assembly).
+// and the transposed keys have rows ld apart (c rounded up to 16, so the
+// column counts of their products suit the assembly).
 type deltaBufs struct {
-	ld     int
-	G, tmp []float32 // cumulative log-decays; a row of coefficients
-	D, A   []float32 // c x ld: e^(G_i-G_j); the system, then T, then P
-	kT     []float32 // dk x ld: the keys transposed, then decayed to the chunk's end
-	kb, W  []float32 // c x dk: beta*k, then -beta*e^G*k, then e^G*q; W = T kb
-	vb, Vn []float32 // c x dv: beta*v; the corrected values
+	ld         int
+	G, eG, tmp []float32 // cumulative log-decays, e^G; a row of coefficients
+	D, A       []float32 // c x ld: e^(G_i-G_j); the system, then T, then P
+	kT, kTd    []float32 // dk x ld: k transposed; and decayed to the chunk's end
+	W          []float32 // c x dk: T (-beta e^G k)
+	Vn         []float32 // c x dv: the corrected values
 }
 
 func carveDelta(s []float32, n, dk, dv int) deltaBufs {
@@ -36,8 +36,8 @@ func carveDelta(s []float32, n, dk, dv int) deltaBufs {
 		s = s[m:]
 		return x
 	}
-	return deltaBufs{ld: ld, G: take(ld), tmp: take(ld), D: take(c * ld), A: take(c * ld),
-		kT: take(dk * ld), kb: take(c * dk), W: take(c * dk), vb: take(c * dv), Vn: take(c * dv)}
+	return deltaBufs{ld: ld, G: take(ld), eG: take(ld), tmp: take(ld), D: take(c * ld), A: take(c * ld),
+		kT: take(dk * ld), kTd: take(dk * ld), W: take(c * dk), Vn: take(c * dv)}
 }
 
 // DeltaChunk processes n consecutive tokens of one head, as n DeltaStep
@@ -80,96 +80,102 @@ func deltaChunk(p kpath, S []float32, dk, dv, n int, q, k, v, g, beta, out, scra
 // chunk is one chunk of n <= deltaC tokens.
 func (b *deltaBufs) chunk(p kpath, S []float32, dk, dv, n int, q, k, v, g, beta, out []float32) {
 	ld, np := b.ld, (n+15)&^15
-	b.prepare(dk, dv, n, np, q, k, v, g, beta)
-	// A = -(kb k^T) .* D below the diagonal, solved into T = (I - A)^-1 form.
+	one := [1]float32{1}
+	b.prepare(p, dk, n, np, k, g)
+	// A = -beta_i (k_i . k_j) D_ij below the diagonal, solved into T.
 	clear(b.A[:n*ld])
-	mm(p, b.A, ld, b.kb, dk, b.kT, ld, n, dk, np, 1)
-	b.solve(p, n, np)
-	// U = T vb; W = T (-kb e^G); Vn = U + W S.
+	mm(p, b.A, ld, k, dk, b.kT, ld, n, dk, np, one[:])
+	b.solve(p, n, np, beta)
+	// U = T diag(beta) v; W = T diag(-beta e^G) k; Vn = U + W S.
+	b.scaleCols(n, beta, 1)
 	clear(b.Vn[:n*dv])
-	mmTri(p, b.Vn, dv, b.A, ld, b.vb, dv, n, n, dv, 1)
-	for i := range n {
-		scaleTo(b.kb[i*dk:(i+1)*dk], b.kb[i*dk:(i+1)*dk], -expf(b.G[i]))
-	}
+	mmTri(p, b.Vn, dv, b.A, ld, v, dv, n, n, dv, one[:])
+	b.scaleCols(n, b.eG, -1)
 	clear(b.W[:n*dk])
-	mmTri(p, b.W, dk, b.A, ld, b.kb, dk, n, n, dk, 1)
-	mm(p, b.Vn, dv, b.W, dk, S, dv, n, dk, dv, 1)
-	// out = (q e^G) S + P Vn, P = (q k^T) .* D on and below the diagonal.
+	mmTri(p, b.W, dk, b.A, ld, k, dk, n, n, dk, one[:])
+	mm(p, b.Vn, dv, b.W, dk, S, dv, n, dk, dv, one[:])
+	// out = diag(e^G) q S + P Vn, P = (q k^T) .* D on and below the diagonal.
 	clear(b.A[:n*ld])
-	mm(p, b.A, ld, q, dk, b.kT, ld, n, dk, np, 1)
+	mm(p, b.A, ld, q, dk, b.kT, ld, n, dk, np, one[:])
 	for i := range n {
 		row, d := b.A[i*ld:i*ld+np], b.D[i*ld:i*ld+i+1]
 		for j := range d {
 			row[j] *= d[j]
 		}
 		clear(row[i+1:])
-		scaleTo(b.kb[i*dk:(i+1)*dk], q[i*dk:(i+1)*dk], expf(b.G[i]))
 	}
 	clear(out[:n*dv])
-	mm(p, out, dv, b.kb, dk, S, dv, n, dk, dv, 1)
-	mmTri(p, out, dv, b.A, ld, b.Vn, dv, n, n, dv, 1)
-	// S = e^G_last S + (k e^(G_last-G))^T Vn.
-	gl := b.G[n-1]
-	for j := range n {
-		f := expf(gl - b.G[j])
-		for m := range dk {
-			b.kT[m*ld+j] *= f
-		}
-	}
-	mm(p, S, dv, b.kT, ld, b.Vn, dv, dk, n, dv, expf(gl))
+	mm(p, out, dv, q, dk, S, dv, n, dk, dv, one[:])
+	mmTri(p, out, dv, b.A, ld, b.Vn, dv, n, n, dv, b.eG[:n])
+	// S = e^G_last S + kTd Vn, kTd the keys decayed to the chunk's end.
+	eL := [1]float32{b.eG[n-1]}
+	mm(p, S, dv, b.kTd, ld, b.Vn, dv, dk, n, dv, eL[:])
 }
 
-// prepare fills G, D, kT (zero past column n), kb and vb.
-func (b *deltaBufs) prepare(dk, dv, n, np int, q, k, v, g, beta []float32) {
+// prepare fills G, e^G, D (e^(G_i-G_j) for j <= i), and kT and kTd (zero
+// from column n).
+func (b *deltaBufs) prepare(p kpath, dk, n, np int, k, g []float32) {
 	ld := b.ld
 	var s float32
 	for i := range n {
 		s += g[i]
 		b.G[i] = s
+		b.eG[i] = expf(s)
 	}
 	for i := range n {
+		// e^(x_j - sub) with x_j = -G_j and sub = -G_i.
 		d := b.D[i*ld : i*ld+i+1]
 		for j := range d {
-			d[j] = expf(b.G[i] - b.G[j])
+			d[j] = -b.G[j]
 		}
-		scaleTo(b.kb[i*dk:(i+1)*dk], k[i*dk:(i+1)*dk], beta[i])
-		scaleTo(b.vb[i*dv:(i+1)*dv], v[i*dv:(i+1)*dv], beta[i])
+		if p == pathGeneric {
+			expSubSumGeneric(d, -b.G[i])
+		} else if _, ok := expSubSumArch(d, -b.G[i]); !ok {
+			expSubSumGeneric(d, -b.G[i])
+		}
 	}
+	dn := b.D[(n-1)*ld:] // e^(G_last - G_j)
 	for m := range dk {
-		row := b.kT[m*ld : m*ld+np]
+		row, rowd := b.kT[m*ld:m*ld+np], b.kTd[m*ld:m*ld+np]
 		for i := range n {
-			row[i] = k[i*dk+m]
+			x := k[i*dk+m]
+			row[i], rowd[i] = x, x*dn[i]
 		}
 		clear(row[n:])
+		clear(rowd[n:])
 	}
 }
 
-// solve turns A = kb k^T into T: first A[i][j] = -A[i][j]*D[i][j] for j <
-// i and 0 elsewhere, then row by row A[i][:i] += A[i][:i] A[:i][:i] with
-// the rows above already done, and the unit diagonal.
-func (b *deltaBufs) solve(p kpath, n, np int) {
+// solve turns A = k k^T into T: first A[i][j] = -beta_i*A[i][j]*D[i][j]
+// for j < i and 0 elsewhere, then row by row A[i][:i] += A[i][:i]
+// A[:i][:i] with the rows above already done, and the unit diagonal.
+func (b *deltaBufs) solve(p kpath, n, np int, beta []float32) {
 	ld := b.ld
+	one := [1]float32{1}
 	for i := range n {
-		row, d := b.A[i*ld:i*ld+np], b.D[i*ld:i*ld+i]
+		row, d, bi := b.A[i*ld:i*ld+np], b.D[i*ld:i*ld+i], -beta[i]
 		for j := range d {
-			row[j] = -row[j] * d[j]
+			row[j] *= bi * d[j]
 		}
 		clear(row[i:])
 	}
 	for i := 2; i < n; i++ {
 		copy(b.tmp[:i], b.A[i*ld:i*ld+i])
 		// Columns from i on stay 0: rows above i are 0 there.
-		mm(p, b.A[i*ld:], ld, b.tmp, i, b.A, ld, 1, i, (i+15)&^15, 1)
+		mm(p, b.A[i*ld:], ld, b.tmp, i, b.A, ld, 1, i, (i+15)&^15, one[:])
 	}
 	for i := range n {
 		b.A[i*ld+i] = 1
 	}
 }
 
-// scaleTo sets dst[i] = f*x[i].
-func scaleTo(dst, x []float32, f float32) {
-	dst = dst[:len(x)]
-	for i, v := range x {
-		dst[i] = f * v
+// scaleCols multiplies column j of the lower triangle of A (diagonal
+// included) by f*x[j].
+func (b *deltaBufs) scaleCols(n int, x []float32, f float32) {
+	for i := range n {
+		row := b.A[i*b.ld : i*b.ld+i+1]
+		for j := range row {
+			row[j] *= f * x[j]
+		}
 	}
 }

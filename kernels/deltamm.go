@@ -8,25 +8,29 @@ package kernels
 // four result rows, where an Axpy per term would load and store the
 // result row k times.
 
-// mm sets C[i][:n] = cs*C[i][:n] + sum over t < k of A[i][t]*B[t][:n] for
-// i < m, where row i of X starts at X[i*ldx]; the sum runs in t order.
-func mm(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs float32) {
+// mm sets C[i][:n] = cs_i*C[i][:n] + sum over t < k of A[i][t]*B[t][:n]
+// for i < m, where row i of X starts at X[i*ldx] and cs_i is cs[0] when
+// cs has one value, else cs[i]; the sum runs in t order.
+func mm(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32) {
 	mmRows(p, c, ldc, a, lda, b, ldb, m, k, n, cs, false)
 }
 
 // mmTri is mm for an A that is lower triangular with its diagonal (A[i][t]
 // = 0 for t > i): row i's sum stops by t = i, or a little later, adding
 // the zeros.
-func mmTri(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs float32) {
+func mmTri(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32) {
 	mmRows(p, c, ldc, a, lda, b, ldb, m, k, n, cs, true)
 }
 
-func mmRows(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs float32, tri bool) {
+func mmRows(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32, tri bool) {
 	if m == 0 || n == 0 {
 		return
 	}
 	// Bounds, once, so that the assembly may index freely.
 	_ = c[(m-1)*ldc+n-1]
+	if len(cs) != 1 {
+		_ = cs[m-1]
+	}
 	if k > 0 {
 		_ = a[(m-1)*lda+k-1]
 		_ = b[(k-1)*ldb+n-1]
@@ -37,19 +41,23 @@ func mmRows(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ld
 		if tri {
 			kk = min(k, i+r)
 		}
-		if !mmArch(p, c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, r, kk, n, cs) {
-			mmGeneric(c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, r, kk, n, cs)
+		csi := cs
+		if len(cs) != 1 {
+			csi = cs[i : i+r]
+		}
+		if !mmArch(p, c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, r, kk, n, csi) {
+			mmGeneric(c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, r, kk, n, csi)
 		}
 		i += r
 	}
 }
 
-func mmGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs float32) {
+func mmGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32) {
 	for i := range m {
 		row := c[i*ldc : i*ldc+n]
-		if cs != 1 {
+		if f := cs[min(i, len(cs)-1)]; f != 1 {
 			for j := range row {
-				row[j] *= cs
+				row[j] *= f
 			}
 		}
 		for t := range k {

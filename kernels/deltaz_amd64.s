@@ -5,14 +5,15 @@
 // The avx512 forms of the delta rule's kernels (deltamm.go, delta.go);
 // strides are in bytes, column counts multiples of 16.
 
-// func mm4Z(c, a, b *float32, k, n, lda, ldb, ldc int, cs float32)
+// func mm4Z(c, a, b *float32, k, n, lda, ldb, ldc int, cs *float32, css int)
 //
-// Four rows of C (DI, R11 bytes apart) = cs*C + A B over k terms (A at
+// Four rows of C (DI, R11 bytes apart) = cs_r*C + A B over k terms, cs_r at
+// cs + r*css (css is 0 or 4); A at
 // SI, R9 bytes a row; B at DX, R10 a row): per 64 columns the 16
 // sums (Z0-Z15) stay in registers across the k sum, one row of B
 // (Z16-Z19) against four broadcast A values a term; the last
 // columns go 16 at a time.
-TEXT ·mm4Z(SB), NOSPLIT, $0-68
+TEXT ·mm4Z(SB), NOSPLIT, $0-80
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
@@ -20,28 +21,34 @@ TEXT ·mm4Z(SB), NOSPLIT, $0-68
 	MOVQ lda+40(FP), R9
 	MOVQ ldb+48(FP), R10
 	MOVQ ldc+56(FP), R11
-	VBROADCASTSS cs+64(FP), Z31
 
 m4zmain:
 	CMPQ R8, $64
 	JLT  m4ztail
+	MOVQ cs+64(FP), AX
+	MOVQ css+72(FP), BX
+	LEAQ (AX)(BX*2), R13
+	VBROADCASTSS (AX), Z20
+	VBROADCASTSS (AX)(BX*1), Z21
+	VBROADCASTSS (R13), Z22
+	VBROADCASTSS (R13)(BX*1), Z23
 	LEAQ (DI)(R11*2), R12
-	VMULPS (DI), Z31, Z0
-	VMULPS 64(DI), Z31, Z1
-	VMULPS 128(DI), Z31, Z2
-	VMULPS 192(DI), Z31, Z3
-	VMULPS (DI)(R11*1), Z31, Z4
-	VMULPS 64(DI)(R11*1), Z31, Z5
-	VMULPS 128(DI)(R11*1), Z31, Z6
-	VMULPS 192(DI)(R11*1), Z31, Z7
-	VMULPS (R12), Z31, Z8
-	VMULPS 64(R12), Z31, Z9
-	VMULPS 128(R12), Z31, Z10
-	VMULPS 192(R12), Z31, Z11
-	VMULPS (R12)(R11*1), Z31, Z12
-	VMULPS 64(R12)(R11*1), Z31, Z13
-	VMULPS 128(R12)(R11*1), Z31, Z14
-	VMULPS 192(R12)(R11*1), Z31, Z15
+	VMULPS (DI), Z20, Z0
+	VMULPS 64(DI), Z20, Z1
+	VMULPS 128(DI), Z20, Z2
+	VMULPS 192(DI), Z20, Z3
+	VMULPS (DI)(R11*1), Z21, Z4
+	VMULPS 64(DI)(R11*1), Z21, Z5
+	VMULPS 128(DI)(R11*1), Z21, Z6
+	VMULPS 192(DI)(R11*1), Z21, Z7
+	VMULPS (R12), Z22, Z8
+	VMULPS 64(R12), Z22, Z9
+	VMULPS 128(R12), Z22, Z10
+	VMULPS 192(R12), Z22, Z11
+	VMULPS (R12)(R11*1), Z23, Z12
+	VMULPS 64(R12)(R11*1), Z23, Z13
+	VMULPS 128(R12)(R11*1), Z23, Z14
+	VMULPS 192(R12)(R11*1), Z23, Z15
 	MOVQ SI, AX
 	LEAQ (SI)(R9*2), R13
 	MOVQ DX, BX
@@ -101,11 +108,18 @@ m4zmaink:
 m4ztail:
 	CMPQ R8, $16
 	JLT  m4zdone
+	MOVQ cs+64(FP), AX
+	MOVQ css+72(FP), BX
+	LEAQ (AX)(BX*2), R13
+	VBROADCASTSS (AX), Z20
+	VBROADCASTSS (AX)(BX*1), Z21
+	VBROADCASTSS (R13), Z22
+	VBROADCASTSS (R13)(BX*1), Z23
 	LEAQ (DI)(R11*2), R12
-	VMULPS (DI), Z31, Z0
-	VMULPS (DI)(R11*1), Z31, Z4
-	VMULPS (R12), Z31, Z8
-	VMULPS (R12)(R11*1), Z31, Z12
+	VMULPS (DI), Z20, Z0
+	VMULPS (DI)(R11*1), Z21, Z4
+	VMULPS (R12), Z22, Z8
+	VMULPS (R12)(R11*1), Z23, Z12
 	MOVQ SI, AX
 	LEAQ (SI)(R9*2), R13
 	MOVQ DX, BX
@@ -139,16 +153,18 @@ m4zdone:
 	VZEROUPPER
 	RET
 
-// func mm1Z(c, a, b *float32, k, n, ldb int, cs float32)
+// func mm1Z(c, a, b *float32, k, n, ldb int, cs *float32)
 //
-// mm4Z for one row of C (DI) and of A (SI): 64 columns a pass, then 16.
-TEXT ·mm1Z(SB), NOSPLIT, $0-52
+// mm4Z for one row of C (DI) and of A (SI), cs at cs: 64 columns a
+// pass, then 16.
+TEXT ·mm1Z(SB), NOSPLIT, $0-56
 	MOVQ c+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
 	MOVQ n+32(FP), R8
 	MOVQ ldb+40(FP), R10
-	VBROADCASTSS cs+48(FP), Z31
+	MOVQ cs+48(FP), AX
+	VBROADCASTSS (AX), Z31
 
 m1zmain:
 	CMPQ R8, $64
