@@ -84,7 +84,7 @@ func (b *deltaBufs) chunk(p kpath, S []float32, dk, dv, n int, q, k, v, g, beta,
 	b.prepare(p, dk, n, np, k, g)
 	// A = -beta_i (k_i . k_j) D_ij below the diagonal, solved into T.
 	clear(b.A[:n*ld])
-	mm(p, b.A, ld, k, dk, b.kT, ld, n, dk, np, one[:])
+	mmLower(p, b.A, ld, k, dk, b.kT, ld, n, dk, np, one[:])
 	b.solve(p, n, np, beta)
 	// U = T diag(beta) v; W = T diag(-beta e^G) k; Vn = U + W S.
 	b.scaleCols(n, beta, 1)
@@ -96,7 +96,7 @@ func (b *deltaBufs) chunk(p kpath, S []float32, dk, dv, n int, q, k, v, g, beta,
 	mm(p, b.Vn, dv, b.W, dk, S, dv, n, dk, dv, one[:])
 	// out = diag(e^G) q S + P Vn, P = (q k^T) .* D on and below the diagonal.
 	clear(b.A[:n*ld])
-	mm(p, b.A, ld, q, dk, b.kT, ld, n, dk, np, one[:])
+	mmLower(p, b.A, ld, q, dk, b.kT, ld, n, dk, np, one[:])
 	for i := range n {
 		row, d := b.A[i*ld:i*ld+np], b.D[i*ld:i*ld+i+1]
 		for j := range d {
@@ -134,15 +134,18 @@ func (b *deltaBufs) prepare(p kpath, dk, n, np int, k, g []float32) {
 			expSubSumGeneric(d, -b.G[i])
 		}
 	}
-	dn := b.D[(n-1)*ld:] // e^(G_last - G_j)
-	for m := range dk {
-		row, rowd := b.kT[m*ld:m*ld+np], b.kTd[m*ld:m*ld+np]
-		for i := range n {
-			x := k[i*dk+m]
-			row[i], rowd[i] = x, x*dn[i]
+	// Token by token: k's rows read in order, each kT line written by 16
+	// tokens in a row while it stays in L1.
+	kT, kTd := b.kT[:dk*ld], b.kTd[:dk*ld]
+	for i := range n {
+		dn := b.D[(n-1)*ld+i] // e^(G_last - G_i)
+		for m, x := range k[i*dk : (i+1)*dk] {
+			kT[m*ld+i], kTd[m*ld+i] = x, x*dn
 		}
-		clear(row[n:])
-		clear(rowd[n:])
+	}
+	for m := range dk {
+		clear(kT[m*ld+n : m*ld+np])
+		clear(kTd[m*ld+n : m*ld+np])
 	}
 }
 

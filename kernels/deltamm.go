@@ -12,17 +12,33 @@ package kernels
 // for i < m, where row i of X starts at X[i*ldx] and cs_i is cs[0] when
 // cs has one value, else cs[i]; the sum runs in t order.
 func mm(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32) {
-	mmRows(p, c, ldc, a, lda, b, ldb, m, k, n, cs, false)
+	mmRows(p, c, ldc, a, lda, b, ldb, m, k, n, cs, mmFull)
 }
 
 // mmTri is mm for an A that is lower triangular with its diagonal (A[i][t]
 // = 0 for t > i): row i's sum stops by t = i, or a little later, adding
 // the zeros.
 func mmTri(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32) {
-	mmRows(p, c, ldc, a, lda, b, ldb, m, k, n, cs, true)
+	mmRows(p, c, ldc, a, lda, b, ldb, m, k, n, cs, mmLowerA)
 }
 
-func mmRows(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32, tri bool) {
+// mmLower is mm where only C's lower triangle (with its diagonal) is
+// wanted: row i's columns stop by i+1 rounded up to 16 (so the column
+// count suits every path's assembly), the rest of C unwritten.
+func mmLower(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32) {
+	mmRows(p, c, ldc, a, lda, b, ldb, m, k, n, cs, mmLowerC)
+}
+
+// mmShape says which terms of a product mmRows may skip.
+type mmShape uint8
+
+const (
+	mmFull   mmShape = iota
+	mmLowerA         // A lower triangular: row i's sum stops by t = i
+	mmLowerC         // C's lower triangle only: row i's columns stop by j = i
+)
+
+func mmRows(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32, shape mmShape) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -37,16 +53,19 @@ func mmRows(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ld
 	}
 	for i := 0; i < m; {
 		r := min(4, m-i)
-		kk := k
-		if tri {
+		kk, nn := k, n
+		switch shape {
+		case mmLowerA:
 			kk = min(k, i+r)
+		case mmLowerC:
+			nn = min(n, (i+r+15)&^15)
 		}
 		csi := cs
 		if len(cs) != 1 {
 			csi = cs[i : i+r]
 		}
-		if !mmArch(p, c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, r, kk, n, csi) {
-			mmGeneric(c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, r, kk, n, csi)
+		if !mmArch(p, c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, r, kk, nn, csi) {
+			mmGeneric(c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, r, kk, nn, csi)
 		}
 		i += r
 	}
