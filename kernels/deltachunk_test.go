@@ -92,3 +92,19 @@ func TestDeltaChunkShortScratch(t *testing.T) {
 	}()
 	DeltaChunk(c.S, 32, 32, 10, c.q, c.k, c.v, c.g, c.beta, make([]float32, 10*32), make([]float32, DeltaChunkScratch(10, 32, 32)-1))
 }
+
+// TestDeltaChunkFullDecay runs heads that forget almost everything each
+// token (g = -30 throughout, e^G far below the smallest float32 within a
+// chunk): the outputs must stay finite and match the recurrence.
+func TestDeltaChunkFullDecay(t *testing.T) {
+	for _, name := range Paths() {
+		p, _ := parsePath(name)
+		t.Run(name, func(t *testing.T) {
+			c := newDeltaCase(rand.New(rand.NewPCG(5, 6)), 64, 64, 100, false)
+			for i := range c.g {
+				c.g[i] = -30
+			}
+			checkDeltaChunk(t, p, c)
+		})
+	}
+}
