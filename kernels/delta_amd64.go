@@ -25,12 +25,14 @@ func mm1Z(c, a, b *float32, k, n, ldb int, cs *float32)
 //go:noescape
 func deltaRowsZ(s, k, q, u *float32, dk, dv int, eg float32)
 
-// deltaWidth is the column multiple path p's assembly takes, or 0 for none.
-func deltaWidth(p kpath) int {
+// deltaWidth is the column multiple of the assembly path p runs for n
+// columns: 16 for the avx512 kernels, 8 for the avx2 ones (which the
+// paths above avx2 take where n is no multiple of 16), or 0 for none.
+func deltaWidth(p kpath, n int) int {
 	switch {
-	case p >= pathAVX512:
+	case p >= pathAVX512 && n%16 == 0:
 		return 16
-	case p >= pathAVX2:
+	case p >= pathAVX2 && n%8 == 0:
 		return 8
 	}
 	return 0
@@ -39,8 +41,8 @@ func deltaWidth(p kpath) int {
 // mmArch is mm over m <= 4 rows, cs holding one value or m (the caller
 // has checked the bounds).
 func mmArch(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, k, n int, cs []float32) bool {
-	w := deltaWidth(p)
-	if w == 0 || k == 0 || n%w != 0 {
+	w := deltaWidth(p, n)
+	if w == 0 || k == 0 {
 		return false
 	}
 	css := 4 // cs holds m values, or one for all rows
@@ -66,8 +68,8 @@ func mmArch(p kpath, c []float32, ldc int, a []float32, lda int, b []float32, ld
 }
 
 func deltaRowsArch(p kpath, S []float32, dk, dv int, q, k []float32, eg float32, out []float32) bool {
-	w := deltaWidth(p)
-	if w == 0 || dv%w != 0 {
+	w := deltaWidth(p, dv)
+	if w == 0 {
 		return false
 	}
 	_, _, _, _ = S[dk*dv-1], q[dk-1], k[dk-1], out[dv-1]

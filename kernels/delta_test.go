@@ -98,7 +98,7 @@ func within(t *testing.T, what string, got []float32, want []float64, tol float6
 	}
 }
 
-var deltaDims = [][2]int{{32, 32}, {64, 64}, {128, 128}, {128, 64}, {24, 40}, {3, 5}}
+var deltaDims = [][2]int{{32, 32}, {64, 64}, {128, 128}, {128, 64}, {24, 40}, {20, 12}, {3, 5}}
 
 // TestDeltaStep checks every path's DeltaStep, token after token, against
 // the float64 recurrence, on head sizes with and without the assembly.
