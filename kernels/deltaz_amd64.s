@@ -1,0 +1,313 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The avx512 forms of the delta rule's kernels (deltamm.go, delta.go);
+// strides are in bytes, column counts multiples of 16.
+
+// func mm4Z(c, a, b *float32, k, n, lda, ldb, ldc int, cs *float32, css int)
+//
+// Four rows of C (DI, R11 bytes apart) = cs_r*C + A B over k terms, cs_r at
+// cs + r*css (css is 0 or 4); A at
+// SI, R9 bytes a row; B at DX, R10 a row): per 64 columns the 16
+// sums (Z0-Z15) stay in registers across the k sum, one row of B
+// (Z16-Z19) against four broadcast A values a term; the last
+// columns go 16 at a time.
+TEXT ·mm4Z(SB), NOSPLIT, $0-80
+	MOVQ c+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+32(FP), R8
+	MOVQ lda+40(FP), R9
+	MOVQ ldb+48(FP), R10
+	MOVQ ldc+56(FP), R11
+
+m4zmain:
+	CMPQ R8, $64
+	JLT  m4ztail
+	MOVQ cs+64(FP), AX
+	MOVQ css+72(FP), BX
+	LEAQ (AX)(BX*2), R13
+	VBROADCASTSS (AX), Z20
+	VBROADCASTSS (AX)(BX*1), Z21
+	VBROADCASTSS (R13), Z22
+	VBROADCASTSS (R13)(BX*1), Z23
+	LEAQ (DI)(R11*2), R12
+	VMULPS (DI), Z20, Z0
+	VMULPS 64(DI), Z20, Z1
+	VMULPS 128(DI), Z20, Z2
+	VMULPS 192(DI), Z20, Z3
+	VMULPS (DI)(R11*1), Z21, Z4
+	VMULPS 64(DI)(R11*1), Z21, Z5
+	VMULPS 128(DI)(R11*1), Z21, Z6
+	VMULPS 192(DI)(R11*1), Z21, Z7
+	VMULPS (R12), Z22, Z8
+	VMULPS 64(R12), Z22, Z9
+	VMULPS 128(R12), Z22, Z10
+	VMULPS 192(R12), Z22, Z11
+	VMULPS (R12)(R11*1), Z23, Z12
+	VMULPS 64(R12)(R11*1), Z23, Z13
+	VMULPS 128(R12)(R11*1), Z23, Z14
+	VMULPS 192(R12)(R11*1), Z23, Z15
+	MOVQ SI, AX
+	LEAQ (SI)(R9*2), R13
+	MOVQ DX, BX
+	MOVQ k+24(FP), R12
+m4zmaink:
+	VMOVUPS (BX), Z16
+	VMOVUPS 64(BX), Z17
+	VMOVUPS 128(BX), Z18
+	VMOVUPS 192(BX), Z19
+	VBROADCASTSS (AX), Z20
+	VBROADCASTSS (AX)(R9*1), Z21
+	VBROADCASTSS (R13), Z22
+	VBROADCASTSS (R13)(R9*1), Z23
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z20, Z17, Z1
+	VFMADD231PS Z20, Z18, Z2
+	VFMADD231PS Z20, Z19, Z3
+	VFMADD231PS Z21, Z16, Z4
+	VFMADD231PS Z21, Z17, Z5
+	VFMADD231PS Z21, Z18, Z6
+	VFMADD231PS Z21, Z19, Z7
+	VFMADD231PS Z22, Z16, Z8
+	VFMADD231PS Z22, Z17, Z9
+	VFMADD231PS Z22, Z18, Z10
+	VFMADD231PS Z22, Z19, Z11
+	VFMADD231PS Z23, Z16, Z12
+	VFMADD231PS Z23, Z17, Z13
+	VFMADD231PS Z23, Z18, Z14
+	VFMADD231PS Z23, Z19, Z15
+	ADDQ $4, AX
+	ADDQ $4, R13
+	ADDQ R10, BX
+	DECQ R12
+	JNZ  m4zmaink
+	LEAQ (DI)(R11*2), R12
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VMOVUPS Z4, (DI)(R11*1)
+	VMOVUPS Z5, 64(DI)(R11*1)
+	VMOVUPS Z6, 128(DI)(R11*1)
+	VMOVUPS Z7, 192(DI)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z9, 64(R12)
+	VMOVUPS Z10, 128(R12)
+	VMOVUPS Z11, 192(R12)
+	VMOVUPS Z12, (R12)(R11*1)
+	VMOVUPS Z13, 64(R12)(R11*1)
+	VMOVUPS Z14, 128(R12)(R11*1)
+	VMOVUPS Z15, 192(R12)(R11*1)
+	ADDQ $256, DI
+	ADDQ $256, DX
+	SUBQ $64, R8
+	JMP  m4zmain
+
+m4ztail:
+	CMPQ R8, $16
+	JLT  m4zdone
+	MOVQ cs+64(FP), AX
+	MOVQ css+72(FP), BX
+	LEAQ (AX)(BX*2), R13
+	VBROADCASTSS (AX), Z20
+	VBROADCASTSS (AX)(BX*1), Z21
+	VBROADCASTSS (R13), Z22
+	VBROADCASTSS (R13)(BX*1), Z23
+	LEAQ (DI)(R11*2), R12
+	VMULPS (DI), Z20, Z0
+	VMULPS (DI)(R11*1), Z21, Z4
+	VMULPS (R12), Z22, Z8
+	VMULPS (R12)(R11*1), Z23, Z12
+	MOVQ SI, AX
+	LEAQ (SI)(R9*2), R13
+	MOVQ DX, BX
+	MOVQ k+24(FP), R12
+m4ztailk:
+	VMOVUPS (BX), Z16
+	VBROADCASTSS (AX), Z20
+	VBROADCASTSS (AX)(R9*1), Z21
+	VBROADCASTSS (R13), Z22
+	VBROADCASTSS (R13)(R9*1), Z23
+	VFMADD231PS Z20, Z16, Z0
+	VFMADD231PS Z21, Z16, Z4
+	VFMADD231PS Z22, Z16, Z8
+	VFMADD231PS Z23, Z16, Z12
+	ADDQ $4, AX
+	ADDQ $4, R13
+	ADDQ R10, BX
+	DECQ R12
+	JNZ  m4ztailk
+	LEAQ (DI)(R11*2), R12
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z4, (DI)(R11*1)
+	VMOVUPS Z8, (R12)
+	VMOVUPS Z12, (R12)(R11*1)
+	ADDQ $64, DI
+	ADDQ $64, DX
+	SUBQ $16, R8
+	JMP  m4ztail
+
+m4zdone:
+	VZEROUPPER
+	RET
+
+// func mm1Z(c, a, b *float32, k, n, ldb int, cs *float32)
+//
+// mm4Z for one row of C (DI) and of A (SI), cs at cs: 64 columns a
+// pass, then 16.
+TEXT ·mm1Z(SB), NOSPLIT, $0-56
+	MOVQ c+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+32(FP), R8
+	MOVQ ldb+40(FP), R10
+	MOVQ cs+48(FP), AX
+	VBROADCASTSS (AX), Z31
+
+m1zmain:
+	CMPQ R8, $64
+	JLT  m1ztail
+	VMULPS (DI), Z31, Z0
+	VMULPS 64(DI), Z31, Z1
+	VMULPS 128(DI), Z31, Z2
+	VMULPS 192(DI), Z31, Z3
+	MOVQ SI, AX
+	MOVQ DX, BX
+	MOVQ k+24(FP), R12
+m1zmaink:
+	VBROADCASTSS (AX), Z20
+	VFMADD231PS (BX), Z20, Z0
+	VFMADD231PS 64(BX), Z20, Z1
+	VFMADD231PS 128(BX), Z20, Z2
+	VFMADD231PS 192(BX), Z20, Z3
+	ADDQ $4, AX
+	ADDQ R10, BX
+	DECQ R12
+	JNZ  m1zmaink
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, DX
+	SUBQ $64, R8
+	JMP  m1zmain
+
+m1ztail:
+	CMPQ R8, $16
+	JLT  m1zdone
+	VMULPS (DI), Z31, Z0
+	MOVQ SI, AX
+	MOVQ DX, BX
+	MOVQ k+24(FP), R12
+m1ztailk:
+	VBROADCASTSS (AX), Z20
+	VFMADD231PS (BX), Z20, Z0
+	ADDQ $4, AX
+	ADDQ R10, BX
+	DECQ R12
+	JNZ  m1ztailk
+	VMOVUPS Z0, (DI)
+	ADDQ $64, DI
+	ADDQ $64, DX
+	SUBQ $16, R8
+	JMP  m1ztail
+
+m1zdone:
+	VZEROUPPER
+	RET
+
+// func deltaRowsZ(s, k, q, u *float32, dk, dv int, eg float32)
+//
+// Per 64 columns: u (Z0-Z3, read from u) and the output sums
+// (Z4-Z7); for each of the dk rows of S (SI, R10 bytes apart) the new
+// row eg*S + k[i]*u (Z8-Z11) is stored and added, times q[i], to the
+// sums, which then replace u. The last columns go 16 at a time.
+TEXT ·deltaRowsZ(SB), NOSPLIT, $0-52
+	MOVQ s+0(FP), SI
+	MOVQ u+24(FP), DI
+	MOVQ dv+40(FP), R8
+	MOVQ R8, R10
+	SHLQ $2, R10
+	VBROADCASTSS eg+48(FP), Z31
+
+drzmain:
+	CMPQ R8, $64
+	JLT  drztail
+	VMOVUPS (DI), Z0
+	VXORPS Z4, Z4, Z4
+	VMOVUPS 64(DI), Z1
+	VXORPS Z5, Z5, Z5
+	VMOVUPS 128(DI), Z2
+	VXORPS Z6, Z6, Z6
+	VMOVUPS 192(DI), Z3
+	VXORPS Z7, Z7, Z7
+	MOVQ SI, BX
+	MOVQ k+8(FP), AX
+	MOVQ q+16(FP), DX
+	MOVQ dk+32(FP), R12
+drzmaink:
+	VBROADCASTSS (AX), Z12
+	VBROADCASTSS (DX), Z13
+	VMULPS (BX), Z31, Z8
+	VMULPS 64(BX), Z31, Z9
+	VMULPS 128(BX), Z31, Z10
+	VMULPS 192(BX), Z31, Z11
+	VFMADD231PS Z12, Z0, Z8
+	VFMADD231PS Z12, Z1, Z9
+	VFMADD231PS Z12, Z2, Z10
+	VFMADD231PS Z12, Z3, Z11
+	VMOVUPS Z8, (BX)
+	VMOVUPS Z9, 64(BX)
+	VMOVUPS Z10, 128(BX)
+	VMOVUPS Z11, 192(BX)
+	VFMADD231PS Z13, Z8, Z4
+	VFMADD231PS Z13, Z9, Z5
+	VFMADD231PS Z13, Z10, Z6
+	VFMADD231PS Z13, Z11, Z7
+	ADDQ $4, AX
+	ADDQ $4, DX
+	ADDQ R10, BX
+	DECQ R12
+	JNZ  drzmaink
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, 64(DI)
+	VMOVUPS Z6, 128(DI)
+	VMOVUPS Z7, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	SUBQ $64, R8
+	JMP  drzmain
+
+drztail:
+	CMPQ R8, $16
+	JLT  drzdone
+	VMOVUPS (DI), Z0
+	VXORPS Z4, Z4, Z4
+	MOVQ SI, BX
+	MOVQ k+8(FP), AX
+	MOVQ q+16(FP), DX
+	MOVQ dk+32(FP), R12
+drztailk:
+	VBROADCASTSS (AX), Z12
+	VBROADCASTSS (DX), Z13
+	VMULPS (BX), Z31, Z8
+	VFMADD231PS Z12, Z0, Z8
+	VMOVUPS Z8, (BX)
+	VFMADD231PS Z13, Z8, Z4
+	ADDQ $4, AX
+	ADDQ $4, DX
+	ADDQ R10, BX
+	DECQ R12
+	JNZ  drztailk
+	VMOVUPS Z4, (DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	SUBQ $16, R8
+	JMP  drztail
+
+drzdone:
+	VZEROUPPER
+	RET
