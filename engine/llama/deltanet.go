@@ -38,7 +38,7 @@ type linearScratch struct {
 	rows         []Row    // the step's rows, while the tasks run
 	layer        int      // the linear layer in flight, read by the pool's workers
 	fn           func(lo, hi int)
-	scratch      [][]float32 // per attention part: the delta rule's scratch
+	parts        []deltaScratch // per attention part: the chunked form's gathered rows and scratch
 }
 
 // linRun is a run of rows of one slot: [first, first+n) of the step.
@@ -58,10 +58,7 @@ func (s *State) growLinear(n int) {
 	sc.o = make([]float32, n*ls.VDim())
 	if sc.fn == nil {
 		sc.fn = s.deltaPart
-		sc.scratch = make([][]float32, s.attParts)
-		for i := range sc.scratch {
-			sc.scratch[i] = make([]float32, ls.ValueDim)
-		}
+		sc.parts = make([]deltaScratch, s.attParts)
 	}
 }
 
@@ -279,39 +276,63 @@ func (s *State) deltaTasks(part, first, stride int) {
 }
 
 // deltaHead runs the delta rule of value head h over one run: each row's
-// output into s.lin.o, the slot's state matrix updated.
+// output into s.lin.o, the slot's state matrix updated. A decode row takes
+// the recurrent form; a prefill run the chunked form, in chunks that begin
+// at multiples of deltaChunk positions of the sequence (not of the run), so
+// that a prompt split across steps at such multiples gives the same bits.
 func (s *State) deltaHead(part int, run linRun, h int) {
 	c := s.m.Config
 	ls := c.Linear
 	sc := &s.lin
 	dk, dv, convDim, vDim, vh := ls.KeyDim, ls.ValueDim, ls.ConvDim(), ls.VDim(), ls.ValueHeads
-	slot := sc.rows[run.first].Slot
-	_, mats := s.recState(slot, c.linIndex(sc.layer), -1)
+	first := sc.rows[run.first]
+	_, mats := s.recState(first.Slot, c.linIndex(sc.layer), -1)
 	S := mats[h*dk*dv : (h+1)*dk*dv]
 	kh := ls.keyHead(h)
 	qo, ko, vo := kh*dk, ls.QKDim()+kh*dk, 2*ls.QKDim()+h*dv
-	for i := run.first; i < run.first+run.n; i++ {
+	if run.n == 1 {
+		i := run.first
 		x := sc.qkv[i*convDim : (i+1)*convDim]
-		deltaStep(S, dk, dv, x[qo:qo+dk], x[ko:ko+dk], x[vo:vo+dv], sc.a[i*vh+h], sc.b[i*vh+h], sc.o[i*vDim+h*dv:i*vDim+(h+1)*dv], sc.scratch[part])
+		kernels.DeltaStep(S, dk, dv, x[qo:qo+dk], x[ko:ko+dk], x[vo:vo+dv], sc.a[i*vh+h], sc.b[i*vh+h], sc.o[i*vDim+h*dv:i*vDim+(h+1)*dv])
+		return
+	}
+	ds := &sc.parts[part]
+	ds.grow(dk, dv)
+	for lo := 0; lo < run.n; {
+		n := min(run.n-lo, deltaChunk-(first.Pos+lo)%deltaChunk)
+		for j := range n {
+			i := run.first + lo + j
+			x := sc.qkv[i*convDim : (i+1)*convDim]
+			copy(ds.q[j*dk:(j+1)*dk], x[qo:qo+dk])
+			copy(ds.k[j*dk:(j+1)*dk], x[ko:ko+dk])
+			copy(ds.v[j*dv:(j+1)*dv], x[vo:vo+dv])
+			ds.g[j], ds.beta[j] = sc.a[i*vh+h], sc.b[i*vh+h]
+		}
+		kernels.DeltaChunk(S, dk, dv, n, ds.q[:n*dk], ds.k[:n*dk], ds.v[:n*dv], ds.g[:n], ds.beta[:n], ds.out[:n*dv], ds.work)
+		for j := range n {
+			i := run.first + lo + j
+			copy(sc.o[i*vDim+h*dv:i*vDim+(h+1)*dv], ds.out[j*dv:(j+1)*dv])
+		}
+		lo += n
 	}
 }
 
-// deltaStep is the recurrent delta rule for one token of one head.
-func deltaStep(S []float32, dk, dv int, q, k, v []float32, g, beta float32, out, u []float32) {
-	e := float32(math.Exp(float64(g)))
-	clear(u)
-	for i := range dk {
-		kernels.Axpy(k[i], S[i*dv:(i+1)*dv], u)
+// deltaChunk is the chunk of the delta rule's chunked form, in positions.
+const deltaChunk = 64
+
+// deltaScratch is one attention part's scratch of the chunked form: a
+// chunk's rows of one head gathered, its outputs, the kernel's work space.
+type deltaScratch struct {
+	q, k, v, out, g, beta, work []float32
+}
+
+// grow sizes the scratch for chunks of heads of dk and dv values, once.
+func (d *deltaScratch) grow(dk, dv int) {
+	if d.work != nil {
+		return
 	}
-	for j := range u {
-		u[j] = beta * (v[j] - e*u[j])
-	}
-	clear(out)
-	for i := range dk {
-		row := S[i*dv : (i+1)*dv]
-		for j := range row {
-			row[j] = e*row[j] + k[i]*u[j]
-		}
-		kernels.Axpy(q[i], row, out)
-	}
+	d.q, d.k = make([]float32, deltaChunk*dk), make([]float32, deltaChunk*dk)
+	d.v, d.out = make([]float32, deltaChunk*dv), make([]float32, deltaChunk*dv)
+	d.g, d.beta = make([]float32, deltaChunk), make([]float32, deltaChunk)
+	d.work = make([]float32, kernels.DeltaChunkScratch(deltaChunk, dk, dv))
 }
