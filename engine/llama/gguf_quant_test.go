@@ -33,15 +33,24 @@ func quantSeed(tb testing.TB, c Config, typ kernels.DType, untied bool) []byte {
 	return ggufBytes(tb, randomQuantModel(tb, m, typ, 1), typ, nil)
 }
 
-// TestGGUFQuantRoundTrip writes random models of every quantized type as
-// GGUF and loads them back: the matrices keep their type and bytes (they
-// alias the file, no dequantized copy), and the logits equal those of the
-// in-memory model bit for bit.
+// TestGGUFQuantRoundTrip writes random models (a llama and a Qwen3.5
+// hybrid) of every quantized type as GGUF and loads them back: the
+// matrices keep their type and bytes (they alias the file, no dequantized
+// copy), and the logits equal those of the in-memory model bit for bit.
 func TestGGUFQuantRoundTrip(t *testing.T) {
-	c := Config{Dim: 256, HiddenDim: 512, Layers: 1, Heads: 4, KVHeads: 2, Vocab: 9, SeqLen: 8}
+	dense := Config{Dim: 256, HiddenDim: 512, Layers: 1, Heads: 4, KVHeads: 2, Vocab: 9, SeqLen: 8}
+	hybrid := Config{Arch: "qwen35", Dim: 256, HiddenDim: 512, Layers: 2, Heads: 2, KVHeads: 1, HeadSize: 128, Vocab: 9, SeqLen: 8,
+		Rope: RopeNeoX, QKNorm: true, RotaryDim: 32, AttnGate: true, FullAttnInterval: 2,
+		Linear: LinearShape{KeyHeads: 2, ValueHeads: 4, KeyDim: 32, ValueDim: 64, ConvKernel: 4, Tiled: true}}
+	for _, c := range []Config{dense, hybrid} {
+		testGGUFQuantRoundTrip(t, c)
+	}
+}
+
+func testGGUFQuantRoundTrip(t *testing.T, c Config) {
 	for _, typ := range []kernels.DType{kernels.Q4_0, kernels.Q4_1, kernels.Q5_0, kernels.Q5_1, kernels.Q8_0,
 		kernels.Q2_K, kernels.Q3_K, kernels.Q4_K, kernels.Q5_K, kernels.Q6_K, kernels.BF16} {
-		t.Run(typ.String(), func(t *testing.T) {
+		t.Run(c.Arch+"/"+typ.String(), func(t *testing.T) {
 			base, err := NewRandom(c, 3, true)
 			if err != nil {
 				t.Fatal(err)
@@ -54,6 +63,9 @@ func TestGGUFQuantRoundTrip(t *testing.T) {
 			}
 			if string(got.Layers[0].W2.Raw) != string(want.Layers[0].W2.Raw) {
 				t.Fatal("ffn_down bytes changed through GGUF")
+			}
+			if c.Hybrid() && string(got.Layers[0].Lin.WQKV.Raw) != string(want.Layers[0].Lin.WQKV.Raw) {
+				t.Fatal("attn_qkv bytes changed through GGUF")
 			}
 			tokens := []int{1, 8, 3, 3}
 			wl, gl := sequenceLogits(want, tokens), sequenceLogits(got, tokens)
