@@ -63,9 +63,6 @@ func New(b Backend, cfg Config, opts ...Option) (*Engine, error) {
 	if b == nil {
 		return nil, errors.New("engine: nil backend")
 	}
-	if pc, ok := b.(interface{ PrefixCacheable() bool }); ok && !pc.PrefixCacheable() {
-		cfg.PrefixCacheOff = true // a hybrid model's recurrent layers cannot resume from a cached prefix
-	}
 	rc, err := cfg.resolve(b)
 	if err != nil {
 		return nil, err

@@ -60,6 +60,9 @@ func (a *actor) lookUp(r *request) bool {
 	use := PrefixUse{Prefilled: len(r.prompt), Stop: PrefixStopOff}
 	if pb := a.e.prefixBackend(); pb != nil {
 		k := min(prefixLeaderTokens, len(r.prompt)-1)
+		if mid, ok := pb.(interface{ PrefixMidSequence() bool }); ok && !mid.PrefixMidSequence() {
+			k = 0 // a hybrid resumes only where a sequence ended: waiting for one being prefilled gains nothing
+		}
 		for _, p := range a.prefilled {
 			if k > 0 && len(p.prompt) >= k && slices.Equal(p.prompt[:k], r.prompt[:k]) {
 				return false

@@ -99,7 +99,7 @@ const (
 	// prefix_cache object (docs/latency-guide.md#prefix-cache). The source
 	// (shared_prefix, same_slot, checkpoint) is absent when nothing was
 	// reused; the stop reason is off, prompt_end, uncached, diverged,
-	// evicted or other_adapter, and reuse stopped at token
+	// evicted, other_adapter or no_checkpoint, and reuse stopped at token
 	// AttrPrefixCachedTokens.
 	AttrPrefixCachedTokens    = "kiln.prefix_cache.cached_tokens"
 	AttrPrefixPrefilledTokens = "kiln.prefix_cache.prefilled_tokens"

@@ -223,11 +223,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	for _, what := range model.Model.Skipped {
 		log.Info().Str("skipped", what).Msg("not loaded: " + what)
 	}
-	if model.Model.Config.Hybrid() && !cfg.Engine.PrefixCacheOff {
-		log.Info().Str("architecture", model.Model.Config.Arch).
-			Msg("prefix cache off: this model's recurrent (Gated DeltaNet) layers cannot resume from a cached prefix yet")
-		cfg.Engine.PrefixCacheOff = true
-	}
 
 	pool := newServePool(&cfg)
 	defer pool.Close()

@@ -24,9 +24,12 @@ import (
 //
 // Hybrid models (recurrent layers beside attention) fit the same tree:
 // their recurrent state cannot be cut at an arbitrary token, so such a
-// model keeps a state checkpoint on the entries where a prompt and a
-// generation ended (the frozen tail of a sequence), and a match may stop
-// only at an entry with a checkpoint (PrefixSourceCheckpoint).
+// model keeps a state checkpoint on the entry where a sequence ended (its
+// frozen tail: a prompt and its generation, the next chat turn's prefix),
+// and a match may stop only at an entry with a checkpoint
+// (PrefixSourceCheckpoint; a longer match without one stops at
+// no_checkpoint). A checkpoint is the whole recurrent state of a slot; it
+// counts against the cache's bound like idle blocks (prefix_ckpt.go).
 //
 // Entries no sequence uses (idle) are evicted least recently used first,
 // leaves before their parents, when the idle bytes pass the bound the
@@ -57,6 +60,9 @@ type prefixNode struct {
 	hash     uint64  // of the path's tokens through this node (whole nodes and the root)
 	used     uint64  // the cache's clock at its latest use
 	writer   int     // the slot that wrote it
+	// ckpt is a hybrid's recurrent state after the node's last token, kept
+	// when a sequence ended there (a frozen tail); nil otherwise.
+	ckpt []float32
 }
 
 // prefixCache is the State's cache; its zero value is off.
@@ -66,6 +72,7 @@ type prefixCache struct {
 	clock  uint64
 	cached int   // blocks in the trees
 	idle   int   // of which no sequence references
+	ckpts  int   // recurrent-state checkpoints (a hybrid's)
 	limit  int64 // the idle bytes allowed; negative: unbounded
 	seed   maphash.Seed
 	ghosts ghostSet
@@ -76,7 +83,6 @@ type prefixCache struct {
 // every idle entry (as a trim does); sequences running keep their blocks.
 func (s *State) SetPrefixCache(on bool) {
 	c := &s.cache
-	on = on && s.PrefixCacheable()
 	if on && c.spaces == nil {
 		c.spaces = make(map[PrefixKey]*prefixSpace)
 		c.seed = maphash.MakeSeed()
@@ -88,11 +94,10 @@ func (s *State) SetPrefixCache(on bool) {
 	c.on = on
 }
 
-// PrefixCacheable reports whether the model's sequences can resume from a
-// cached prefix: a hybrid's recurrent layers keep no state per position,
-// so its cache stays off (see the doc comment above for the checkpoints it
-// would need).
-func (s *State) PrefixCacheable() bool { return !s.m.Config.Hybrid() }
+// PrefixMidSequence reports whether a sequence may resume from any cached
+// position, including one another sequence is still writing; a hybrid's
+// resumes only where a sequence ended (its recurrent state's checkpoint).
+func (s *State) PrefixMidSequence() bool { return s.rec == nil }
 
 // PrefixCacheOn reports whether the prefix cache is on.
 func (s *State) PrefixCacheOn() bool { return s.cache.on }
@@ -105,9 +110,13 @@ func (s *State) PrefixCacheOn() bool { return s.cache.on }
 // off it reuses nothing and the sequence is not cached.
 func (s *State) Reuse(slot int, key PrefixKey, prompt []int) timing.PrefixUse {
 	kv := &s.slots[slot]
+	if s.rec != nil {
+		s.checkpoint(slot)
+	}
 	if len(kv.blocks) > 0 || len(kv.toks) > 0 || kv.space != nil {
 		s.releaseSlot(kv)
 	}
+	s.releaseRec(slot)
 	use := timing.PrefixUse{Prefilled: len(prompt), Stop: timing.PrefixStopOff}
 	c := &s.cache
 	if !c.on {
@@ -117,6 +126,11 @@ func (s *State) Reuse(slot int, key PrefixKey, prompt []int) timing.PrefixUse {
 	kv.space = sp
 	limit := max(len(prompt)-1, 0)
 	path, best, bestN := match(&sp.root, prompt, limit)
+	var ck *prefixNode
+	matched := len(path)*kvBlockLen + bestN
+	if s.rec != nil {
+		path, best, bestN, ck = checkpointCut(path, best, bestN)
+	}
 	node, same := &sp.root, true
 	now := c.tick()
 	for _, n := range path {
@@ -129,6 +143,9 @@ func (s *State) Reuse(slot int, key PrefixKey, prompt []int) timing.PrefixUse {
 	}
 	pos := len(path) * kvBlockLen
 	use.Stop = c.stopReason(sp, node, best, bestN, prompt, pos, limit)
+	if pos+bestN < matched {
+		use.Stop = timing.PrefixStopNoCheckpoint
+	}
 	if bestN > 0 {
 		// The block where the match ends: copied up to the exact token,
 		// and this sequence's live entry from there.
@@ -145,6 +162,10 @@ func (s *State) Reuse(slot int, key PrefixKey, prompt []int) timing.PrefixUse {
 		use.Source = timing.PrefixSourceShared
 		if same {
 			use.Source = timing.PrefixSourceSlot
+		}
+		if ck != nil {
+			s.restoreCheckpoint(slot, ck, pos)
+			use.Source = timing.PrefixSourceCheckpoint
 		}
 		c.stats.Hits++
 	}
@@ -335,7 +356,7 @@ func (s *State) whole(kv *kvSlot, bi int, n *prefixNode) {
 func (s *State) dropSubsumed(n *prefixNode) {
 	for i := 0; i < len(n.parent.children); i++ {
 		m := n.parent.children[i]
-		if m != n && m.owner == nil && m.blk.refs == 0 && len(m.children) == 0 && len(m.toks) <= len(n.toks) && commonPrefix(m.toks, n.toks) == len(m.toks) {
+		if m != n && m.owner == nil && m.blk.refs == 0 && len(m.children) == 0 && m.ckpt == nil && len(m.toks) <= len(n.toks) && commonPrefix(m.toks, n.toks) == len(m.toks) {
 			s.evict(m, timing.PrefixEvictSubsumed)
 			i--
 		}
@@ -354,7 +375,7 @@ func (s *State) freeze(kv *kvSlot) {
 	n.owner = nil
 	for _, m := range n.parent.children {
 		if m != n && len(m.toks) >= len(n.toks) && commonPrefix(m.toks, n.toks) == len(n.toks) {
-			if n.blk.refs == 0 && len(n.children) == 0 {
+			if n.blk.refs == 0 && len(n.children) == 0 && n.ckpt == nil {
 				s.evict(n, timing.PrefixEvictSubsumed)
 			}
 			return

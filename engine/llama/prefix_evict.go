@@ -19,10 +19,17 @@ func (s *State) SetPrefixLimit(limit int64, reason timing.PrefixEvict) int64 {
 // bytes are within the cache's bound, and returns the bytes evicted.
 func (s *State) fitIdle(reason timing.PrefixEvict) int64 {
 	c := &s.cache
-	if c.limit < 0 || int64(c.idle)*s.blockBytes() <= c.limit {
+	if c.limit < 0 || s.idleBytes() <= c.limit {
 		return 0
 	}
-	return s.evictLRU(c.roots(nil), int(c.limit/s.blockBytes()), reason)
+	return s.evictLRU(c.roots(nil), c.limit, reason)
+}
+
+// idleBytes is the memory of the idle entries and of every recurrent-state
+// checkpoint (a hybrid's: a sequence reusing one copies it, so a
+// checkpoint is never in use).
+func (s *State) idleBytes() int64 {
+	return int64(s.cache.idle)*s.blockBytes() + int64(s.cache.ckpts)*s.RecurrentBytesPerSlot()
 }
 
 // SupersedePrefixes retires the namespaces of adapter under a revision
@@ -47,8 +54,8 @@ func (s *State) PrefixStats() timing.PrefixCacheStats {
 	st := c.stats
 	st.Enabled = c.on
 	st.LimitBytes = c.limit
-	st.Bytes = int64(c.cached) * s.blockBytes()
-	st.IdleBytes = int64(c.idle) * s.blockBytes()
+	st.Bytes = int64(c.cached)*s.blockBytes() + int64(c.ckpts)*s.RecurrentBytesPerSlot()
+	st.IdleBytes = s.idleBytes()
 	st.Blocks = c.cached
 	st.BlockLen = kvBlockLen
 	return st
@@ -84,7 +91,20 @@ func (s *State) evict(n *prefixNode, reason timing.PrefixEvict) {
 	s.free = append(s.free, n.blk)
 	n.blk = nil
 	c.stats.Evictions[reason]++
-	c.stats.EvictedBytes[reason] += uint64(s.blockBytes())
+	c.stats.EvictedBytes[reason] += uint64(s.blockBytes() + s.dropCheckpoint(n))
+}
+
+// dropCheckpoint drops n's recurrent-state checkpoint, if it has one (its
+// buffer kept for the next sequences, as a released slot's), and returns
+// its bytes.
+func (s *State) dropCheckpoint(n *prefixNode) int64 {
+	if n.ckpt == nil {
+		return 0
+	}
+	s.recFree = append(s.recFree, n.ckpt)
+	n.ckpt = nil
+	s.cache.ckpts--
+	return s.RecurrentBytesPerSlot()
 }
 
 // dropPath evicts n and its ancestors while they are idle leaves (a
@@ -116,13 +136,15 @@ func (c *prefixCache) roots(sp *prefixSpace) []*prefixNode {
 }
 
 // evictLRU evicts the idle leaves under roots, least recently used first
-// and a parent once it is an idle leaf, until at most keep idle blocks
-// remain (keep < 0: all of them), and returns the bytes evicted. An idle
-// entry's whole subtree is idle (a sequence using a block uses its
-// ancestors), so every idle entry under roots is reached.
-func (s *State) evictLRU(roots []*prefixNode, keep int, reason timing.PrefixEvict) int64 {
+// and a parent once it is an idle leaf, until at most keep bytes of idle
+// entries and checkpoints remain (keep < 0: none of them), and returns the
+// bytes evicted. An idle entry's whole subtree is idle (a sequence using a
+// block uses its ancestors), so every idle entry under roots is reached;
+// checkpoints on entries in use go last, when the bound still does not
+// hold.
+func (s *State) evictLRU(roots []*prefixNode, keep int64, reason timing.PrefixEvict) int64 {
 	c := &s.cache
-	before := c.idle
+	before := s.idleBytes()
 	var h lruHeap
 	var walk func(n *prefixNode)
 	walk = func(n *prefixNode) {
@@ -137,7 +159,7 @@ func (s *State) evictLRU(roots []*prefixNode, keep int, reason timing.PrefixEvic
 		walk(r)
 	}
 	heap.Init(&h)
-	for (keep < 0 || c.idle > keep) && h.Len() > 0 {
+	for (keep < 0 || s.idleBytes() > keep) && h.Len() > 0 {
 		n := heap.Pop(&h).(*prefixNode)
 		p := n.parent
 		s.evict(n, reason)
@@ -145,7 +167,21 @@ func (s *State) evictLRU(roots []*prefixNode, keep int, reason timing.PrefixEvic
 			heap.Push(&h, p)
 		}
 	}
-	return int64(before-c.idle) * s.blockBytes()
+	if c.ckpts > 0 && (keep < 0 || s.idleBytes() > keep) {
+		var drop func(n *prefixNode)
+		drop = func(n *prefixNode) {
+			for _, ch := range n.children {
+				drop(ch)
+			}
+			if keep < 0 || s.idleBytes() > keep {
+				c.stats.EvictedBytes[reason] += uint64(s.dropCheckpoint(n))
+			}
+		}
+		for _, r := range roots {
+			drop(r)
+		}
+	}
+	return before - s.idleBytes()
 }
 
 // lruHeap orders idle leaves by their latest use.

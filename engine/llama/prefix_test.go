@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kiln-ai/kiln/engine/internal/testshared"
 	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -14,6 +15,16 @@ import (
 // prefixTestConfig is a small shape with a context of several blocks.
 func prefixTestConfig() Config {
 	return Config{Arch: "llama", Dim: 64, HiddenDim: 96, Layers: 2, Heads: 4, KVHeads: 2, Vocab: 40, SeqLen: 400}
+}
+
+// prefixHybridConfig is a Qwen3.5 hybrid of prefixTestConfig's size: a
+// Gated DeltaNet layer, then a gated attention layer, twice.
+func prefixHybridConfig() Config {
+	c := prefixTestConfig()
+	c.Arch, c.Rope, c.QKNorm, c.HeadSize, c.RotaryDim, c.AttnGate = "qwen35", RopeNeoX, true, 16, 8, true
+	c.FullAttnInterval, c.Layers = 2, 4
+	c.Linear = LinearShape{KeyHeads: 2, ValueHeads: 4, KeyDim: 16, ValueDim: 16, ConvKernel: 4, Tiled: true}
+	return c
 }
 
 var baseKey = PrefixKey{Adapter: "base", Revision: "base"}
@@ -103,14 +114,14 @@ func TestPrefixCacheSameAnswers(t *testing.T) {
 		}
 		return q4, q4ad
 	}
-	float := func(t *testing.T) (*Model, *Adapter) {
-		m, err := NewRandom(prefixTestConfig(), 11, true)
+	float := func(t *testing.T, c Config) (*Model, *Adapter) {
+		m, err := NewRandom(c, 11, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		lora := newTestLoRA(m, 4, 8, 3, allLoraKinds...)
 		path := filepath.Join(t.TempDir(), "a.gguf")
-		lora.writeGGUF(t, path, "llama", m, nil)
+		lora.writeGGUF(t, path, c.Arch, m, nil)
 		ad, err := LoadAdapter(path, m)
 		if err != nil {
 			t.Fatal(err)
@@ -122,7 +133,13 @@ func TestPrefixCacheSameAnswers(t *testing.T) {
 		checkSameAnswers(t, m, ad, false)
 	})
 	t.Run("f32/exact", func(t *testing.T) {
-		m, ad := float(t)
+		m, ad := float(t, prefixTestConfig())
+		checkSameAnswers(t, m, ad, false)
+	})
+	// A hybrid resumes from a recurrent-state checkpoint where a sequence
+	// ended: token by token, the same bits as a fresh sequence.
+	t.Run("qwen35/exact", func(t *testing.T) {
+		m, ad := float(t, prefixHybridConfig())
 		checkSameAnswers(t, m, ad, false)
 	})
 	// The chunked arm on float products only: a quantized model's logits
@@ -131,7 +148,11 @@ func TestPrefixCacheSameAnswers(t *testing.T) {
 	// on the contiguous cache before this one), so no tolerance tells a
 	// cache bug from them there; the exact arm covers that model.
 	t.Run("f32/chunked", func(t *testing.T) {
-		m, ad := float(t)
+		m, ad := float(t, prefixTestConfig())
+		checkSameAnswers(t, m, ad, true)
+	})
+	t.Run("qwen35/chunked", func(t *testing.T) {
+		m, ad := float(t, prefixHybridConfig())
 		checkSameAnswers(t, m, ad, true)
 	})
 }
@@ -155,15 +176,29 @@ func checkSameAnswers(t *testing.T, m *Model, ad *Adapter, chunked bool) {
 		return t
 	}
 	system := draw(150)
+	if m.Config.Hybrid() {
+		system = draw(30) // shorter conversations: follow-ups stay under the 300-token cut, which ends before a checkpoint
+	}
 	var history [][]int // prompts and their answers, to extend and cut
 	hits, partial := 0, 0
-	for round := range 60 {
+	rounds := 60
+	if m.Config.Hybrid() {
+		rounds = 240
+		if testshared.Race {
+			rounds = 80 // and the race detector's pace
+		}
+		// Only follow-up turns of ended sequences hit: a checkpoint is where a sequence ended
+	}
+	var histAdapter []bool // whether each history entry ran with the adapter
+	for round := range rounds {
+		follow := -1
 		var prompt []int
 		switch k := rng.IntN(4); {
 		case k == 0 || len(history) == 0: // a new user behind the system prompt
 			prompt = append(slices.Clone(system), draw(1+rng.IntN(40))...)
 		case k == 1: // a follow-up turn: the whole history and a new message
-			prompt = append(slices.Clone(history[rng.IntN(len(history))]), draw(1+rng.IntN(30))...)
+			follow = rng.IntN(len(history))
+			prompt = append(slices.Clone(history[follow]), draw(1+rng.IntN(30))...)
 		case k == 2: // diverges inside an earlier conversation
 			h := history[rng.IntN(len(history))]
 			prompt = append(slices.Clone(h[:rng.IntN(len(h))]), draw(1+rng.IntN(20))...)
@@ -172,6 +207,9 @@ func checkSameAnswers(t *testing.T, m *Model, ad *Adapter, chunked bool) {
 		}
 		prompt = prompt[:min(len(prompt), 300)]
 		withAdapter := rng.IntN(3) == 0
+		if m.Config.Hybrid() && follow >= 0 {
+			withAdapter = histAdapter[follow] // the turn's own namespace: a hybrid reuses only where a sequence ended
+		}
 		key := baseKey
 		if withAdapter {
 			key = adKey
@@ -220,17 +258,30 @@ func checkSameAnswers(t *testing.T, m *Model, ad *Adapter, chunked bool) {
 			cached.Release(slot)
 		}
 		checkBooks(t, cached)
-		if round%10 == 9 { // bound the idle entries now and then, as admissions do
+		every := 10
+		if m.Config.Hybrid() {
+			every = 40 // a checkpoint evicted is a follow-up turn's whole reuse gone
+		}
+		if round%every == every-1 { // bound the idle entries now and then, as admissions do
 			cached.SetPrefixLimit(int64(rng.IntN(8))*cached.blockBytes(), timing.PrefixEvictCapacity)
 			checkBooks(t, cached)
 			cached.SetPrefixLimit(-1, timing.PrefixEvictCapacity)
 		}
-		history = append(history, append(prompt, gotToks[:len(gotToks)-1]...))
+		fed := gotToks[:len(gotToks)-1] // a turn's last token cut: the next turn copies a block to the token
+		if m.Config.Hybrid() {
+			fed = gotToks // everything fed: the sequence's end, where its checkpoint is
+		}
+		history = append(history, append(prompt, fed...))
+		histAdapter = append(histAdapter, withAdapter)
 		cached.SetAdapter(nil)
 		fresh.SetAdapter(nil)
 	}
-	if hits < 20 || partial < 10 {
-		t.Errorf("%d of 60 prompts reused a prefix, %d up to a token inside a block: the property was hardly exercised", hits, partial)
+	minHits := 20
+	if m.Config.Hybrid() {
+		minHits = rounds / 20 // follow-up turns of ended sequences only, one round in four picks one
+	}
+	if hits < minHits || partial < minHits/2 {
+		t.Errorf("%d of %d prompts reused a prefix, %d up to a token inside a block: the property was hardly exercised", hits, rounds, partial)
 	}
 }
 
@@ -529,7 +580,49 @@ func checkBooks(t *testing.T, s *State) {
 	if all != s.allocated || len(inTree) != s.cache.cached || idle != s.cache.idle {
 		t.Fatalf("books: %d blocks found, %d allocated; %d in the tree, %d counted; %d idle, %d counted", all, s.allocated, len(inTree), s.cache.cached, idle, s.cache.idle)
 	}
-	if s.cache.limit >= 0 && int64(idle)*s.blockBytes() > s.cache.limit {
-		t.Fatalf("%d idle blocks above the bound of %d bytes", idle, s.cache.limit)
+	if s.cache.limit >= 0 && s.idleBytes() > s.cache.limit {
+		t.Fatalf("%d idle blocks and %d checkpoints above the bound of %d bytes", idle, s.cache.ckpts, s.cache.limit)
+	}
+	checkRecBooks(t, s)
+}
+
+// checkRecBooks checks a hybrid's recurrent states: every buffer is a
+// slot's, a checkpoint's or free, once, and the checkpoints are counted.
+func checkRecBooks(t *testing.T, s *State) {
+	t.Helper()
+	if s.rec == nil {
+		return
+	}
+	seen := map[*float32]bool{}
+	add := func(b []float32) {
+		if seen[&b[0]] {
+			t.Fatalf("a recurrent-state buffer is held twice")
+		}
+		seen[&b[0]] = true
+	}
+	for _, r := range s.rec {
+		if r.data != nil {
+			add(r.data)
+		}
+	}
+	ckpts := 0
+	var walk func(n *prefixNode)
+	walk = func(n *prefixNode) {
+		for _, ch := range n.children {
+			if ch.ckpt != nil {
+				add(ch.ckpt)
+				ckpts++
+			}
+			walk(ch)
+		}
+	}
+	for _, sp := range s.cache.spaces {
+		walk(&sp.root)
+	}
+	for _, b := range s.recFree {
+		add(b)
+	}
+	if ckpts != s.cache.ckpts || len(seen) != s.recAllocated {
+		t.Fatalf("recurrent books: %d checkpoints found, %d counted; %d buffers found, %d allocated", ckpts, s.cache.ckpts, len(seen), s.recAllocated)
 	}
 }

@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kiln-ai/kiln/engine/internal/testshared"
@@ -21,6 +22,9 @@ func TestQwen35Reference(t *testing.T) {
 		}
 		defer pool.Close()
 		for _, gc := range g.Cases {
+			if testshared.Race && !strings.HasSuffix(gc.ID, "/p9") {
+				continue // one prompt per layout under the race detector; scripts/test sweeps all without it
+			}
 			t.Run(path+"/"+gc.ID, func(t *testing.T) {
 				l := openRef(t, gc.File)
 				logits, greedy := runRef(l.Model, nil, pool, gc.PromptIDs, len(gc.Greedy))

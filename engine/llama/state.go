@@ -109,6 +109,9 @@ func (s *State) Model() *Model { return s.m }
 // out-of-range slot does nothing.
 func (s *State) Release(slot int) {
 	if slot >= 0 && slot < len(s.slots) {
+		if s.rec != nil {
+			s.checkpoint(slot)
+		}
 		s.releaseSlot(&s.slots[slot])
 		s.releaseRec(slot)
 	}

@@ -32,10 +32,11 @@ const (
 	PrefixStopDiverged                       // the cache held a continuation that differs at this token
 	PrefixStopEvicted                        // the continuation was cached once and evicted
 	PrefixStopOtherAdapter                   // cached under another adapter or adapter revision only
+	PrefixStopNoCheckpoint                   // a hybrid model: cached further, but no recurrent-state checkpoint past this token
 	NumPrefixStops
 )
 
-var prefixStopNames = [...]string{"off", "prompt_end", "uncached", "diverged", "evicted", "other_adapter"}
+var prefixStopNames = [...]string{"off", "prompt_end", "uncached", "diverged", "evicted", "other_adapter", "no_checkpoint"}
 
 // String is the stop reason's wire name.
 func (s PrefixStop) String() string {
