@@ -18,8 +18,10 @@ import (
 // stays on the calling goroutine (a decode step's few rows).
 const rowWork = 1 << 15
 
-// convBlock is the number of channels a convolution task takes at a time.
-const convBlock = 16
+// convBlock is the number of channels a convolution task takes at a time:
+// a run of rows is walked once per block, so a block is many cache lines
+// of a row (16 channels, one line, made the walk a TLB miss per row).
+const convBlock = 256
 
 // prepRows convolves the step's projections (s.lin.qkv, in place, the
 // runs planned) with each slot's window and shifts the inputs into it,
