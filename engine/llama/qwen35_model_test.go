@@ -126,6 +126,23 @@ func qwen35QuantModel(tb testing.TB, c Config, mix quantMix, seed uint64) *Model
 			_ = unix.Munmap(r)
 		}
 	}, raws)
+	shapeVectors(m)
+	embed := unsafe.SliceData(m.Embed.Raw)
+	release := func(b []byte) {
+		if unsafe.SliceData(b) != embed { // the lookup reads the embedding's rows
+			_ = mmap.Release(b)
+		}
+	}
+	if err := m.finish(release); err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// shapeVectors turns the uniform draws (deviation 0.02) of m's
+// convolution taps, dt biases, decay rates and Q/K norms into NewRandom's
+// ranges.
+func shapeVectors(m *Model) {
 	for i := range m.Layers {
 		L := &m.Layers[i]
 		if L.Lin != nil {
@@ -137,7 +154,7 @@ func qwen35QuantModel(tb testing.TB, c Config, mix quantMix, seed uint64) *Model
 					v.v[j] *= v.scale
 				}
 			}
-			randomDeltaNet(L.Lin, s.ConvKernel)
+			randomDeltaNet(L.Lin, m.Config.Linear.ConvKernel)
 		}
 		for _, w := range [][]float32{L.QNorm, L.KNorm} {
 			for j := range w {
@@ -145,16 +162,6 @@ func qwen35QuantModel(tb testing.TB, c Config, mix quantMix, seed uint64) *Model
 			}
 		}
 	}
-	embed := unsafe.SliceData(m.Embed.Raw)
-	release := func(b []byte) {
-		if unsafe.SliceData(b) != embed { // the lookup reads the embedding's rows
-			_ = mmap.Release(b)
-		}
-	}
-	if err := m.finish(release); err != nil {
-		tb.Fatal(err)
-	}
-	return m
 }
 
 // fillQuant gives every matrix of mats random valid blocks (half-precision
