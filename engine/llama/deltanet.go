@@ -39,6 +39,12 @@ type linearScratch struct {
 	layer        int      // the linear layer in flight, read by the pool's workers
 	fn           func(lo, hi int)
 	parts        []deltaScratch // per attention part: the chunked form's gathered rows and scratch
+
+	// The per-row work in flight (deltanet_rows.go), read by the pool's
+	// workers, and its tasks, bound once so that a step allocates nothing.
+	d                     *DeltaNet
+	li                    int
+	convFn, rowFn, normFn func(lo, hi int)
 }
 
 // linRun is a run of rows of one slot: [first, first+n) of the step.
@@ -58,6 +64,7 @@ func (s *State) growLinear(n int) {
 	sc.o = make([]float32, n*ls.VDim())
 	if sc.fn == nil {
 		sc.fn = s.deltaPart
+		sc.convFn, sc.rowFn, sc.normFn = s.convPart, s.rowPart, s.normPart
 		sc.parts = make([]deltaScratch, s.attParts)
 	}
 }
@@ -143,62 +150,13 @@ func (s *State) deltaNet(l int, d *DeltaNet, rows []Row, xb []float32) {
 	s.pool.MatMulSet(sc.outs[:], sc.ws[:], xb, n)
 	s.addLoRASet(l, loraLinQKV, sc.outs[:2], xb, n)
 
-	li := c.linIndex(l)
-	for i, r := range rows {
-		win, _ := s.recState(r.Slot, li, r.Pos)
-		s.convRow(d, win, qkv[i*convDim:(i+1)*convDim])
-		s.gates(d, b[i*vh:(i+1)*vh], a[i*vh:(i+1)*vh])
-	}
 	s.planRuns(rows)
+	s.prepRows(d, rows, c.linIndex(l))
 	sc.layer = l
 	s.runDelta(rows)
-	for i := range n {
-		for h := range vh {
-			oh := o[i*vDim+h*ls.ValueDim : i*vDim+(h+1)*ls.ValueDim]
-			zh := z[i*vDim+h*ls.ValueDim : i*vDim+(h+1)*ls.ValueDim]
-			kernels.RMSNorm(oh, oh, d.Norm, c.NormEps)
-			kernels.SiLU(zh)
-			for j, g := range zh {
-				oh[j] *= g
-			}
-		}
-	}
+	s.gatedNorm(d, n)
 	s.pool.MatMul(xb, &d.WOut, o, n)
 	s.addLoRA(l, loraLinOut, xb, o, n)
-}
-
-// convRow convolves one row's projections x (ConvDim) with the window of
-// the slot's previous inputs, in place, applies SiLU, shifts x into the
-// window, and L2-normalises the row's query and key heads (the queries
-// also scaled by 1/sqrt(KeyDim)).
-func (s *State) convRow(d *DeltaNet, win, x []float32) {
-	ls := s.m.Config.Linear
-	k, cd := ls.ConvKernel, ls.ConvDim()
-	for ch, v := range x {
-		w := d.Conv[ch*k : (ch+1)*k]
-		var y float32
-		for j := range k - 1 {
-			y += w[j] * win[j*cd+ch]
-		}
-		y += w[k-1] * v
-		for j := range k - 2 {
-			win[j*cd+ch] = win[(j+1)*cd+ch]
-		}
-		win[(k-2)*cd+ch] = v
-		x[ch] = y
-	}
-	kernels.SiLU(x)
-	qk, dk := ls.QKDim(), ls.KeyDim
-	scale := float32(1 / math.Sqrt(float64(dk)))
-	for h := 0; h < 2*qk; h += dk {
-		v := x[h : h+dk]
-		l2norm(v)
-		if h < qk {
-			for j := range v {
-				v[j] *= scale
-			}
-		}
-	}
 }
 
 // l2norm divides v by sqrt(‖v‖² + 1e-6), as transformers' l2norm does.

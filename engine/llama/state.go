@@ -51,6 +51,7 @@ type State struct {
 	attnLayer int
 	attnRows  []Row
 	attnFn    func(lo, hi int) // s.attnPart, bound once so Forward does not allocate
+	gateFn    func(lo, hi int) // s.attnGatePart, likewise
 
 	// A hybrid's recurrent state (deltanet.go): per slot, and buffers of
 	// released slots kept for the next sequences.
@@ -83,6 +84,7 @@ func (m *Model) NewState(slots int, pool *kernels.Pool) *State {
 	s.attParts = max(pool.Workers(), 1)
 	s.scores = make([]float32, s.attParts*m.Config.SeqLen)
 	s.attnFn = s.attnPart
+	s.gateFn = s.attnGatePart
 	s.grow(1)
 	return s
 }
@@ -254,17 +256,28 @@ func (s *State) attend(l int, L *Layer, rows []Row, xb []float32) {
 	}
 	s.attention(kvl, rows)
 	if c.AttnGate {
-		hs := c.HeadDim()
-		for i := range n * c.Heads {
-			gate := qp[(2*i+1)*hs : (2*i+2)*hs]
-			out := att[i*hs : (i+1)*hs]
-			for j, g := range gate {
-				out[j] *= float32(1 / (1 + math.Exp(-float64(g))))
-			}
+		if n*qDim < rowWork || s.attParts == 1 {
+			s.attnGatePart(0, n)
+		} else {
+			s.pool.Run(n, s.gateFn)
 		}
 	}
 	s.pool.MatMul(xb, &L.WO, att, n)
 	s.addLoRA(l, loraO, xb, att, n)
+}
+
+// attnGatePart scales the attention output of rows [lo, hi) of a gated
+// layer's step by the sigmoid of each head's gate (s.qg).
+func (s *State) attnGatePart(lo, hi int) {
+	c := s.m.Config
+	hs := c.HeadDim()
+	for i := lo * c.Heads; i < hi*c.Heads; i++ {
+		gate := s.qg[(2*i+1)*hs : (2*i+2)*hs]
+		out := s.att[i*hs : (i+1)*hs]
+		for j, g := range gate {
+			out[j] *= float32(1 / (1 + math.Exp(-float64(g))))
+		}
+	}
 }
 
 // classify writes the logits of the nl rows that asked for them from the
