@@ -107,6 +107,45 @@ func TestServeQwen35(t *testing.T) {
 	if got := resp.Metadata.Performance.AdapterUsed; got != "paris" {
 		t.Errorf("adapter_used %q, want paris", got)
 	}
+	checkFollowUp(ctx, t, srv, question)
+}
+
+// checkFollowUp: a chat's second turn resumes from the recurrent-state
+// checkpoint the first left (the prefix cache on a hybrid model): its
+// cached tokens are the first turn's prompt and reply but the reply's last
+// token, from source checkpoint. It runs with the trained adapter, whose
+// reply is the text it was trained on, which the chat template renders
+// back to the same tokens (a random model's bytes may not).
+func checkFollowUp(ctx context.Context, t *testing.T, srv *serveProcess, question string) {
+	t.Helper()
+	turn := func(msgs []map[string]string) (string, map[string]any, map[string]any) {
+		out := srv.chat(ctx, t, map[string]any{"model": "tiny-qwen35.hf", "adapter": "paris", "max_tokens": 24, "temperature": 0,
+			"include_performance": true, "messages": msgs})
+		var r struct {
+			Choices []struct {
+				Message struct{ Content string } `json:"message"`
+			} `json:"choices"`
+			Usage    map[string]any `json:"usage"`
+			Metadata struct {
+				Performance struct {
+					PrefixCache map[string]any `json:"prefix_cache"`
+				} `json:"performance"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(out, &r); err != nil || len(r.Choices) != 1 {
+			t.Fatalf("chat: %v: %s", err, out)
+		}
+		return r.Choices[0].Message.Content, r.Usage, r.Metadata.Performance.PrefixCache
+	}
+	msgs := []map[string]string{{"role": "user", "content": question}}
+	reply, usage1, _ := turn(msgs)
+	msgs = append(msgs, map[string]string{"role": "assistant", "content": reply}, map[string]string{"role": "user", "content": "And the mountains?"})
+	_, usage2, pc := turn(msgs)
+	cached := usage2["prompt_tokens_details"].(map[string]any)["cached_tokens"].(float64)
+	want := usage1["prompt_tokens"].(float64) + usage1["completion_tokens"].(float64) - 1
+	if cached != want || pc["source"] != "checkpoint" {
+		t.Errorf("second turn: cached_tokens %v (want %v: the first turn's prompt and reply but its last token), prefix_cache %v", cached, want, pc)
+	}
 }
 
 // getJSON decodes the JSON body of a GET.
