@@ -99,5 +99,3 @@
 // Products check their slice lengths and panic like an out-of-range index
 // on a mismatch: the assembly trusts the bounds it is given.
 package kernels
-
-//go:generate go run ./internal/kerngen/cmd/kerngen

@@ -29,14 +29,11 @@ func (k intKernel) callPairs(p0, p1, p2, p3, xa unsafe.Pointer, xs uintptr, pair
 // read from memory once per product); false means the type has no
 // assembly and the caller must use the generic code.
 func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool {
-	kq := false // the activations are q8KAct blocks, else q8Act
-	switch w.Type {
-	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
-	case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K:
-		kq = true
-	default:
+	f := intFormat(w.Type)
+	if f == actFloat {
 		return false
 	}
+	kq := f == actQ8K // the activations are q8KAct blocks, else q8Act
 	if lo >= hi || batch <= 0 {
 		return true
 	}
