@@ -30,7 +30,7 @@
 // tile, and for a batch's odd row), so a weight is read from memory once
 // per product and unpacked once per two rows; a row's result is
 // bit-identical whichever rows share its call. On the avx512 path,
-// Prepare (pack.go; the model loaders call it) gives each Q8_0, Q4_0,
+// Prepare (prepare.go; the model loaders call it) gives each Q8_0, Q4_0,
 // Q5_0, Q4_1, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K matrix a packed copy, sixteen
 // rows to a group, one per 32-bit lane, which the integer products read
 // instead: one VPDPBUSD of four broadcast activation bytes sums sixteen
@@ -59,13 +59,13 @@
 // rounding: a batch of one sums in another order than the tiles. On the
 // avx512 path Prepare gives F32, F16 and BF16 matrices a packed copy too
 // (sixteen rows to a group, a column's sixteen weights side by side),
-// which ZMM kernels read as outer products (floatp_amd64.s): one load of
+// which ZMM kernels read as outer products (matmul_float_packed_amd64.s): one load of
 // a column and one broadcast activation make one FMA into the sixteen
 // rows' outputs, two groups against up to twelve activation rows a call
 // (four groups against a batch of up to three), 24 accumulators, no
 // horizontal sums; each output sums its columns in order, one FMA each,
 // in every kernel. Matrices without a packed copy run ZMM kernels over
-// the rows (floatz_amd64.s): a 4x6 register tile (four weight rows
+// the rows (matmul_float_tiles_amd64.s): a 4x6 register tile (four weight rows
 // against six activation rows, 24 accumulators of sixteen lanes; 4x4 to
 // 4x1 for the rest of a batch, 4x1 for a batch of one) over column chunks
 // of 1024, prefetching the next block of weights, and a one-row kernel

@@ -6,11 +6,11 @@ import (
 	"math"
 )
 
-// MatMulRows computes the rows [lo,hi) of a product with float32
+// matMulRows computes the rows [lo,hi) of a product with float32
 // activations (as a Pool with Options.FloatActivations does) on the
 // calling goroutine, with the assembly kernels where the CPU has them. It panics, like an
 // out-of-range index, when out, x or w's data are too short.
-func MatMulRows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
+func matMulRows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
 	if batch <= 0 || lo >= hi {
 		return
 	}

@@ -3,7 +3,7 @@ package kernels
 import "unsafe"
 
 // packF32 and packHalves lay out an F32 matrix, or the two-byte words of
-// an F16 or BF16 one (as stored), in pack.go's float layout: group g's
+// an F16 or BF16 one (as stored), in pack_layout.go's float layout: group g's
 // column c at c*16 elements holds, lane i, row 16g+i's weight c (zeros
 // for the lanes past the last row). Sixteen columns at a time, so that a
 // 16x16 block is read and written within a few KiB.

@@ -117,7 +117,7 @@ import "unsafe"
 //	      4j+t of sub-block 4q+f
 //
 // F32, F16 and BF16 keep their values as stored (four or two bytes),
-// interleaved by column for the outer-product kernels of floatp_amd64.s:
+// interleaved by column for the outer-product kernels of matmul_float_packed_amd64.s:
 //
 //	column c (0..cols-1) at c*16 elements: lane i holds row 16g+i's
 //	weight c (zero past a matrix's last row)
@@ -143,7 +143,7 @@ type packed struct {
 	quant int     // bytes from a group's start to its quants (the 32-value types)
 }
 
-// Bytes of one super-block of a packed K-quant group (pack.go's layouts).
+// Bytes of one super-block of a packed K-quant group (pack_layout.go).
 const (
 	q4KPackBlock = 2368
 	q5KPackBlock = 2880
