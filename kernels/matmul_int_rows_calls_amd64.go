@@ -6,41 +6,6 @@ package kernels
 
 import "unsafe"
 
-// Implemented in intdot_amd64.s and intdot_k_amd64.s: the integer
-// products of four weight rows (a short block repeats its last row) with
-// one row of n quantized activation blocks at xa (q8Act for the 32-value
-// types, q8KAct for the K-quants); out[0:4] receives the four sums.
-//
-//go:noescape
-func q8_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q5_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_1x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q5_1x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q2_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q3_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q5_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q6_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
 // intKernel selects the avx2 integer kernels of a weight type; direct
 // calls in a switch, not func values, keep the result array on the stack.
 type intKernel DType
@@ -70,37 +35,6 @@ func (k intKernel) call(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float3
 		q6_Kx4(w0, w1, w2, w3, xa, n, out)
 	}
 }
-
-// Implemented in intdot_x2_amd64.s and intdot_kx2_amd64.s: the products
-// of four weight rows with two activation rows xa0 and xa1 (out[0:4] and
-// out[4:8]). A row's sums are bit-identical to the one-row kernel's.
-//
-//go:noescape
-func q8_0x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_0x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q5_0x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_1x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q5_1x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q2_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q3_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q6_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
 
 // call2 is call for two activation rows; false means the type has no
 // two-row kernel.

@@ -23,7 +23,8 @@ func floatPacked() Family {
 		}
 	}
 	return Family{
-		File: "matmul_float_packed_calls_amd64.go",
+		File:  "matmul_float_packed_calls_amd64.go",
+		Decls: "matmul_float_packed_asm_amd64.go",
 		Doc: `Implemented in matmul_float_packed_amd64.s: the avx512 path's F32, F16
 and BF16 products over packed weights (pack_layout.go's float layout).
 <t>p<G>x<A> multiplies G (4, 2 or 1) packed groups of sixteen weight
@@ -61,7 +62,8 @@ func intPacked() Family {
 		shapes = append(shapes, Shape{Cases: []string{fmt.Sprint(rows)}, Suffix: fmt.Sprintf("p16x%d", 1<<rows)})
 	}
 	return Family{
-		File: "matmul_int_packed_calls_amd64.go",
+		File:  "matmul_int_packed_calls_amd64.go",
+		Decls: "matmul_int_packed_asm_amd64.go",
 		Doc: `Implemented in intpack_amd64.s (Q8_0), intpack_nib_amd64.s (Q4_0, Q5_0,
 Q4_1, Q5_1) and intpack_k_amd64.s (the K-quants): the products of one
 packed group of sixteen weight rows (w; the 32-value types' quants quant
@@ -96,7 +98,8 @@ sums go to out + j*ostride bytes, the lanes set in mask only.`,
 // rows with one activation row.
 func intRows() Family {
 	return Family{
-		File: "matmul_int_rows_calls_amd64.go",
+		File:  "matmul_int_rows_calls_amd64.go",
+		Decls: "matmul_int_rows_asm_amd64.go",
 		Doc: `Implemented in intdot_amd64.s and intdot_k_amd64.s: the integer
 products of four weight rows (a short block repeats its last row) with
 one row of n quantized activation blocks at xa (q8Act for the 32-value
@@ -115,7 +118,8 @@ types, q8KAct for the K-quants); out[0:4] receives the four sums.`,
 // kernel makes call2 report false.
 func intRowPairs() Family {
 	return Family{
-		File: "matmul_int_rows_calls_amd64.go",
+		File:  "matmul_int_rows_calls_amd64.go",
+		Decls: "matmul_int_rows_asm_amd64.go",
 		Doc: `Implemented in intdot_x2_amd64.s and intdot_kx2_amd64.s: the products
 of four weight rows with two activation rows xa0 and xa1 (out[0:4] and
 out[4:8]). A row's sums are bit-identical to the one-row kernel's.`,
