@@ -6,13 +6,10 @@ func packQ8_0(m *Matrix, buf []byte) *packed {
 	nb := m.Cols / Q8Block
 	p := newPacked(m, buf)
 	quant := p.quant
-	rb := m.rowBytes()
 	var rows [packRows][]byte
 	for g := range len(p.data) / p.group {
 		dst := p.data[g*p.group : (g+1)*p.group]
-		for i := range rows {
-			rows[i] = m.Raw[packRow(m, g, i)*rb:][:rb]
-		}
+		m.groupRows(&rows, g)
 		// Block by block, so that the writes fill one packed block at a
 		// time rather than sweep a whole group (tens of KiB for a wide
 		// matrix) once per row.
@@ -55,14 +52,10 @@ func (l nibbleLayout) pack(m *Matrix, buf []byte) *packed {
 	_, size, _ := m.Type.Block()
 	nb := m.Cols / Q8Block
 	p := newPacked(m, buf)
-	quant := p.quant
-	rb := m.rowBytes()
 	var rows [packRows][]byte
 	for g := range len(p.data) / p.group {
 		dst := p.data[g*p.group : (g+1)*p.group]
-		for i := range rows {
-			rows[i] = m.Raw[packRow(m, g, i)*rb:][:rb]
-		}
+		m.groupRows(&rows, g)
 		for k := range nb { // block by block, as packQ8_0
 			for i, row := range rows {
 				blk := row[k*size : (k+1)*size]
@@ -73,7 +66,7 @@ func (l nibbleLayout) pack(m *Matrix, buf []byte) *packed {
 				}
 				// Four-byte words, not copy: a memmove call per word was
 				// most of the packing time.
-				qs := dst[quant+k*lanes.quants:]
+				qs := dst[p.quant+k*lanes.quants:]
 				for q := range 4 {
 					binary.LittleEndian.PutUint32(qs[64*q+4*i:], binary.LittleEndian.Uint32(blk[l.qs+4*q:]))
 				}
@@ -100,4 +93,12 @@ func fifthBytes(qh uint32) (b [4]byte) {
 		b[j] = byte((x&0xffff)*0x1248>>12&0x0f | (x>>16)*0x1248>>8&0xf0)
 	}
 	return b
+}
+
+// groupRows points rows, lane by lane, at the row-major rows of group g.
+func (m *Matrix) groupRows(rows *[packRows][]byte, g int) {
+	rb := m.rowBytes()
+	for i := range rows {
+		rows[i] = m.Raw[packRow(m, g, i)*rb:][:rb]
+	}
 }
