@@ -122,7 +122,7 @@ func TestRoPE(t *testing.T) {
 				got = slices.Clone(v)
 				table.Apply(got, tc.pos)
 				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("RopeTable (-want +got):\n%s", diff)
+					t.Errorf("ropeTable (-want +got):\n%s", diff)
 				}
 			}
 		})
@@ -135,7 +135,7 @@ func TestRoPE(t *testing.T) {
 		t.Errorf("hand rotation (-want +got):\n%s", diff)
 	}
 	if _, err := newRopeTable(7, 4, 10000); err == nil {
-		t.Error("NewRopeTable accepted an odd head size")
+		t.Error("newRopeTable accepted an odd head size")
 	}
 }
 
