@@ -42,11 +42,8 @@ const (
 
 // intFormat is the activation format of t's integer product.
 func intFormat(t DType) actFormat {
-	switch t {
-	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
-		return actQ8
-	case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K:
-		return actQ8K
+	if tr, ok := t.traits(); ok {
+		return tr.act
 	}
 	return actFloat
 }

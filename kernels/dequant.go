@@ -26,36 +26,28 @@ func DequantRow(dst []float32, w *Matrix, r int) {
 	}
 	rb := w.rowBytes()
 	raw := w.Raw[r*rb : (r+1)*rb]
-	switch w.Type {
-	case F16:
-		for i := range dst {
-			dst[i] = HalfToFloat(binary.LittleEndian.Uint16(raw[2*i:]))
-		}
-	case BF16:
-		for i := range dst {
-			dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
-		}
-	default:
-		l := layouts[w.Type]
-		deq := blockDequant[w.Type]
-		for k := range cols / l.elems {
-			deq(dst[k*l.elems:(k+1)*l.elems], raw[k*l.bytes:(k+1)*l.bytes])
-		}
+	tr := &types[w.Type]
+	if tr.elems == 1 {
+		tr.dequant(dst, raw)
+		return
+	}
+	for k := range cols / tr.elems {
+		tr.dequant(dst[k*tr.elems:(k+1)*tr.elems], raw[k*tr.bytes:(k+1)*tr.bytes])
 	}
 }
 
-// blockDequant decodes one block of a quantized type into len(dst) values.
-var blockDequant = [...]func(dst []float32, blk []byte){
-	Q4_0: dequantQ4_0,
-	Q4_1: dequantQ4_1,
-	Q5_0: dequantQ5_0,
-	Q5_1: dequantQ5_1,
-	Q8_0: dequantQ8_0,
-	Q2_K: dequantQ2_K,
-	Q3_K: dequantQ3_K,
-	Q4_K: dequantQ4_K,
-	Q5_K: dequantQ5_K,
-	Q6_K: dequantQ6_K,
+// dequantF16 decodes len(dst) IEEE halves.
+func dequantF16(dst []float32, raw []byte) {
+	for i := range dst {
+		dst[i] = HalfToFloat(binary.LittleEndian.Uint16(raw[2*i:]))
+	}
+}
+
+// dequantBF16 decodes len(dst) bfloat16 values.
+func dequantBF16(dst []float32, raw []byte) {
+	for i := range dst {
+		dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(raw[2*i:])) << 16)
+	}
 }
 
 // half reads the little-endian IEEE half at b[0:2].

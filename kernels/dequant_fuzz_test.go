@@ -8,7 +8,7 @@ import (
 
 // FuzzDequantRow builds a matrix of any type code and shape from arbitrary
 // bytes. Validate must refuse every size that does not match the type's
-// block layout; for one it accepts, DequantRow and MatMulRows must run
+// block layout; for one it accepts, DequantRow and matMulRows must run
 // without panicking, and for the types without a per-block min (whose
 // weights are exactly scale times quant, so that no cancellation hides
 // inside a weight) wherever the weights and the product are finite, the
@@ -56,7 +56,7 @@ func FuzzDequantRow(f *testing.F) {
 			x[i] = float32(i%7) - 3
 		}
 		out := make([]float32, w.Rows)
-		MatMulRows(out, w, x, 1, 0, w.Rows)
+		matMulRows(out, w, x, 1, 0, w.Rows)
 		row := make([]float32, w.Cols)
 		for r := range w.Rows {
 			DequantRow(row, w, r)

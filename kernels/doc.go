@@ -2,12 +2,13 @@
 // and batched matrix-matrix products over weights stored as F32, F16, BF16,
 // Q8_0, the legacy Q4_0/Q4_1/Q5_0/Q5_1 and the K-quants Q2_K..Q6_K (ggml's
 // block layouts, kept as stored: products read the quantized blocks and
-// DequantRow decodes one row exactly as ggml does),
-// RMSNorm, rotary embeddings (RoPE and the precomputed RopeTable), softmax,
-// SiLU/SwiGLU, Dot and Axpy, and the persistent worker Pool that spreads one
-// product over all cores.
+// DequantRow decodes one row exactly as ggml does), RMSNorm, rotary
+// embeddings, softmax, SiLU/SwiGLU, Dot and Axpy, and the persistent
+// worker Pool that spreads one product over all cores.
 //
-// Kernel paths: the CPU's vector features are detected once at start-up
+// # Paths
+//
+// The CPU's vector features are detected once at start-up
 // (golang.org/x/sys/cpu) and select the fastest path, Path(): "amx" on
 // amd64 CPUs with AMX-INT8 beside AVX-512 (and Linux's leave to use the
 // tiles), "avx512" on those with AVX-512 F, BW, VL and VNNI, "avxvnni" on
@@ -30,7 +31,7 @@
 // tile, and for a batch's odd row), so a weight is read from memory once
 // per product and unpacked once per two rows; a row's result is
 // bit-identical whichever rows share its call. On the avx512 path,
-// Prepare (pack.go; the model loaders call it) gives each Q8_0, Q4_0,
+// Prepare (prepare.go; the model loaders call it) gives each Q8_0, Q4_0,
 // Q5_0, Q4_1, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K matrix a packed copy, sixteen
 // rows to a group, one per 32-bit lane, which the integer products read
 // instead: one VPDPBUSD of four broadcast activation bytes sums sixteen
@@ -59,13 +60,13 @@
 // rounding: a batch of one sums in another order than the tiles. On the
 // avx512 path Prepare gives F32, F16 and BF16 matrices a packed copy too
 // (sixteen rows to a group, a column's sixteen weights side by side),
-// which ZMM kernels read as outer products (floatp_amd64.s): one load of
+// which ZMM kernels read as outer products (matmul_float_packed_amd64.s): one load of
 // a column and one broadcast activation make one FMA into the sixteen
 // rows' outputs, two groups against up to twelve activation rows a call
 // (four groups against a batch of up to three), 24 accumulators, no
 // horizontal sums; each output sums its columns in order, one FMA each,
 // in every kernel. Matrices without a packed copy run ZMM kernels over
-// the rows (floatz_amd64.s): a 4x6 register tile (four weight rows
+// the rows (matmul_float_tiles_amd64.s): a 4x6 register tile (four weight rows
 // against six activation rows, 24 accumulators of sixteen lanes; 4x4 to
 // 4x1 for the rest of a batch, 4x1 for a batch of one) over column chunks
 // of 1024, prefetching the next block of weights, and a one-row kernel
@@ -82,10 +83,42 @@
 // integer products quantize their activations with quantizeQ8ActAVX
 // (actquant_amd64.s), bit-identical to the Go form.
 // Elsewhere the pure-Go products run (kernels_other.go, dot_legacy.go,
-// dot_kquant.go), and the tests compare the two. MatMulRows, the one
-// product outside a Pool, reads float32 activations.
+// dot_kquant.go), and the tests compare the two. //
+// # Types
 //
-// Concurrency: a Pool owns its n-1 worker goroutines from NewPool until
+// types.go holds one row of traits a storage type (ggml's type_traits):
+// its name, block elements and bytes, the activation blocks its integer
+// products read (actQ8, actQ8K, or none), its dequantizer, its pure-Go
+// reference products (float32 and quantized activations), its avx512
+// packer, the layout of its packed groups and the reference product of a
+// packed lane. Matrix.Validate, DequantRow, the generic and integer
+// products, the activation quantizer, Prepare and the packed reference
+// all read that row; engine/gguf's own table is checked against it
+// (TestTypesAgreeWithKernels). The assembly kernels of a type are called
+// through switches that internal/kerngen generates from its spec.go
+// (matmul_*_calls_amd64.go), since a func value would make their
+// arguments escape.
+//
+// # Adding a type
+//
+// A new quantized type touches:
+//   - types.go: its DType constant (ggml's number) and its traits row;
+//   - its implementation files: dequant*.go (the block dequantizer),
+//     dot_*.go (the reference row products), pack_*.go and
+//     pack_reference.go (if it is packed), and its assembly (.s);
+//   - internal/kerngen/spec.go: a row in each kernel family it has
+//     assembly for; then run go generate ./kernels/ and commit the
+//     regenerated matmul_*_calls_amd64.go (TestGeneratedCallsCurrent
+//     fails on a stale one).
+//
+// The tests that range over Types() (dequantization against gguf-py's,
+// every path against the generic reference, packing, fuzzing) then cover
+// it, engine/llama accepts it in GGUF files, and engine/gguf must already
+// size it as ggml does.
+//
+// # Concurrency
+//
+// A Pool owns its n-1 worker goroutines from NewPool until
 // Close; each waits on its own channel for a preallocated job, so a product
 // costs no allocation and no goroutine start, and idle workers are parked,
 // never spinning. A product submitted through a Pool runs on the caller's
@@ -95,6 +128,8 @@
 // for the workers, is idempotent, and a Pool used after Close runs products
 // on the caller alone. The element-wise functions are plain,
 // single-goroutine and allocation free.
+//
+// # Bounds
 //
 // Products check their slice lengths and panic like an out-of-range index
 // on a mismatch: the assembly trusts the bounds it is given.

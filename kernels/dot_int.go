@@ -155,13 +155,3 @@ func dotQ6_KInt(raw []byte, xa []q8KAct) float32 {
 	}
 	return s
 }
-
-// intDotsQ8 and intDotsQ8K hold the integer row products by weight type.
-var (
-	intDotsQ8 = [...]func(raw []byte, xa []q8Act) float32{
-		Q4_0: dotQ4_0Int, Q5_0: dotQ5_0Int, Q8_0: dotQ8_0Int, Q4_1: dotQ4_1Int, Q5_1: dotQ5_1Int,
-	}
-	intDotsQ8K = [...]func(raw []byte, xa []q8KAct) float32{
-		Q2_K: dotQ2_KInt, Q3_K: dotQ3_KInt, Q4_K: dotQ4_KInt, Q5_K: dotQ5_KInt, Q6_K: dotQ6_KInt,
-	}
-)

@@ -11,7 +11,7 @@ import (
 // type against the float64 dot product of the DequantRow values: the two
 // agree to float32 rounding (1e-5 relative to sum |w_i*x_i|), for several
 // blocks per row, odd row counts, batches of 1 to 5, and through both
-// MatMulRows and a Pool with float activations (the integer products are
+// matMulRows and a Pool with float activations (the integer products are
 // TestIntProducts').
 func TestQuantProducts(t *testing.T) {
 	const tol = 1e-5
@@ -36,7 +36,7 @@ func TestQuantProducts(t *testing.T) {
 						want := refProduct(w, x, batch)
 						scale := absDots(w, x, batch)
 						got := make([]float32, batch*rows)
-						MatMulRows(got, w, x, batch, 0, rows)
+						matMulRows(got, w, x, batch, 0, rows)
 						pooled := make([]float32, batch*rows)
 						pool.MatMul(pooled, w, x, batch)
 						for i := range want {
@@ -44,7 +44,7 @@ func TestQuantProducts(t *testing.T) {
 								t.Fatalf("batch %d out[%d] = %v, want %v (diff %g, scale %g)", batch, i, got[i], want[i], d, scale[i])
 							}
 							if pooled[i] != got[i] {
-								t.Fatalf("batch %d out[%d]: pool %v, MatMulRows %v", batch, i, pooled[i], got[i])
+								t.Fatalf("batch %d out[%d]: pool %v, matMulRows %v", batch, i, pooled[i], got[i])
 							}
 						}
 					}

@@ -85,12 +85,12 @@ func swigluGeneric(h, g []float32) {
 	}
 }
 
-// RoPE rotates adjacent pairs (vec[i], vec[i+1]) of every head of vec by
+// rope rotates adjacent pairs (vec[i], vec[i+1]) of every head of vec by
 // the rotary angle of position pos, as llama2.c and ggml's normal rope mode
 // do: for pair offset j within a head, the angle is pos * theta^(-j/headDim).
 // The sines and cosines are computed once per pair offset, not once per head;
-// a RopeTable avoids even that.
-func RoPE(vec []float32, headDim, pos int, theta float32) {
+// a ropeTable avoids even that.
+func rope(vec []float32, headDim, pos int, theta float32) {
 	if headDim <= 0 || headDim%2 != 0 || headDim > 2*maxStackPairs {
 		ropeSlow(vec, headDim, pos, theta)
 		return
@@ -103,7 +103,7 @@ func RoPE(vec []float32, headDim, pos int, theta float32) {
 	rotate(vec, cos[:n], sin[:n])
 }
 
-// maxStackPairs bounds the head size RoPE handles with tables on the stack.
+// maxStackPairs bounds the head size rope handles with tables on the stack.
 const maxStackPairs = 512
 
 // ropeAngle is the cosine and sine of pair offset j at position pos,
@@ -151,19 +151,19 @@ func ropeSlow(vec []float32, headDim, pos int, theta float32) {
 	}
 }
 
-// RopeTable holds the rotary cosines and sines of every position below a
-// limit for one head size and base, so that applying RoPE is a pure
-// multiply-add pass. It is read-only after NewRopeTable and safe for
+// ropeTable holds the rotary cosines and sines of every position below a
+// limit for one head size and base, so that applying rope is a pure
+// multiply-add pass. It is read-only after newRopeTable and safe for
 // concurrent use.
-type RopeTable struct {
+type ropeTable struct {
 	headDim, maxPos int
 	theta           float32
 	cos, sin        []float32 // [pos*headDim/2 + k]
 }
 
-// NewRopeTable precomputes positions [0,maxPos) for heads of headDim (even)
+// newRopeTable precomputes positions [0,maxPos) for heads of headDim (even)
 // values and base theta; it costs maxPos*headDim*4 bytes.
-func NewRopeTable(headDim, maxPos int, theta float32) (*RopeTable, error) {
+func newRopeTable(headDim, maxPos int, theta float32) (*ropeTable, error) {
 	if headDim <= 0 || headDim%2 != 0 {
 		return nil, fmt.Errorf("kernels: rope head size %d is not a positive even number", headDim)
 	}
@@ -171,7 +171,7 @@ func NewRopeTable(headDim, maxPos int, theta float32) (*RopeTable, error) {
 		return nil, fmt.Errorf("kernels: rope max position %d is negative", maxPos)
 	}
 	n := headDim / 2
-	t := &RopeTable{headDim: headDim, maxPos: maxPos, theta: theta,
+	t := &ropeTable{headDim: headDim, maxPos: maxPos, theta: theta,
 		cos: make([]float32, maxPos*n), sin: make([]float32, maxPos*n)}
 	for p := range maxPos {
 		for k := range n {
@@ -182,13 +182,13 @@ func NewRopeTable(headDim, maxPos int, theta float32) (*RopeTable, error) {
 }
 
 // HeadDim is the head size the table was built for.
-func (t *RopeTable) HeadDim() int { return t.headDim }
+func (t *ropeTable) HeadDim() int { return t.headDim }
 
 // Apply rotates every head of vec for position pos; it gives exactly
-// RoPE(vec, t.HeadDim(), pos, theta), falling back to it past the table.
-func (t *RopeTable) Apply(vec []float32, pos int) {
+// rope(vec, t.HeadDim(), pos, theta), falling back to it past the table.
+func (t *ropeTable) Apply(vec []float32, pos int) {
 	if pos < 0 || pos >= t.maxPos {
-		RoPE(vec, t.headDim, pos, t.theta)
+		rope(vec, t.headDim, pos, t.theta)
 		return
 	}
 	n := t.headDim / 2

@@ -104,7 +104,7 @@ func TestSoftmaxSiLUSwiGLU(t *testing.T) {
 // (bit for bit: same float64 angles) and against a hand rotation.
 func TestRoPE(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
-	table, err := NewRopeTable(8, 64, 10000)
+	table, err := newRopeTable(8, 64, 10000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestRoPE(t *testing.T) {
 			want := slices.Clone(v)
 			ropeSlow(want, tc.headDim, tc.pos, 10000)
 			got := slices.Clone(v)
-			RoPE(got, tc.headDim, tc.pos, 10000)
+			rope(got, tc.headDim, tc.pos, 10000)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("RoPE (-want +got):\n%s", diff)
 			}
@@ -122,20 +122,20 @@ func TestRoPE(t *testing.T) {
 				got = slices.Clone(v)
 				table.Apply(got, tc.pos)
 				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("RopeTable (-want +got):\n%s", diff)
+					t.Errorf("ropeTable (-want +got):\n%s", diff)
 				}
 			}
 		})
 	}
 	// Pair offset 2 of a head of 4 at pos 3: angle 3 * 10000^(-1/2) = 0.03.
 	v := []float32{1, 0, 1, 0}
-	RoPE(v, 4, 3, 10000)
+	rope(v, 4, 3, 10000)
 	want := []float32{float32(math.Cos(3)), float32(math.Sin(3)), float32(math.Cos(0.03)), float32(math.Sin(0.03))}
 	if diff := cmp.Diff(want, v, cmpopts.EquateApprox(0, 1e-6)); diff != "" {
 		t.Errorf("hand rotation (-want +got):\n%s", diff)
 	}
-	if _, err := NewRopeTable(7, 4, 10000); err == nil {
-		t.Error("NewRopeTable accepted an odd head size")
+	if _, err := newRopeTable(7, 4, 10000); err == nil {
+		t.Error("newRopeTable accepted an odd head size")
 	}
 }
 

@@ -42,15 +42,3 @@ func ExampleQuantizeQ8() {
 	fmt.Printf("%d bytes, w[3]*2 = %.2f\n", len(w.Raw), out[0])
 	// Output: 34 bytes, w[3]*2 = 3.00
 }
-
-// A RopeTable precomputes the rotary angles of every position once.
-func ExampleRopeTable() {
-	t, err := kernels.NewRopeTable(4, 16, 10000)
-	if err != nil {
-		panic(err)
-	}
-	q := []float32{1, 0, 1, 0}
-	t.Apply(q, 0) // position 0 is the identity
-	fmt.Println(q)
-	// Output: [1 0 1 0]
-}

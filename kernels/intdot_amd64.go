@@ -4,111 +4,12 @@ package kernels
 
 import "unsafe"
 
-// Implemented in intdot_amd64.s: the integer products of four weight rows
-// (a short block repeats its last row) with one row of n quantized
-// activation blocks at xa (q8Act for the 32-value types, q8KAct for the
-// K-quants); out[0:4] receives the four sums.
-//
-//go:noescape
-func q8_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q5_0x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q2_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q3_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q5_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q6_Kx4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_1x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q5_1x4(w0, w1, w2, w3, xa unsafe.Pointer, n int, out *[8]float32)
-
-// Implemented in intdot_x2_amd64.s: the products of four weight rows with
-// two activation rows xa0 and xa1 (out[0:4] and out[4:8]), for the
-// 32-value block types. A row's sums are bit-identical to the one-row
-// kernel's.
-//
-//go:noescape
-func q8_0x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_0x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q5_0x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_1x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q5_1x4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
 // q8_0x4x2n is q8_0x4x2 over pairs consecutive pairs of activation rows
 // xs bytes apart, row j's four sums at out + j*ostride bytes: the pair
 // loop in assembly (intdot_x2_amd64.s).
 //
 //go:noescape
 func q8_0x4x2n(w0, w1, w2, w3, xa unsafe.Pointer, xs uintptr, pairs, n int, out *float32, ostride uintptr)
-
-// Implemented in intdot_kx2_amd64.s: the two-row forms of Q2_K, Q3_K,
-// Q4_K and Q6_K, against q8KAct rows.
-//
-//go:noescape
-func q2_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q3_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q4_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-//go:noescape
-func q6_Kx4x2(w0, w1, w2, w3, xa0, xa1 unsafe.Pointer, n int, out *[8]float32)
-
-// intKernel selects the assembly of a weight type; a direct call in a
-// switch (not a func value) keeps the result array on the stack.
-type intKernel DType
-
-func (k intKernel) call(p0, p1, p2, p3, xa unsafe.Pointer, n int, res *[8]float32) {
-	switch DType(k) {
-	case Q8_0:
-		q8_0x4(p0, p1, p2, p3, xa, n, res)
-	case Q4_0:
-		q4_0x4(p0, p1, p2, p3, xa, n, res)
-	case Q5_0:
-		q5_0x4(p0, p1, p2, p3, xa, n, res)
-	case Q4_1:
-		q4_1x4(p0, p1, p2, p3, xa, n, res)
-	case Q5_1:
-		q5_1x4(p0, p1, p2, p3, xa, n, res)
-	case Q2_K:
-		q2_Kx4(p0, p1, p2, p3, xa, n, res)
-	case Q3_K:
-		q3_Kx4(p0, p1, p2, p3, xa, n, res)
-	case Q4_K:
-		q4_Kx4(p0, p1, p2, p3, xa, n, res)
-	case Q5_K:
-		q5_Kx4(p0, p1, p2, p3, xa, n, res)
-	case Q6_K:
-		q6_Kx4(p0, p1, p2, p3, xa, n, res)
-	}
-}
 
 // callPairs is call2 over pairs consecutive pairs of activation rows
 // from xa, xs bytes apart, with the pair loop in the assembly: row j's
@@ -122,48 +23,17 @@ func (k intKernel) callPairs(p0, p1, p2, p3, xa unsafe.Pointer, xs uintptr, pair
 	return true
 }
 
-// call2 is call for two activation rows; false means the type has no
-// two-row kernel.
-func (k intKernel) call2(p0, p1, p2, p3, xa0, xa1 unsafe.Pointer, n int, res *[8]float32) bool {
-	switch DType(k) {
-	case Q8_0:
-		q8_0x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
-	case Q4_0:
-		q4_0x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
-	case Q5_0:
-		q5_0x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
-	case Q4_1:
-		q4_1x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
-	case Q5_1:
-		q5_1x4x2(p0, p1, p2, p3, xa0, xa1, n, res)
-	case Q2_K:
-		q2_Kx4x2(p0, p1, p2, p3, xa0, xa1, n, res)
-	case Q3_K:
-		q3_Kx4x2(p0, p1, p2, p3, xa0, xa1, n, res)
-	case Q4_K:
-		q4_Kx4x2(p0, p1, p2, p3, xa0, xa1, n, res)
-	case Q6_K:
-		q6_Kx4x2(p0, p1, p2, p3, xa0, xa1, n, res)
-	default:
-		return false
-	}
-	return true
-}
-
 // intRowsArch runs rows [lo,hi) of an integer product with the AVX2
 // kernels, four weight rows at a time against every activation row of the
 // batch in turn (two at a time where the type has a two-row kernel) (the four rows stay in L1 meanwhile, so each weight is
 // read from memory once per product); false means the type has no
 // assembly and the caller must use the generic code.
 func intRowsArch(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) bool {
-	kq := false // the activations are q8KAct blocks, else q8Act
-	switch w.Type {
-	case Q8_0, Q4_0, Q5_0, Q4_1, Q5_1:
-	case Q2_K, Q3_K, Q4_K, Q5_K, Q6_K:
-		kq = true
-	default:
+	f := intFormat(w.Type)
+	if f == actFloat {
 		return false
 	}
+	kq := f == actQ8K // the activations are q8KAct blocks, else q8Act
 	if lo >= hi || batch <= 0 {
 		return true
 	}

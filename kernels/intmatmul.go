@@ -92,7 +92,7 @@ func intRowsGeneric(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) 
 	rb := w.rowBytes()
 	switch intFormat(w.Type) {
 	case actQ8:
-		dot, nb := intDotsQ8[w.Type], w.Cols/Q8Block
+		dot, nb := types[w.Type].dotQ8, w.Cols/Q8Block
 		for r := lo; r < hi; r++ {
 			raw := w.Raw[r*rb : (r+1)*rb]
 			for b := range batch {
@@ -100,7 +100,7 @@ func intRowsGeneric(out []float32, w *Matrix, act *quantAct, batch, lo, hi int) 
 			}
 		}
 	case actQ8K:
-		dot, nb := intDotsQ8K[w.Type], w.Cols/QK_K
+		dot, nb := types[w.Type].dotQ8K, w.Cols/QK_K
 		for r := lo; r < hi; r++ {
 			raw := w.Raw[r*rb : (r+1)*rb]
 			for b := range batch {

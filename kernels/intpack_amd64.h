@@ -1,7 +1,7 @@
 // Macros shared by the AVX-512 VNNI kernels over packed weights
 // (intpack_amd64.s: Q8_0; intpack_nib_amd64.s: Q4_0, Q5_0, Q4_1, Q5_1;
 // intpack_k_amd64.s: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, which take PSTRIDES and STOREn
-// only; the layouts are pack.go's). Every kernel is one group of sixteen
+// only; the layouts are pack_layout.go's). Every kernel is one group of sixteen
 // weight rows, one per 32-bit lane, against 1, 2, 4 or 8 rows of
 // quantized activations (q8Act blocks, 40 bytes; rows xs bytes apart).
 // Per block, a type's COLS macro leaves the block's weights unsigned in

@@ -3,7 +3,7 @@
 #include "textflag.h"
 #include "intpack_amd64.h"
 
-// The Q8_0 kernels over packed weights (pack.go; the scheme and the
+// The Q8_0 kernels over packed weights (pack_layout.go; the scheme and the
 // registers are intpack_amd64.h's): eight four-byte quant columns a block,
 // loaded as they are. The packed quants are the weights plus 128, so the
 // sum starts at -128 times the activation's quant sum.

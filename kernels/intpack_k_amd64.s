@@ -3,7 +3,7 @@
 #include "textflag.h"
 #include "intpack_amd64.h"
 
-// AVX-512 VNNI kernels of the K-quants over packed weights (pack.go's
+// AVX-512 VNNI kernels of the K-quants over packed weights (pack_layout.go's
 // Q2_K, Q3_K, Q4_K, Q5_K and Q6_K layouts): a group of sixteen weight rows, one per 32-bit
 // lane, against 1, 2, 4 or 8 rows of q8KAct activations (304 bytes a
 // block: quants at 0, sums of 16 at 256, d at 288; rows xs bytes apart).
@@ -397,7 +397,7 @@ q4kp8loop:
 // ---- Q6_K ----
 //
 // Per sub-block s (0..15) of a super-block: the three quant words at
-// 320+192s hold four words of weights (pack.go): w0..w2 are their bits 0-5
+// 320+192s hold four words of weights (pack_layout.go): w0..w2 are their bits 0-5
 // (Z16-Z18, one mask each), w3 gathers their bits 6-7 (Z19: S1>>2 gives
 // its bits 2-3 at 4-5 of each byte, S2 its bits 4-5 at 6-7, S0>>4 its bits
 // 0-1 at 2-3; two selects and a shift put them at 0-5 of each byte).
@@ -715,7 +715,7 @@ q5kp8loop:
 // ---- Q3_K ----
 //
 // Per pair p (0..7) of sub-blocks of a super-block, the three quant words
-// at 256+192p unpack into eight weight words (pack.go): Z16-Z19 the
+// at 256+192p unpack into eight weight words (pack_layout.go): Z16-Z19 the
 // weights of sub-block 2p, Z20-Z23 those of 2p+1; w0..w5 are bits 0-2 or
 // 3-5 of a word (a mask by 0x07 bytes in Z24, after a shift by 3), w6 and
 // w7 bits 6-7 of words 0 and 1 (shifted to 0-1) merged with bit 6 or 7 of
@@ -999,7 +999,7 @@ q3kp8loop:
 // ---- Q2_K ----
 //
 // Per quad q (0..3) of sub-blocks of a super-block, the four quant words
-// at 320+256q hold sub-block 4q+f in bits 2f..2f+1 of each byte (pack.go):
+// at 320+256q hold sub-block 4q+f in bits 2f..2f+1 of each byte (pack_layout.go):
 // masks by 0x03 and 0x0C bytes (Z24, Z25) unpack sub-blocks 4q and 4q+1
 // into Z16-Z19 and Z20-Z23, then, after a shift of the words by 4,
 // 4q+2 and 4q+3. The odd sub-blocks' quants are thus 4q, their sums of

@@ -4,7 +4,7 @@
 #include "intpack_amd64.h"
 
 // The kernels of the legacy 4- and 5-bit types over packed weights
-// (pack.go; the scheme and the registers are intpack_amd64.h's). A block's
+// (pack_layout.go; the scheme and the registers are intpack_amd64.h's). A block's
 // four nibble columns are unpacked once, for every activation row of the
 // call: the low nibbles of column q (values 4q..4q+3) into Z16+q, the high
 // ones (values 16+4q..16+4q+3) into Z20+q, so that register c holds values

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// AVX-VNNI kernels over packed Q8_0 weights (pack.go), for CPUs with the
+// AVX-VNNI kernels over packed Q8_0 weights (pack_layout.go), for CPUs with the
 // VEX form of VPDPBUSD and no AVX-512: eight rows of a packed group (one
 // half: lanes 0-7 or 8-15, 32 bytes of each 64-byte quant column) against
 // 1, 2 or 4 rows of q8Act activations, xs bytes apart. Per block and

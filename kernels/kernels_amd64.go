@@ -104,7 +104,7 @@ func rowBlock(r, hi int) (r0, r1, r2, r3, k int) {
 	return r, min(r+1, last), min(r+2, last), min(r+3, last), k
 }
 
-// matMulRowsArch runs MatMulRows with the AVX2 kernels; false means the
+// matMulRowsArch runs matMulRows with the AVX2 kernels; false means the
 // caller must use the generic code. Bounds were checked by checkMatMul.
 func matMulRowsArch(out []float32, w *Matrix, x []float32, batch, lo, hi int) bool {
 	if !haveAVX2 {

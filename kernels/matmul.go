@@ -6,11 +6,11 @@ import (
 	"math"
 )
 
-// MatMulRows computes the rows [lo,hi) of a product with float32
+// matMulRows computes the rows [lo,hi) of a product with float32
 // activations (as a Pool with Options.FloatActivations does) on the
 // calling goroutine, with the assembly kernels where the CPU has them. It panics, like an
 // out-of-range index, when out, x or w's data are too short.
-func MatMulRows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
+func matMulRows(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
 	if batch <= 0 || lo >= hi {
 		return
 	}
@@ -39,74 +39,51 @@ func checkMatMul(out []float32, w *Matrix, x []float32, batch int) {
 // tested against and the path on CPUs without AVX2/FMA/F16C.
 func matMulRowsGeneric(out []float32, w *Matrix, x []float32, batch, lo, hi int) {
 	cols := w.Cols
-	switch w.Type {
-	case F32:
+	if w.Type == F32 {
 		for r := lo; r < hi; r++ {
 			row := w.F32[r*cols : (r+1)*cols]
 			for b := range batch {
 				out[b*w.Rows+r] = dotGeneric(row, x[b*cols:(b+1)*cols])
 			}
 		}
-	case F16:
-		for r := lo; r < hi; r++ {
-			raw := w.Raw[r*cols*2 : (r+1)*cols*2]
-			for b := range batch {
-				xs := x[b*cols : (b+1)*cols]
-				var s float32
-				for c := range cols {
-					s += HalfToFloat(binary.LittleEndian.Uint16(raw[2*c:])) * xs[c]
-				}
-				out[b*w.Rows+r] = s
-			}
-		}
-	case Q8_0:
-		nb := cols / Q8Block
-		for r := lo; r < hi; r++ {
-			raw := w.Raw[r*nb*Q8BlockBytes : (r+1)*nb*Q8BlockBytes]
-			for b := range batch {
-				xs := x[b*cols : (b+1)*cols]
-				var s float32
-				for k := range nb {
-					blk := raw[k*Q8BlockBytes : (k+1)*Q8BlockBytes]
-					d := HalfToFloat(binary.LittleEndian.Uint16(blk))
-					xb := xs[k*Q8Block : (k+1)*Q8Block]
-					var bs float32
-					for j, q := range blk[2:] {
-						bs += float32(int8(q)) * xb[j]
-					}
-					s += d * bs
-				}
-				out[b*w.Rows+r] = s
-			}
-		}
-	default:
-		dot := rowDots[w.Type]
-		if dot == nil {
-			panic("kernels: unsupported matrix type " + w.Type.String())
-		}
-		rb := w.rowBytes()
-		for r := lo; r < hi; r++ {
-			raw := w.Raw[r*rb : (r+1)*rb]
-			for b := range batch {
-				out[b*w.Rows+r] = dot(raw, x[b*cols:(b+1)*cols])
-			}
+		return
+	}
+	dot := types[w.Type].dot
+	if dot == nil {
+		panic("kernels: unsupported matrix type " + w.Type.String())
+	}
+	rb := w.rowBytes()
+	for r := lo; r < hi; r++ {
+		raw := w.Raw[r*rb : (r+1)*rb]
+		for b := range batch {
+			out[b*w.Rows+r] = dot(raw, x[b*cols:(b+1)*cols])
 		}
 	}
 }
 
-// rowDots holds the row product of each type that has no case of its own
-// in matMulRowsGeneric: dot(raw row, x) straight from the stored bytes.
-var rowDots = [...]func(raw []byte, x []float32) float32{
-	Q4_0: dotQ4_0,
-	Q4_1: dotQ4_1,
-	Q5_0: dotQ5_0,
-	Q5_1: dotQ5_1,
-	Q2_K: dotQ2_K,
-	Q3_K: dotQ3_K,
-	Q4_K: dotQ4_K,
-	Q5_K: dotQ5_K,
-	Q6_K: dotQ6_K,
-	BF16: dotBF16,
+// dotF16 is a row of F16 weights times x.
+func dotF16(raw []byte, x []float32) float32 {
+	var s float32
+	for c := range x {
+		s += HalfToFloat(binary.LittleEndian.Uint16(raw[2*c:])) * x[c]
+	}
+	return s
+}
+
+// dotQ8_0 is a row of Q8_0 blocks times x, each block's sum scaled once.
+func dotQ8_0(raw []byte, x []float32) float32 {
+	var s float32
+	for k := range len(x) / Q8Block {
+		blk := raw[k*Q8BlockBytes : (k+1)*Q8BlockBytes]
+		d := HalfToFloat(binary.LittleEndian.Uint16(blk))
+		xb := x[k*Q8Block : (k+1)*Q8Block]
+		var bs float32
+		for j, q := range blk[2:] {
+			bs += float32(int8(q)) * xb[j]
+		}
+		s += d * bs
+	}
+	return s
 }
 
 // dotBF16 is the dot product of a row of bfloat16 weights with x.

@@ -52,7 +52,7 @@ func TestMatMulRowsMatchesGeneric(t *testing.T) {
 								got := make([]float32, batch*rows)
 								matMulRowsGeneric(want, w, x, batch, 0, rows)
 								if kp == best {
-									MatMulRows(got, w, x, batch, 0, rows)
+									matMulRows(got, w, x, batch, 0, rows)
 								} else {
 									matMulRowsOn(kp, got, w, x, nil, batch, 0, rows)
 								}
@@ -153,7 +153,7 @@ func TestMatMulRowsSubrange(t *testing.T) {
 			w := randMatrix(t, rng, typ, rows, cols)
 			x := randVec(rng, batch*cols)
 			full := make([]float32, batch*rows)
-			MatMulRows(full, w, x, batch, 0, rows)
+			matMulRows(full, w, x, batch, 0, rows)
 			got := make([]float32, batch*rows)
 			want := make([]float32, batch*rows)
 			for b := range batch {
@@ -161,7 +161,7 @@ func TestMatMulRowsSubrange(t *testing.T) {
 					want[b*rows+r] = full[b*rows+r]
 				}
 			}
-			MatMulRows(got, w, x, batch, 2, 9)
+			matMulRows(got, w, x, batch, 2, 9)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("rows [2,9) (-want +got):\n%s", diff)
 			}
@@ -189,7 +189,7 @@ func TestPoolMatMul(t *testing.T) {
 					w := randMatrix(t, rng, typ, tc.rows, tc.cols)
 					x := randVec(rng, tc.batch*tc.cols)
 					want := make([]float32, tc.batch*tc.rows)
-					MatMulRows(want, w, x, tc.batch, 0, tc.rows)
+					matMulRows(want, w, x, tc.batch, 0, tc.rows)
 					got := make([]float32, tc.batch*tc.rows)
 					pf.MatMul(got, w, x, tc.batch)
 					if diff := cmp.Diff(want, got); diff != "" {
@@ -266,7 +266,7 @@ func TestQ8KernelAccuracy(t *testing.T) {
 	w := randMatrix(t, rng, Q8_0, 37, 4096)
 	x := randVec(rng, 2*4096)
 	got := make([]float32, 2*37)
-	MatMulRows(got, w, x, 2, 0, 37)
+	matMulRows(got, w, x, 2, 0, 37)
 	scale := absDots(w, x, 2)
 	for b := range 2 {
 		for r := range 37 {

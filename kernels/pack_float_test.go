@@ -27,7 +27,7 @@ func rowWeight(w *Matrix, r, c int) float32 {
 }
 
 // packedWeight is weight (r, c) of a float matrix read from its packed
-// copy: group r/16, column c, lane r%16 (pack.go's float layout).
+// copy: group r/16, column c, lane r%16 (pack_layout.go's float layout).
 func packedWeight(w *Matrix, r, c int) float32 {
 	p := packedOf(w)
 	g, i := r/packRows, r%packRows

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kiln-ai/kiln/kernels"
 )
 
 // archSpec is what distinguishes one supported architecture's computation.
@@ -47,8 +49,17 @@ func supportedList[V any](m map[string]V) string {
 }
 
 // SupportedTypes lists the weight types the loaders accept, for error
-// messages. It grows with the kernels' types.
-const SupportedTypes = "F32, F16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, BF16"
+// messages: every type of kernels.Types, in ggml_type order, so that a
+// type added there needs no entry here.
+var SupportedTypes = typeNames(kernels.Types())
+
+func typeNames(ts []kernels.DType) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.String()
+	}
+	return strings.Join(names, ", ")
+}
 
 // UnsupportedTypeError is a tensor whose storage type the engine cannot
 // run. It wraps ErrFormat, so callers that only check ErrFormat still see a

@@ -4,7 +4,7 @@ package kernels
 
 import "unsafe"
 
-// Implemented in floatz_amd64.s: the avx512 path's F32, F16 and BF16
+// Implemented in matmul_float_tiles_amd64.s: the avx512 path's F32, F16 and BF16
 // products.
 // A 4xJ tile multiplies four weight rows (w, ws bytes apart) by J
 // activation rows (x, xs bytes apart) over n columns, prefetching a line
@@ -13,7 +13,7 @@ import "unsafe"
 // kernels multiply rows weight rows by one activation row of n columns,
 // summing chunk columns at a time, row r's sum to out[r]. Every kernel
 // gives a (weight row, activation row) pair the same sum, bit for bit,
-// given the same chunking (floatz_amd64.s says why).
+// given the same chunking (matmul_float_tiles_amd64.s says why).
 //
 //go:noescape
 func f32z4x1(w unsafe.Pointer, ws uintptr, pf unsafe.Pointer, x *float32, xs uintptr, n int, out *float32, ostride uintptr, add int)

@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // AVX-512 F32, F16 and BF16 products over packed weights (the avx512
-// path; pack.go's float layout): a group of sixteen consecutive weight
+// path; pack_layout.go's float layout): a group of sixteen consecutive weight
 // rows stores, for each column c, the sixteen rows' weights side by side,
 // lane i holding row 16g+i (64 bytes a column for F32, 32 for F16 and
 // BF16). One load of a column and one broadcast of activation x[a][c]
@@ -53,7 +53,7 @@
 // of each group at pf, one request per 64-byte line, pf being pAhead
 // bytes ahead of the weights for the first activation block of a column
 // chunk (the one that streams them from memory) and the weights
-// themselves for the others (floatp_amd64.go's pAhead says what it gains).
+// themselves for the others (matmul_float_packed_amd64.go's pAhead says what it gains).
 //
 // Zeros and signs: an accumulator starts at +0 (or a stored partial sum)
 // and the loads past a matrix's last row are of zero weights in lanes that
