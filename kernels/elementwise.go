@@ -55,6 +55,14 @@ func SiLU(x []float32) {
 	}
 }
 
+// Sigmoid replaces x by 1/(1+e^-x), with the exponential SiLU and
+// Softmax use.
+func Sigmoid(x []float32) {
+	for i, v := range x {
+		x[i] = 1 / (1 + expf(-v))
+	}
+}
+
 func expSubSumGeneric(x []float32, sub float32) float32 {
 	var sum float32
 	for i, v := range x {

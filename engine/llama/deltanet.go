@@ -161,11 +161,7 @@ func (s *State) deltaNet(l int, d *DeltaNet, rows []Row, xb []float32) {
 
 // l2norm divides v by sqrt(‖v‖² + 1e-6), as transformers' l2norm does.
 func l2norm(v []float32) {
-	var ss float64
-	for _, x := range v {
-		ss += float64(x) * float64(x)
-	}
-	inv := float32(1 / math.Sqrt(ss+1e-6))
+	inv := float32(1 / math.Sqrt(float64(kernels.Dot(v, v))+1e-6))
 	for i := range v {
 		v[i] *= inv
 	}

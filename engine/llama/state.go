@@ -2,7 +2,6 @@ package llama
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -274,8 +273,9 @@ func (s *State) attnGatePart(lo, hi int) {
 	for i := lo * c.Heads; i < hi*c.Heads; i++ {
 		gate := s.qg[(2*i+1)*hs : (2*i+2)*hs]
 		out := s.att[i*hs : (i+1)*hs]
+		kernels.Sigmoid(gate) // the projection is not read again
 		for j, g := range gate {
-			out[j] *= float32(1 / (1 + math.Exp(-float64(g))))
+			out[j] *= g
 		}
 	}
 }
