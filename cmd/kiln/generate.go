@@ -14,6 +14,7 @@ import (
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/chat"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/engine/sampling"
 	"github.com/kiln-ai/kiln/engine/tokenizer"
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -168,7 +169,7 @@ func (o generateOptions) request(prompt []int, tok *tokenizer.Tokenizer) engine.
 		Prompt:    prompt,
 		MaxTokens: o.maxTokens,
 		StopIDs:   stopIDs,
-		Sampling: engine.Sampling{
+		Sampling: sampling.Params{
 			Temperature: float32(o.temperature), TopK: o.topK, TopP: float32(o.topP),
 			Seed: o.seed, HasSeed: o.hasSeed,
 		},
