@@ -27,22 +27,15 @@ type penaltyParams struct {
 // (validateSampling).
 func decodePenalties(fields map[string]json.RawMessage) (penaltyParams, error) {
 	var p penaltyParams
-	numbers := []struct {
-		key string
-		dst *float64
-	}{
-		{"frequency_penalty", &p.FrequencyPenalty},
-		{"presence_penalty", &p.PresencePenalty},
-		{"repetition_penalty", &p.RepetitionPenalty},
-		{"min_p", &p.MinP},
-	}
-	for _, f := range numbers {
-		v, err := optionalNumber(fields, f.key)
+	keys := [...]string{"frequency_penalty", "presence_penalty", "repetition_penalty", "min_p"}
+	dsts := [...]*float64{&p.FrequencyPenalty, &p.PresencePenalty, &p.RepetitionPenalty, &p.MinP}
+	for i, key := range keys {
+		v, err := optionalNumber(fields, key)
 		if err != nil {
 			return p, err
 		}
 		if v != nil {
-			*f.dst = *v
+			*dsts[i] = *v
 		}
 	}
 	var err error
