@@ -12,6 +12,7 @@ import (
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/enginetest"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/engine/sampling"
 )
 
 // prompts returns n prompts of different lengths over vocab.
@@ -34,7 +35,7 @@ func prompts(n, vocab int) [][]int {
 // temperature equals the same request run alone.
 func TestBatchingInvisibleFake(t *testing.T) {
 	const vocab, maxTokens = 64, 24
-	for _, sampling := range []engine.Sampling{
+	for _, sampling := range []sampling.Params{
 		{},
 		{Temperature: 0.9, TopK: 20, TopP: 0.9, Seed: 7, HasSeed: true},
 	} {
@@ -224,9 +225,9 @@ func TestSubmitErrors(t *testing.T) {
 			{"token outside vocabulary", engine.Request{Prompt: []int{64}, MaxTokens: 1}, engine.ErrInvalidRequest},
 			{"negative token", engine.Request{Prompt: []int{-1}, MaxTokens: 1}, engine.ErrInvalidRequest},
 			{"prompt fills the context", engine.Request{Prompt: make([]int, 16), MaxTokens: 1}, engine.ErrTooLong},
-			{"negative temperature", engine.Request{Prompt: []int{1}, MaxTokens: 1, Sampling: engine.Sampling{Temperature: -1}}, engine.ErrInvalidRequest},
-			{"top_p above one", engine.Request{Prompt: []int{1}, MaxTokens: 1, Sampling: engine.Sampling{TopP: 1.5}}, engine.ErrInvalidRequest},
-			{"negative top_k", engine.Request{Prompt: []int{1}, MaxTokens: 1, Sampling: engine.Sampling{TopK: -2}}, engine.ErrInvalidRequest},
+			{"negative temperature", engine.Request{Prompt: []int{1}, MaxTokens: 1, Sampling: sampling.Params{Temperature: -1}}, engine.ErrInvalidRequest},
+			{"top_p above one", engine.Request{Prompt: []int{1}, MaxTokens: 1, Sampling: sampling.Params{TopP: 1.5}}, engine.ErrInvalidRequest},
+			{"negative top_k", engine.Request{Prompt: []int{1}, MaxTokens: 1, Sampling: sampling.Params{TopK: -2}}, engine.ErrInvalidRequest},
 		}
 		for _, tc := range tests {
 			if _, err := e.Submit(t.Context(), tc.req); !isErr(err, tc.want) {

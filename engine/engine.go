@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kiln-ai/kiln/engine/sampling"
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 
@@ -192,7 +193,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) (*Stream, error) {
 		maxGen:  min(r.MaxTokens, e.seqLen-len(r.Prompt)),
 		id:      r.ID,
 		adapter: r.Adapter,
-		sampler: NewSampler(r.Sampling),
+		sampler: sampling.New(r.Sampling),
 		slot:    -1,
 		stream:  &Stream{ch: make(chan Token, e.cfg.DeliveryBuffer)},
 	}
@@ -245,10 +246,10 @@ func (e *Engine) check(r *Request) error {
 			return fmt.Errorf("%w: prompt token %d is %d, outside the vocabulary of %d", ErrInvalidRequest, i, id, e.vocab)
 		}
 	}
-	if err := r.Sampling.validate(); err != nil {
-		return err
+	if err := r.Sampling.Validate(e.vocab); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
-	return r.Sampling.validatePenalties(e.vocab)
+	return nil
 }
 
 // poke wakes the actor if it waits for work.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/kiln-ai/kiln/engine/sampling"
 )
 
 // The failure model. A panic while serving one request (in its sampler)
@@ -54,7 +56,7 @@ func newFault(stage string, v any) *Fault {
 // panic there is a request fault); Forward runs before each forward pass
 // (a panic there is an engine fault).
 type FaultHooks struct {
-	Sample  func(Sampling)
+	Sample  func(sampling.Params)
 	Forward func()
 }
 
@@ -101,7 +103,7 @@ func (a *actor) sampleOne(r *request) (id int, err error) {
 		}
 	}()
 	if h := a.e.hooks.Sample; h != nil {
-		h(r.sampler.cfg)
+		h(r.sampler.Params())
 	}
 	id = r.sampler.Sample(a.slotBuf[r.slot])
 	a.faultRun = 0

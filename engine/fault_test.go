@@ -8,12 +8,13 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/enginetest"
+	"github.com/kiln-ai/kiln/engine/sampling"
 )
 
 // panicSeed makes the test's sample hook panic for that request only.
 const panicSeed = 666
 
-func panicOnSeed(s engine.Sampling) {
+func panicOnSeed(s sampling.Params) {
 	if s.HasSeed && s.Seed == panicSeed {
 		panic("injected sampler fault")
 	}
@@ -37,7 +38,7 @@ func TestRequestFaultFailsAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := enginetest.NewBackend(2, 256, 64)
 		e := start(t, b, engine.Config{}, engine.WithFaultHooks(engine.FaultHooks{Sample: panicOnSeed}))
-		bad := submit(t, e, t.Context(), engine.Request{Prompt: []int{1}, MaxTokens: 4, Sampling: engine.Sampling{Seed: panicSeed, HasSeed: true}})
+		bad := submit(t, e, t.Context(), engine.Request{Prompt: []int{1}, MaxTokens: 4, Sampling: sampling.Params{Seed: panicSeed, HasSeed: true}})
 		mate := submit(t, e, t.Context(), engine.Request{Prompt: []int{2}, MaxTokens: 4})
 		toks, res := drain(bad)
 		var f *engine.Fault
@@ -104,7 +105,7 @@ func TestRepeatedFaultsFailEngine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := enginetest.NewBackend(1, 256, 64)
 		e := start(t, b, engine.Config{}, engine.WithFaultHooks(engine.FaultHooks{Sample: panicOnSeed}))
-		bad := engine.Request{Prompt: []int{1}, MaxTokens: 1, Sampling: engine.Sampling{Seed: panicSeed, HasSeed: true}}
+		bad := engine.Request{Prompt: []int{1}, MaxTokens: 1, Sampling: sampling.Params{Seed: panicSeed, HasSeed: true}}
 		for range 5 {
 			drain(submit(t, e, t.Context(), bad))
 		}

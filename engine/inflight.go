@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/kiln-ai/kiln/engine/sampling"
 )
 
 // request is the actor's record of one submitted request. Fields below the
@@ -16,7 +18,7 @@ type request struct {
 	submitted time.Time
 	id        uint64  // Request.ID, reported in other tokens' blockers
 	adapter   Adapter // Request.Adapter: admitted only while it is the loaded one
-	sampler   *Sampler
+	sampler   *sampling.Sampler
 	stream    *Stream
 	cancelled atomic.Bool
 	unwatch   func() bool // stops the context watch

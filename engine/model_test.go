@@ -11,6 +11,7 @@ import (
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/enginetest"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/engine/sampling"
 	"github.com/kiln-ai/kiln/kernels"
 )
 
@@ -96,7 +97,7 @@ func TestBatchingInvisibleModel(t *testing.T) {
 	defer pool.Close()
 	const maxTokens = 20
 	ps := prompts(8, m.Config.Vocab)
-	for _, sampling := range []engine.Sampling{{}, {Temperature: 1, TopP: 0.95, Seed: 3, HasSeed: true}} {
+	for _, sampling := range []sampling.Params{{}, {Temperature: 1, TopP: 0.95, Seed: 3, HasSeed: true}} {
 		reqs := make([]engine.Request, len(ps))
 		want := make([][]int, len(ps))
 		for i, p := range ps {

@@ -9,6 +9,7 @@ import (
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/internal/testshared"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/engine/sampling"
 	"github.com/kiln-ai/kiln/kernels"
 )
 
@@ -68,7 +69,7 @@ func TestBatchingInvisibleQwen35(t *testing.T) {
 	defer pool.Close()
 	ps := prompts(6, m.Config.Vocab)
 	cfg := engine.Config{PrefillChunk: 8}
-	for _, sampling := range []engine.Sampling{{}, {Temperature: 1, TopP: 0.95, Seed: 3, HasSeed: true}} {
+	for _, sampling := range []sampling.Params{{}, {Temperature: 1, TopP: 0.95, Seed: 3, HasSeed: true}} {
 		reqs := make([]engine.Request, len(ps))
 		want := make([][]int, len(ps))
 		for i, p := range ps {

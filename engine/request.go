@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"time"
+
+	"github.com/kiln-ai/kiln/engine/sampling"
 )
 
 // Errors a caller acts on.
@@ -17,29 +19,13 @@ var (
 	ErrTooLong = errors.New("engine: prompt exceeds the context length")
 )
 
-// Sampling selects how the next token is chosen from the logits.
-type Sampling struct {
-	Temperature float32 // 0 means greedy (argmax)
-	TopK        int     // 0 means no top-k cut
-	TopP        float32 // 0 or 1 means no nucleus cut
-	Seed        uint64  // used when HasSeed; otherwise a random seed
-	HasSeed     bool
-
-	// Logit adjustments (penalties.go), applied greedy or not.
-	FrequencyPenalty  float32     // OpenAI's, over generated tokens; [-2, 2]
-	PresencePenalty   float32     // OpenAI's, over generated tokens; [-2, 2]
-	RepetitionPenalty float32     // over prompt and generated tokens; 0 or 1 is off
-	MinP              float32     // drop tokens below MinP x the top probability; 0 is off
-	LogitBias         []LogitBias // added to the logits of the given ids
-}
-
 // Request is one generation submitted to the engine.
 type Request struct {
-	Prompt    []int     // token ids, already templated; must not be empty
-	MaxTokens int       // tokens to generate at most (> 0); capped by the context
-	Sampling  Sampling  // decoding parameters
-	StopIDs   []int     // token ids that end generation (end-of-sequence); the stop token is emitted
-	Submitted time.Time // instant the caller counts from; zero means now
+	Prompt    []int           // token ids, already templated; must not be empty
+	MaxTokens int             // tokens to generate at most (> 0); capped by the context
+	Sampling  sampling.Params // decoding parameters; Submit validates them
+	StopIDs   []int           // token ids that end generation (end-of-sequence); the stop token is emitted
+	Submitted time.Time       // instant the caller counts from; zero means now
 	// ID is an opaque identity the caller chooses (0 means none). The
 	// engine only reports it back: in the Blockers of the tokens of other
 	// requests that this request's prefill delayed, and of its own.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/sampling"
 	"github.com/kiln-ai/kiln/telemetry"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
@@ -48,7 +49,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 	if err := s.checkModel(req.Model); err != nil {
 		return err
 	}
-	if err := checkLogitBias(req.Penalties.LogitBias, s.model.Model.Config.Vocab); err != nil {
+	if err := validateSampling(req, nil, s.model.Model.Config.Vocab); err != nil {
 		return err
 	}
 	if err := s.checkContentSize(req); err != nil {
@@ -126,7 +127,7 @@ func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, sub
 	stream, err := s.gen.Submit(ctx, engine.Request{
 		Prompt:    prompt,
 		MaxTokens: s.maxTokens(req, len(prompt)),
-		Sampling:  sampling(req),
+		Sampling:  samplingParams(req),
 		StopIDs:   s.stopIDs,
 		Submitted: submitted,
 		ID:        id,
@@ -153,13 +154,15 @@ func (s *Server) wantMetadata(req *chatRequest) bool {
 	return s.cfg.PerformanceMetadata
 }
 
-func sampling(req *chatRequest) engine.Sampling {
-	sm := engine.Sampling{Temperature: 1, TopK: req.TopK}
+// samplingParams are the engine's sampling parameters for req, with
+// OpenAI's default temperature of 1.
+func samplingParams(req *chatRequest) sampling.Params {
+	sm := sampling.Params{Temperature: 1, TopK: req.TopK}
 	if req.Temperature != nil {
 		sm.Temperature = float32(*req.Temperature)
 	}
 	if req.TopP != nil {
-		sm.TopP = float32(*req.TopP)
+		sm.TopP, sm.HasTopP = float32(*req.TopP), true
 	}
 	if req.Seed != nil {
 		sm.Seed, sm.HasSeed = uint64(*req.Seed), true

@@ -35,11 +35,12 @@
 // chat without it generates up to the context.
 //
 // Sampling parameters beyond temperature, top_p, top_k and seed are
-// applied by the engine (engine/penalties.go): frequency_penalty and
+// applied by the engine (engine/sampling/penalties.go): frequency_penalty and
 // presence_penalty ([-2, 2], over generated tokens), repetition_penalty
 // ((0, 10], over prompt and generated tokens), min_p ([0, 1]) and
-// logit_bias (token id strings to [-100, 100]); out of range is a 400
-// naming the parameter (penalties.go).
+// logit_bias (token id strings to [-100, 100]). Every range, these and
+// temperature's, top_p's and top_k's, is sampling.Params.Validate's; a
+// value out of range is a 400 naming the parameter (penalties.go).
 //
 // The path of one token (chat.go): the engine delivers an engine.Token on
 // the request's channel; the handler stamps handler_received, decodes the

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/sampling"
 )
 
 // withEngineOptions passes opts to the harness's engine.
@@ -69,7 +70,7 @@ const panicSeed = 666
 // ends with finish_reason "error" and [DONE], and the engine stays healthy
 // for the next request.
 func TestRequestFaultFailsAlone(t *testing.T) {
-	h := newHarness(t, withEngineOptions(engine.WithFaultHooks(engine.FaultHooks{Sample: func(s engine.Sampling) {
+	h := newHarness(t, withEngineOptions(engine.WithFaultHooks(engine.FaultHooks{Sample: func(s sampling.Params) {
 		if s.HasSeed && s.Seed == panicSeed {
 			panic("injected sampler fault")
 		}

@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/sampling"
 )
 
 // FuzzAPIRoutes posts arbitrary bodies to /v1/completions, /tokenize and
@@ -78,7 +78,7 @@ func FuzzDecodeLogitBias(f *testing.F) {
 			return
 		}
 		for i, b := range got {
-			if b.ID < 0 || b.Bias < -engine.MaxLogitBias || b.Bias > engine.MaxLogitBias {
+			if b.ID < 0 || b.Bias < -sampling.MaxLogitBias || b.Bias > sampling.MaxLogitBias {
 				t.Fatalf("entry %+v out of range", b)
 			}
 			if i > 0 && got[i-1].ID > b.ID {

@@ -89,6 +89,9 @@ func decodeOptions(fields map[string]json.RawMessage, req *chatRequest) error {
 	if req.Penalties, err = decodePenalties(fields); err != nil {
 		return err
 	}
+	if err := validateSampling(req, fields, 0); err != nil {
+		return err
+	}
 	if req.Stop, err = decodeStop(fields["stop"]); err != nil {
 		return err
 	}
@@ -157,29 +160,19 @@ func jsonErrText(err error) string {
 	return "malformed JSON"
 }
 
-// decodeSampling reads temperature, top_p, top_k and seed.
+// decodeSampling reads temperature, top_p, top_k and seed; their ranges
+// are sampling.Params.Validate's (validateSampling).
 func decodeSampling(fields map[string]json.RawMessage, req *chatRequest) error {
 	var err error
 	if req.Temperature, err = optionalNumber(fields, "temperature"); err != nil {
 		return err
 	}
-	if t := req.Temperature; t != nil && (*t < 0 || *t > 2) {
-		return invalid("temperature", "invalid_value", "'temperature' must be between 0 and 2, got %v", *t)
-	}
 	if req.TopP, err = optionalNumber(fields, "top_p"); err != nil {
 		return err
-	}
-	// The engine samples in float32: a top_p that rounds to zero there
-	// would read as "no nucleus cut", the opposite of what was asked.
-	if p := req.TopP; p != nil && (*p <= 0 || *p > 1 || float32(*p) == 0) {
-		return invalid("top_p", "invalid_value", "'top_p' must be greater than 0 and at most 1 (at least %g), got %v", math.SmallestNonzeroFloat32, *p)
 	}
 	if k, err := optionalInt(fields, "top_k"); err != nil {
 		return err
 	} else if k != nil {
-		if *k < 0 || *k > math.MaxInt32 {
-			return invalid("top_k", "invalid_value", "'top_k' must be a non-negative integer, got %d", *k)
-		}
 		req.TopK = int(*k)
 	}
 	if req.Seed, err = optionalInt(fields, "seed"); err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/sampling"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -61,7 +61,7 @@ func TestParseChatRequestValid(t *testing.T) {
 			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"frequency_penalty":-2,"presence_penalty":2,"repetition_penalty":1.3,"min_p":0.05,"logit_bias":{"50":-100,"7":100,"3":0.5}}`,
 			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Penalties: penaltyParams{
 				FrequencyPenalty: -2, PresencePenalty: 2, RepetitionPenalty: 1.3, MinP: 0.05,
-				LogitBias: []engine.LogitBias{{ID: 3, Bias: 0.5}, {ID: 7, Bias: 100}, {ID: 50, Bias: -100}},
+				LogitBias: []sampling.LogitBias{{ID: 3, Bias: 0.5}, {ID: 7, Bias: 100}, {ID: 50, Bias: -100}},
 			}},
 		},
 		{

@@ -45,7 +45,53 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // gitignored, so evidence never lands in a commit by accident.
 const benchResultsDir = "bench-results"
 
+// runBench is `kiln bench`: read the flags, resolve the workload and the
+// arms, run against --url or each arm's server, report.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseBenchFlags(args, stdout)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if err := o.resolve(); err != nil {
+		return err
+	}
+	ev := evidence{
+		Command:   append([]string{"kiln", "bench"}, args...),
+		Versions:  map[string]string{"kiln": version, "go": runtime.Version()},
+		StartedAt: time.Now().UTC(),
+		Workload:  o.workload,
+	}
+	r := &benchRunner{o: o, http: &http.Client{Timeout: o.timeout}, stderr: stderr, terminal: isTerminal(stderr)}
+	defer r.http.CloseIdleConnections()
+	if o.url != "" {
+		res, err := r.runArm(ctx, "run", o.url)
+		if err != nil {
+			return err
+		}
+		ev.Arms = append(ev.Arms, res)
+	} else if err := r.runArms(ctx, &ev); err != nil {
+		return err
+	}
+	return reportBench(stdout, ev, o.out)
+}
+
+// benchOptions are `kiln bench`'s flags.
+type benchOptions struct {
+	workload                  bench.Workload
+	url, token, out, workfile string
+	mix, serveBin, serveArgs  string
+	timeout, cachePoll        time.Duration
+	warmup                    int
+	armFlags                  listFlag
+	arms                      []bench.Arm // armFlags parsed, by resolve
+	flags                     *flag.FlagSet
+}
+
+// parseBenchFlags reads `kiln bench`'s flags.
+func parseBenchFlags(args []string, stdout io.Writer) (*benchOptions, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stdout) // help asked for; mistakes are one line on stderr (parseFlags)
 	fs.Usage = func() {
@@ -56,20 +102,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(out, "\nFlags:")
 		fs.PrintDefaults()
 	}
-	var (
-		w         bench.Workload
-		url       = fs.String("url", "", "base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8420)")
-		token     = fs.String("token", os.Getenv("KILN_ACCESS_TOKEN"), "bearer token for the server")
-		out       = fs.String("out", "", "evidence JSON file (default "+benchResultsDir+"/kiln-bench-<time>.json)")
-		workfile  = fs.String("workload", "", "workload JSON file (flags given explicitly override it)")
-		mix       = fs.String("prompt-mix", "", "comma-separated synthetic prompt lengths, cycled per request (e.g. 8,400)")
-		serveBin  = fs.String("serve-bin", "", "kiln binary for --arm runs (default: this executable)")
-		serveArgs = fs.String("serve-args", "", "base kiln serve arguments for --arm runs, space separated")
-		timeout   = fs.Duration("request-timeout", 5*time.Minute, "per-request timeout")
-		warmup    = fs.Int("warmup", 0, "short requests sent before the measured ones, left out of the figures (a user message no workload prompt shares)")
-		cachePoll = fs.Duration("cache-poll", time.Second, "how often to read the server's prefix cache memory (/health, /metrics) during the run; 0: before and after only")
-		arms      listFlag
-	)
+	o := &benchOptions{flags: fs}
+	w := &o.workload
+	fs.StringVar(&o.url, "url", "", "base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8420)")
+	fs.StringVar(&o.token, "token", os.Getenv("KILN_ACCESS_TOKEN"), "bearer token for the server")
+	fs.StringVar(&o.out, "out", "", "evidence JSON file (default "+benchResultsDir+"/kiln-bench-<time>.json)")
+	fs.StringVar(&o.workfile, "workload", "", "workload JSON file (flags given explicitly override it)")
+	fs.StringVar(&o.mix, "prompt-mix", "", "comma-separated synthetic prompt lengths, cycled per request (e.g. 8,400)")
+	fs.StringVar(&o.serveBin, "serve-bin", "", "kiln binary for --arm runs (default: this executable)")
+	fs.StringVar(&o.serveArgs, "serve-args", "", "base kiln serve arguments for --arm runs, space separated")
+	fs.DurationVar(&o.timeout, "request-timeout", 5*time.Minute, "per-request timeout")
+	fs.IntVar(&o.warmup, "warmup", 0, "short requests sent before the measured ones, left out of the figures (a user message no workload prompt shares)")
+	fs.DurationVar(&o.cachePoll, "cache-poll", time.Second, "how often to read the server's prefix cache memory (/health, /metrics) during the run; 0: before and after only")
 	fs.StringVar(&w.Model, "model", "kiln-tiny", "model id to request")
 	fs.IntVar(&w.Concurrency, "concurrency", 1, "concurrent requests")
 	fs.IntVar(&w.Requests, "requests", 0, "number of requests (or use --duration)")
@@ -83,120 +127,124 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&w.ServerTiming, "server-timing", false, "ask a Kiln server for kiln.token_timing events and summaries (include_performance)")
 	fs.Float64Var(&w.Temperature, "temperature", 0, "sampling temperature")
 	fs.Uint64Var(&w.Seed, "seed", 1, "seed for prompts and per-request sampling seeds")
-	fs.Var(&arms, "arm", "comparison arm NAME:FLAG=VALUE (repeatable): starts kiln serve once per arm with that one flag changed; NAME: alone runs the base arguments unchanged")
-	if err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	if *workfile != "" {
-		if err := loadWorkload(*workfile, fs, &w); err != nil {
+	fs.Var(&o.armFlags, "arm", "comparison arm NAME:FLAG=VALUE (repeatable): starts kiln serve once per arm with that one flag changed; NAME: alone runs the base arguments unchanged")
+	return o, parseFlags(fs, args)
+}
+
+// resolve completes the workload (the --workload file under the flags
+// given, --prompt-mix), checks it and the choice of target, and parses the
+// arms.
+func (o *benchOptions) resolve() error {
+	if o.workfile != "" {
+		if err := loadWorkload(o.workfile, o.flags, &o.workload); err != nil {
 			return err
 		}
 	}
-	if *mix != "" {
-		for _, f := range strings.Split(*mix, ",") {
+	if o.mix != "" {
+		for _, f := range strings.Split(o.mix, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil {
 				return fmt.Errorf("--prompt-mix: %w", err)
 			}
-			w.PromptMix = append(w.PromptMix, n)
+			o.workload.PromptMix = append(o.workload.PromptMix, n)
 		}
 	}
-	if err := w.Validate(); err != nil {
+	if err := o.workload.Validate(); err != nil {
 		return usageError{err}
 	}
-	if (*url == "") == (len(arms) == 0) {
+	if (o.url == "") == (len(o.armFlags) == 0) {
 		return usageError{errors.New("give exactly one of --url or --arm")}
 	}
-	parsedArms := make([]bench.Arm, 0, len(arms))
-	for _, a := range arms {
+	for _, a := range o.armFlags {
 		arm, err := bench.ParseArm(a)
 		if err != nil {
 			return err
 		}
-		parsedArms = append(parsedArms, arm)
+		o.arms = append(o.arms, arm)
 	}
-
-	ev := evidence{
-		Command:   append([]string{"kiln", "bench"}, args...),
-		Versions:  map[string]string{"kiln": version, "go": runtime.Version()},
-		StartedAt: time.Now().UTC(),
-		Workload:  w,
-	}
-	httpClient := &http.Client{Timeout: *timeout}
-	defer httpClient.CloseIdleConnections()
-	isTerm := isTerminal(stderr)
-	runArm := func(name, base string) (*bench.ArmResult, error) {
-		c := &bench.Client{BaseURL: base, Token: *token, HTTP: httpClient}
-		if *warmup > 0 {
-			if err := bench.Warmup(ctx, c, &w, *warmup); err != nil {
-				return nil, err
-			}
-		}
-		watch := bench.WatchPrefixCache(ctx, c, *cachePoll)
-		res, err := bench.Run(ctx, c, &w, &bench.Bar{W: stderr, Terminal: isTerm, Label: name})
-		cache := watch.Stop(ctx)
-		if res != nil {
-			res.Name, res.Warmup, res.PrefixCache = name, *warmup, &cache
-		}
-		return res, err
-	}
-
-	if *warmup < 0 {
+	if o.warmup < 0 {
 		return usageError{errors.New("--warmup must not be negative")}
 	}
-	if *url != "" {
-		res, err := runArm("run", *url)
-		if err != nil {
-			return err
-		}
-		ev.Arms = append(ev.Arms, res)
-	} else {
-		bin := *serveBin
-		if bin == "" {
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("finding this executable: %w", err)
-			}
-			bin = exe
-		}
-		base := append([]string{"serve"}, strings.Fields(*serveArgs)...)
-		ev.BaseServe = base
-		for _, arm := range parsedArms {
-			srv, err := bench.StartServer(ctx, bin, arm.ServeArgs(base), 2*time.Minute)
-			if err != nil {
-				ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: err.Error()})
-				fmt.Fprintf(stderr, "arm %s: %v\n", arm.Name, err)
-				continue
-			}
-			res, err := runArm(arm.Name, srv.URL)
-			stopErr := srv.Stop(ctx)
-			if err != nil {
-				ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: err.Error(), LogTail: srv.LogTail()})
-				continue
-			}
-			if arm.Flag != "" {
-				res.Flag = "--" + arm.Flag + "=" + arm.Value
-			}
-			if stopErr != nil {
-				ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: stopErr.Error(), LogTail: srv.LogTail()})
-			}
-			ev.Arms = append(ev.Arms, res)
-		}
-		if len(ev.Arms) == 0 {
-			return errors.New("no arm could run; see the errors above")
+	return nil
+}
+
+// benchRunner drives one bench run's arms against their servers.
+type benchRunner struct {
+	o        *benchOptions
+	http     *http.Client
+	stderr   io.Writer
+	terminal bool
+}
+
+// runArm measures the server at base: warm-up, then the workload, watching
+// its prefix cache.
+func (r *benchRunner) runArm(ctx context.Context, name, base string) (*bench.ArmResult, error) {
+	c := &bench.Client{BaseURL: base, Token: r.o.token, HTTP: r.http}
+	w := &r.o.workload
+	if r.o.warmup > 0 {
+		if err := bench.Warmup(ctx, c, w, r.o.warmup); err != nil {
+			return nil, err
 		}
 	}
+	watch := bench.WatchPrefixCache(ctx, c, r.o.cachePoll)
+	res, err := bench.Run(ctx, c, w, &bench.Bar{W: r.stderr, Terminal: r.terminal, Label: name})
+	cache := watch.Stop(ctx)
+	if res != nil {
+		res.Name, res.Warmup, res.PrefixCache = name, r.o.warmup, &cache
+	}
+	return res, err
+}
 
+// runArms starts kiln serve once per arm and measures it, recording in ev
+// each arm's result or error; it fails only when no arm ran.
+func (r *benchRunner) runArms(ctx context.Context, ev *evidence) error {
+	bin := r.o.serveBin
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding this executable: %w", err)
+		}
+		bin = exe
+	}
+	base := append([]string{"serve"}, strings.Fields(r.o.serveArgs)...)
+	ev.BaseServe = base
+	for _, arm := range r.o.arms {
+		srv, err := bench.StartServer(ctx, bin, arm.ServeArgs(base), 2*time.Minute)
+		if err != nil {
+			ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: err.Error()})
+			fmt.Fprintf(r.stderr, "arm %s: %v\n", arm.Name, err)
+			continue
+		}
+		res, err := r.runArm(ctx, arm.Name, srv.URL)
+		stopErr := srv.Stop(ctx)
+		if err != nil {
+			ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: err.Error(), LogTail: srv.LogTail()})
+			continue
+		}
+		if arm.Flag != "" {
+			res.Flag = "--" + arm.Flag + "=" + arm.Value
+		}
+		if stopErr != nil {
+			ev.ArmErrors = append(ev.ArmErrors, armError{Arm: arm.Name, Error: stopErr.Error(), LogTail: srv.LogTail()})
+		}
+		ev.Arms = append(ev.Arms, res)
+	}
+	if len(ev.Arms) == 0 {
+		return errors.New("no arm could run; see the errors above")
+	}
+	return nil
+}
+
+// reportBench writes the tables to stdout and the evidence file to out;
+// it fails when every arm failed.
+func reportBench(stdout io.Writer, ev evidence, out string) error {
 	if err := bench.WriteTable(stdout, ev.Arms); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
 	if err := bench.WriteTurns(stdout, ev.Arms); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
-	if err := writeEvidence(ev, *out, stdout); err != nil {
+	if err := writeEvidence(ev, out, stdout); err != nil {
 		return err
 	}
 	return allFailed(ev.Arms)

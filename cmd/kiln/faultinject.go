@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/sampling"
 )
 
 // Seeds that inject faults in a binary built with -tags kiln_faultinject
@@ -24,7 +25,7 @@ func faultOptions(getenv func(string) string) []engine.Option {
 	}
 	var armed atomic.Bool
 	return []engine.Option{engine.WithFaultHooks(engine.FaultHooks{
-		Sample: func(s engine.Sampling) {
+		Sample: func(s sampling.Params) {
 			switch {
 			case !s.HasSeed:
 			case s.Seed == seedSampleFault:

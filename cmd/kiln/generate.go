@@ -14,6 +14,7 @@ import (
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/chat"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/engine/sampling"
 	"github.com/kiln-ai/kiln/engine/tokenizer"
 	"github.com/kiln-ai/kiln/kernels"
 )
@@ -168,7 +169,7 @@ func (o generateOptions) request(prompt []int, tok *tokenizer.Tokenizer) engine.
 		Prompt:    prompt,
 		MaxTokens: o.maxTokens,
 		StopIDs:   stopIDs,
-		Sampling: engine.Sampling{
+		Sampling: sampling.Params{
 			Temperature: float32(o.temperature), TopK: o.topK, TopP: float32(o.topP),
 			Seed: o.seed, HasSeed: o.hasSeed,
 		},
@@ -187,50 +188,76 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		return usageError{err}
 	}
+	g, err := openGeneration(o, stderr)
+	if err != nil {
+		return err
+	}
+	defer g.close()
+	prompt, err := generatePrompt(o, g.loaded)
+	if err != nil {
+		return err
+	}
+	out, text, err := g.run(ctx, o, prompt, stdout)
+	if err != nil {
+		return err
+	}
+	return reportGeneration(o, g.loaded.Tokenizer != nil, out, text, stdout, stderr)
+}
+
+// generation is the model (and adapter) one `kiln generate` runs.
+type generation struct {
+	loaded  *llama.Loaded
+	adapter *llama.Adapter // nil: the base model
+}
+
+// openGeneration loads the model and, with --adapter, the adapter.
+func openGeneration(o generateOptions, stderr io.Writer) (*generation, error) {
 	loaded, err := openModel("generate", o.model, o.context, printWarning(stderr, "generate"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() { _ = loaded.Close() }()
-	tok := loaded.Tokenizer
-	var adapter *llama.Adapter
+	g := &generation{loaded: loaded}
 	if o.adapter != "" {
-		if adapter, err = llama.LoadAdapter(o.adapter, loaded.Model); err != nil {
-			return fmt.Errorf("generate: --adapter: %w", err)
+		if g.adapter, err = llama.LoadAdapter(o.adapter, loaded.Model); err != nil {
+			g.close()
+			return nil, fmt.Errorf("generate: --adapter: %w", err)
 		}
 	}
+	return g, nil
+}
 
-	prompt, err := generatePrompt(o, loaded)
-	if err != nil {
-		return err
+func (g *generation) close() { _ = g.loaded.Close() }
+
+// run generates from prompt through an engine of its own, echoing text to
+// stdout as it comes unless --json; it returns the output so far and the
+// text.
+func (g *generation) run(ctx context.Context, o generateOptions, prompt []int, stdout io.Writer) (generateOutput, string, error) {
+	tok := g.loaded.Tokenizer
+	out := generateOutput{Model: g.loaded.ID, PromptIDs: prompt, IDs: []int{}}
+	if g.adapter != nil {
+		out.Adapter = g.adapter.Info.SHA256
 	}
 	pool := kernels.NewPool(o.threads)
 	defer pool.Close()
-	state := loaded.Model.NewState(1, pool)
-	state.SetAdapter(adapter)
-	var top [][2]float64
+	state := g.loaded.Model.NewState(1, pool)
+	state.SetAdapter(g.adapter)
 	if o.topLogits > 0 {
-		if top, err = topLogits(state, prompt, o.topLogits); err != nil {
-			return err
+		var err error
+		if out.TopLogits, err = topLogits(state, prompt, o.topLogits); err != nil {
+			return out, "", err
 		}
 	}
 	eng, err := engine.New(state, engine.Config{})
 	if err != nil {
-		return fmt.Errorf("generate: %w", err)
+		return out, "", fmt.Errorf("generate: %w", err)
 	}
 	if err := eng.Start(ctx); err != nil {
-		return fmt.Errorf("generate: %w", err)
+		return out, "", fmt.Errorf("generate: %w", err)
 	}
 	defer func() { _ = eng.Shutdown(context.Background()) }()
-
 	stream, err := eng.Submit(ctx, o.request(prompt, tok))
 	if err != nil {
-		return fmt.Errorf("generate: %w", err)
-	}
-
-	out := generateOutput{Model: loaded.ID, PromptIDs: prompt, IDs: []int{}, TopLogits: top}
-	if adapter != nil {
-		out.Adapter = adapter.Info.SHA256
+		return out, "", fmt.Errorf("generate: %w", err)
 	}
 	var echo io.Writer
 	if !o.json {
@@ -240,17 +267,23 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	res := stream.Result()
 	if res.Finish == engine.FinishError || res.Finish == engine.FinishCancelled {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("generate: %w", err)
+			return out, "", fmt.Errorf("generate: %w", err)
 		}
-		return fmt.Errorf("generate: %s: %w", res.Finish, res.Err)
+		return out, "", fmt.Errorf("generate: %s: %w", res.Finish, res.Err)
 	}
 	out.timing(res, first, last)
+	return out, text, nil
+}
+
+// reportGeneration writes, with --json, the output object (with its text
+// when the model has a tokenizer) to stdout; otherwise it ends the echoed
+// text's line and writes the timing line to stderr.
+func reportGeneration(o generateOptions, hasText bool, out generateOutput, text string, stdout, stderr io.Writer) error {
 	if o.json {
-		if tok != nil {
+		if hasText {
 			out.Text = &text
 		}
-		enc := json.NewEncoder(stdout)
-		return enc.Encode(out)
+		return json.NewEncoder(stdout).Encode(out)
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprintf(stderr, "%d prompt tokens, %d generated (%s), ttft %.1f ms, %.1f tok/s\n",

@@ -191,22 +191,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return usageError{err}
 	}
-	tcfg, err := telemetry.ConfigFromEnv(os.Getenv)
+	tcfg, tel, log, err := startTelemetry(extra, stderr)
 	if err != nil {
 		return err
 	}
-	if tcfg.ServiceVersion == "" {
-		tcfg.ServiceVersion = version
-	}
-	level, _ := zerolog.ParseLevel(extra.logLevel)
-	tel, log, err := newTelemetry(tcfg, stderr, level)
-	if err != nil {
-		return err
-	}
-	if extra.tokenOnCLI {
-		log.Warn().Msg("--access-token on the command line is visible to every local user (ps, /proc); use KILN_ACCESS_TOKEN or --access-token-file")
-	}
-	otel.SetErrorHandler(telemetry.ErrorHandler(log))
 	defer func() {
 		// Flush telemetry last, with a deadline of its own.
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -220,9 +208,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	defer func() { err = errors.Join(err, model.Close()) }()
 	cfg.TraceExport = traceExport(tcfg) // as GET /v1/config reports it
-	for _, what := range model.Model.Skipped {
-		log.Info().Str("skipped", what).Msg("not loaded: " + what)
-	}
+	logSkipped(model, &log)
 
 	pool := newServePool(&cfg)
 	defer pool.Close()
@@ -242,14 +228,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}()
 
 	adapters := lora.NewRegistry(cfg.AdapterDir, model.Model, cfg.AdapterCacheBytes)
-	// Training runs on the serving pool, only while it holds the engine
-	// exclusively (one slice at a time), so the two never share it at once.
-	modelID := model.ID
-	if cfg.ServedModelName != "" {
-		modelID = cfg.ServedModelName // the name a written adapter's config gives its base, as clients see it
-	}
-	trainer := train.NewRunner(train.RunnerConfig{Engine: eng, Model: model.Model, Pool: pool, Adapters: adapters,
-		ModelID: modelID, Slice: cfg.MaintenanceSlice})
+	trainer := newTrainer(&cfg, eng, model, pool, adapters)
 	srv, err := server.New(cfg, server.Deps{Model: model, Engine: eng, Telemetry: tel, Logger: &log, Training: trainer, Adapters: adapters})
 	if err != nil {
 		return err
@@ -268,6 +247,49 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 // newServePool builds the compute pool of --threads (0: one per CPU) and
 // resolves cfg's threads and kernel paths, as GET /v1/config and the debug
 // state report them.
+// startTelemetry sets up telemetry from the OTEL_* environment and the
+// logger at --log-level, warning when the access token came on the command
+// line.
+func startTelemetry(extra serveExtra, stderr io.Writer) (telemetry.Config, *telemetry.Telemetry, zerolog.Logger, error) {
+	tcfg, err := telemetry.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return tcfg, nil, zerolog.Logger{}, err
+	}
+	if tcfg.ServiceVersion == "" {
+		tcfg.ServiceVersion = version
+	}
+	level, _ := zerolog.ParseLevel(extra.logLevel)
+	tel, log, err := newTelemetry(tcfg, stderr, level)
+	if err != nil {
+		return tcfg, nil, log, err
+	}
+	if extra.tokenOnCLI {
+		log.Warn().Msg("--access-token on the command line is visible to every local user (ps, /proc); use KILN_ACCESS_TOKEN or --access-token-file")
+	}
+	otel.SetErrorHandler(telemetry.ErrorHandler(log))
+	return tcfg, tel, log, nil
+}
+
+// logSkipped logs what of the model's files the loader left out (a vision
+// tower, multi-token-prediction layers).
+func logSkipped(model *llama.Loaded, log *zerolog.Logger) {
+	for _, what := range model.Model.Skipped {
+		log.Info().Str("skipped", what).Msg("not loaded: " + what)
+	}
+}
+
+// newTrainer is the training job runner. Training runs on the serving
+// pool, only while it holds the engine exclusively (one slice at a time),
+// so the two never share it at once.
+func newTrainer(cfg *server.Config, eng *engine.Engine, model *llama.Loaded, pool *kernels.Pool, adapters *lora.Registry) *train.Runner {
+	modelID := model.ID
+	if cfg.ServedModelName != "" {
+		modelID = cfg.ServedModelName // the name a written adapter's config gives its base, as clients see it
+	}
+	return train.NewRunner(train.RunnerConfig{Engine: eng, Model: model.Model, Pool: pool, Adapters: adapters,
+		ModelID: modelID, Slice: cfg.MaintenanceSlice})
+}
+
 func newServePool(cfg *server.Config) *kernels.Pool {
 	if cfg.Threads == 0 {
 		cfg.Threads = runtime.NumCPU()

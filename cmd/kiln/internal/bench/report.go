@@ -54,75 +54,106 @@ func WriteTable(w io.Writer, arms []*ArmResult) error {
 	if len(arms) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	t := &table{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight), arms: arms}
+	t.header()
+	t.latencyRows()
+	t.prefixCacheRows()
+	t.stallRows()
+	return t.tw.Flush()
+}
+
+// table is the comparison table of WriteTable: a column per arm, and a
+// ratio to the first arm beside each later one.
+type table struct {
+	tw   *tabwriter.Writer
+	arms []*ArmResult
+}
+
+func (t *table) header() {
 	header := "metric\t"
-	for i, a := range arms {
+	for i, a := range t.arms {
 		header += a.Name + "\t"
 		if i > 0 {
 			header += "ratio\t"
 		}
 	}
-	fmt.Fprintln(tw, header)
-	// maybe prints a row whose figure an arm may lack (ok false: n/a).
-	maybe := func(name string, get func(*ArmResult) (float64, bool), format string) {
-		line := name + "\t"
-		base, baseOK := get(arms[0])
-		for i, a := range arms {
-			v, ok := get(a)
-			if ok {
-				line += fmt.Sprintf(format, v) + "\t"
+	fmt.Fprintln(t.tw, header)
+}
+
+// maybe prints a row whose figure an arm may lack (ok false: n/a).
+func (t *table) maybe(name string, get func(*ArmResult) (float64, bool), format string) {
+	line := name + "\t"
+	base, baseOK := get(t.arms[0])
+	for i, a := range t.arms {
+		v, ok := get(a)
+		if ok {
+			line += fmt.Sprintf(format, v) + "\t"
+		} else {
+			line += "n/a\t"
+		}
+		if i > 0 {
+			if ok && baseOK && base != 0 {
+				line += fmt.Sprintf("%.2fx", v/base) + "\t"
 			} else {
-				line += "n/a\t"
-			}
-			if i > 0 {
-				if ok && baseOK && base != 0 {
-					line += fmt.Sprintf("%.2fx", v/base) + "\t"
-				} else {
-					line += "-\t"
-				}
+				line += "-\t"
 			}
 		}
-		fmt.Fprintln(tw, line)
 	}
-	row := func(name string, get func(Stats) float64, format string) {
-		maybe(name, func(a *ArmResult) (float64, bool) { return get(a.Stats), true }, format)
-	}
-	row("requests", func(s Stats) float64 { return float64(s.Requests) }, "%.0f")
-	row("failed", func(s Stats) float64 { return float64(s.Failed) }, "%.0f")
-	row("output tok/s", func(s Stats) float64 { return s.OutputTokPerS }, "%.1f")
-	row("TTFT p50 ms", func(s Stats) float64 { return s.TTFTP50Ms }, "%.2f")
-	row("TTFT p95 ms", func(s Stats) float64 { return s.TTFTP95Ms }, "%.2f")
-	row("TTFT p99 ms", func(s Stats) float64 { return s.TTFTP99Ms }, "%.2f")
-	row("ITL p50 ms", func(s Stats) float64 { return s.ITLP50Ms }, "%.2f")
-	row("ITL p99 ms", func(s Stats) float64 { return s.ITLP99Ms }, "%.2f")
-	row("ITL p99.9 ms", func(s Stats) float64 { return s.ITLP999Ms }, "%.2f")
-	row("E2E p50 ms", func(s Stats) float64 { return s.E2EP50Ms }, "%.1f")
-	maybe("prompt tokens", func(a *ArmResult) (float64, bool) {
+	fmt.Fprintln(t.tw, line)
+}
+
+// row prints a row of a figure every arm has.
+func (t *table) row(name string, get func(Stats) float64, format string) {
+	t.maybe(name, func(a *ArmResult) (float64, bool) { return get(a.Stats), true }, format)
+}
+
+// latencyRows are the counts, throughput, latency percentiles and tokens.
+func (t *table) latencyRows() {
+	t.row("requests", func(s Stats) float64 { return float64(s.Requests) }, "%.0f")
+	t.row("failed", func(s Stats) float64 { return float64(s.Failed) }, "%.0f")
+	t.row("output tok/s", func(s Stats) float64 { return s.OutputTokPerS }, "%.1f")
+	t.row("TTFT p50 ms", func(s Stats) float64 { return s.TTFTP50Ms }, "%.2f")
+	t.row("TTFT p95 ms", func(s Stats) float64 { return s.TTFTP95Ms }, "%.2f")
+	t.row("TTFT p99 ms", func(s Stats) float64 { return s.TTFTP99Ms }, "%.2f")
+	t.row("ITL p50 ms", func(s Stats) float64 { return s.ITLP50Ms }, "%.2f")
+	t.row("ITL p99 ms", func(s Stats) float64 { return s.ITLP99Ms }, "%.2f")
+	t.row("ITL p99.9 ms", func(s Stats) float64 { return s.ITLP999Ms }, "%.2f")
+	t.row("E2E p50 ms", func(s Stats) float64 { return s.E2EP50Ms }, "%.1f")
+	t.maybe("prompt tokens", func(a *ArmResult) (float64, bool) {
 		return float64(a.Stats.PromptTokens), a.Stats.PromptTokens > 0
 	}, "%.0f")
-	maybe("cached tokens", func(a *ArmResult) (float64, bool) {
+	t.maybe("cached tokens", func(a *ArmResult) (float64, bool) {
 		return float64(a.Stats.CachedTokens), a.Stats.CachedReported > 0
 	}, "%.0f")
-	if slices.ContainsFunc(arms, func(a *ArmResult) bool { return a.PrefixCache != nil }) {
-		mib := func(get func(*PrefixCacheWatch) *int64) func(*ArmResult) (float64, bool) {
-			return func(a *ArmResult) (float64, bool) {
-				if a.PrefixCache == nil {
-					return 0, false
-				}
-				p := get(a.PrefixCache)
-				if p == nil {
-					return 0, false
-				}
-				return float64(*p) / (1 << 20), true
-			}
-		}
-		maybe("prefix cache MiB, peak", mib(func(w *PrefixCacheWatch) *int64 { return w.PeakBytes }), "%.2f")
-		maybe("prefix cache MiB, after", mib(func(w *PrefixCacheWatch) *int64 { return w.After.Bytes }), "%.2f")
-		maybe("  of which idle", mib(func(w *PrefixCacheWatch) *int64 { return w.After.IdleBytes }), "%.2f")
+}
+
+// prefixCacheRows are the prefix cache's memory, when an arm watched it.
+func (t *table) prefixCacheRows() {
+	if !slices.ContainsFunc(t.arms, func(a *ArmResult) bool { return a.PrefixCache != nil }) {
+		return
 	}
-	row("server stalls", func(s Stats) float64 { return float64(s.ServerStalls) }, "%.0f")
+	mib := func(get func(*PrefixCacheWatch) *int64) func(*ArmResult) (float64, bool) {
+		return func(a *ArmResult) (float64, bool) {
+			if a.PrefixCache == nil {
+				return 0, false
+			}
+			p := get(a.PrefixCache)
+			if p == nil {
+				return 0, false
+			}
+			return float64(*p) / (1 << 20), true
+		}
+	}
+	t.maybe("prefix cache MiB, peak", mib(func(w *PrefixCacheWatch) *int64 { return w.PeakBytes }), "%.2f")
+	t.maybe("prefix cache MiB, after", mib(func(w *PrefixCacheWatch) *int64 { return w.After.Bytes }), "%.2f")
+	t.maybe("  of which idle", mib(func(w *PrefixCacheWatch) *int64 { return w.After.IdleBytes }), "%.2f")
+}
+
+// stallRows are the server's stalls, in all and by every reason any arm saw.
+func (t *table) stallRows() {
+	t.row("server stalls", func(s Stats) float64 { return float64(s.ServerStalls) }, "%.0f")
 	reasons := map[string]bool{}
-	for _, a := range arms {
+	for _, a := range t.arms {
 		for r := range a.Stats.StallsByReason {
 			reasons[r] = true
 		}
@@ -133,9 +164,8 @@ func WriteTable(w io.Writer, arms []*ArmResult) error {
 	}
 	sort.Strings(names)
 	for _, r := range names {
-		row("  stalls "+r, func(s Stats) float64 { return float64(s.StallsByReason[r]) }, "%.0f")
+		t.row("  stalls "+r, func(s Stats) float64 { return float64(s.StallsByReason[r]) }, "%.0f")
 	}
-	return tw.Flush()
 }
 
 // WriteTurns prints each conversation arm's figures turn by turn; it

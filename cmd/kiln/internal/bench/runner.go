@@ -52,11 +52,7 @@ func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult
 	if n == 0 {
 		n = 1 << 20 // bounded by Duration
 	}
-	promptCount := n
-	if promptCount > 4096 {
-		promptCount = 4096
-	}
-	prompts, err := w.Prompts(promptCount)
+	prompts, err := w.Prompts(min(n, 4096))
 	if err != nil {
 		return nil, err
 	}
@@ -74,66 +70,12 @@ func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult
 		runCtx, cancel = context.WithTimeout(ctx, w.Duration)
 		defer cancel()
 	}
-	start := time.Now()
-	var (
-		mu      sync.Mutex
-		next    int
-		samples []Sample
-		failed  int
-	)
-	turns := max(w.Turns, 1)
-	total := w.Requests * turns
-	take := func() (int, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= n || runCtx.Err() != nil {
-			return 0, false
-		}
-		next++
-		return next - 1, true
-	}
-	record := func(s Sample) {
-		mu.Lock()
-		defer mu.Unlock()
-		samples = append(samples, s)
-		if s.Error != "" {
-			failed++
-		}
-		// Progress is drawn under the lock: Update keeps state and
-		// writes to one writer, and workers finish concurrently.
-		if prog != nil {
-			prog.Update(len(samples), total, failed)
-		}
-	}
+	r := &run{c: c, w: w, prompts: prompts, prog: prog, n: n, turns: max(w.Turns, 1), start: time.Now()}
 	var wg sync.WaitGroup
 	for range w.Concurrency {
 		wg.Go(func() {
-			for {
-				conv, ok := take()
-				if !ok {
-					return
-				}
-				var replies []string
-				for turn := 1; turn <= turns; turn++ {
-					if turn > 1 && runCtx.Err() != nil {
-						break
-					}
-					seq := conv*turns + turn - 1
-					s := Sample{Seq: seq, Prompt: conv % len(prompts), StartMs: timing.Ms(time.Since(start))}
-					msgs := prompts[s.Prompt]
-					if w.Turns > 1 {
-						s.Conversation, s.Turn = conv, turn
-						msgs = Conversation(msgs, turn, replies)
-					}
-					// A request in flight when the duration ends is allowed to
-					// finish: cutting it would record a client-made failure.
-					c.Do(ctx, w, msgs, w.Seed+uint64(seq), &s)
-					record(s)
-					if s.Error != "" {
-						break
-					}
-					replies = append(replies, s.Reply)
-				}
+			for conv, ok := r.take(runCtx); ok; conv, ok = r.take(runCtx) {
+				r.converse(ctx, runCtx, conv)
 			}
 		})
 	}
@@ -141,12 +83,83 @@ func Run(ctx context.Context, c *Client, w *Workload, prog Progress) (*ArmResult
 	if prog != nil {
 		prog.Finish()
 	}
-	res.WallMs = timing.Ms(time.Since(start))
-	sortBySeq(samples)
-	res.Samples = samples
+	res.WallMs = timing.Ms(time.Since(r.start))
+	sortBySeq(r.samples)
+	res.Samples = r.samples
 	res.DecodeAfter, res.MetricsAfter = snapshot(ctx, c, res)
-	res.Stats = Summarize(samples, res.WallMs)
+	res.Stats = Summarize(r.samples, res.WallMs)
 	return res, nil
+}
+
+// run is one Run's workers' shared state: the next conversation to start
+// and the samples so far, under mu.
+type run struct {
+	c       *Client
+	w       *Workload
+	prompts [][]Message
+	prog    Progress
+	n       int // conversations to start at most
+	turns   int
+	start   time.Time
+
+	mu      sync.Mutex
+	next    int
+	samples []Sample
+	failed  int
+}
+
+// take returns the next conversation to start; false when there are no
+// more or runCtx, which ends with the duration, is done.
+func (r *run) take(runCtx context.Context) (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.next >= r.n || runCtx.Err() != nil {
+		return 0, false
+	}
+	r.next++
+	return r.next - 1, true
+}
+
+// record keeps a sample and draws the progress.
+func (r *run) record(s Sample) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.samples = append(r.samples, s)
+	if s.Error != "" {
+		r.failed++
+	}
+	// Progress is drawn under the lock: Update keeps state and writes to
+	// one writer, and workers finish concurrently.
+	if r.prog != nil {
+		r.prog.Update(len(r.samples), r.w.Requests*r.turns, r.failed)
+	}
+}
+
+// converse sends conversation conv's turns, each resending the history
+// with the replies so far, until one fails or runCtx (the duration) ends.
+// Requests use ctx, the caller's: a request in flight when the duration
+// ends is allowed to finish, as cutting it would record a client-made
+// failure.
+func (r *run) converse(ctx, runCtx context.Context, conv int) {
+	var replies []string
+	for turn := 1; turn <= r.turns; turn++ {
+		if turn > 1 && runCtx.Err() != nil {
+			return
+		}
+		seq := conv*r.turns + turn - 1
+		s := Sample{Seq: seq, Prompt: conv % len(r.prompts), StartMs: timing.Ms(time.Since(r.start))}
+		msgs := r.prompts[s.Prompt]
+		if r.w.Turns > 1 {
+			s.Conversation, s.Turn = conv, turn
+			msgs = Conversation(msgs, turn, replies)
+		}
+		r.c.Do(ctx, r.w, msgs, r.w.Seed+uint64(seq), &s)
+		r.record(s)
+		if s.Error != "" {
+			return
+		}
+		replies = append(replies, s.Reply)
+	}
 }
 
 // Warmup sends n short requests, one at a time, before a measured run: a

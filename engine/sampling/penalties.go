@@ -1,9 +1,6 @@
-package engine
+package sampling
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // Logit adjustments applied before a token is chosen, greedy or sampled:
 // logit_bias, the repetition penalty (over the prompt and the generated
@@ -27,57 +24,6 @@ import (
 // The counts are allocated once per request, on its first token, and only
 // when a penalty is set; the per-token work touches only the ids the
 // request has seen, plus one pass over the vocabulary for min_p.
-
-// LogitBias is one entry of a request's logit_bias: Bias is added to the
-// logit of token ID before the token is chosen.
-type LogitBias struct {
-	ID   int
-	Bias float32
-}
-
-// Ranges of the adjustments, as OpenAI (penalties, bias) and vLLM
-// (repetition) bound them.
-const (
-	MaxPenalty        = 2   // |frequency_penalty|, |presence_penalty|
-	MaxLogitBias      = 100 // |logit_bias value|
-	MaxLogitBiasCount = 1024
-	MaxRepetition     = 10 // repetition_penalty in (0, MaxRepetition]
-)
-
-// penalized reports whether s adjusts logits at all.
-func (s Sampling) penalized() bool {
-	return s.FrequencyPenalty != 0 || s.PresencePenalty != 0 || s.repetition() ||
-		s.MinP > 0 || len(s.LogitBias) > 0
-}
-
-func (s Sampling) repetition() bool { return s.RepetitionPenalty != 0 && s.RepetitionPenalty != 1 }
-
-// validatePenalties reports an adjustment out of range; vocab bounds the
-// logit_bias ids.
-func (s Sampling) validatePenalties(vocab int) error {
-	finite := func(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
-	switch {
-	case !finite(s.FrequencyPenalty) || s.FrequencyPenalty < -MaxPenalty || s.FrequencyPenalty > MaxPenalty:
-		return fmt.Errorf("%w: frequency_penalty %v must be in [-2, 2]", ErrInvalidRequest, s.FrequencyPenalty)
-	case !finite(s.PresencePenalty) || s.PresencePenalty < -MaxPenalty || s.PresencePenalty > MaxPenalty:
-		return fmt.Errorf("%w: presence_penalty %v must be in [-2, 2]", ErrInvalidRequest, s.PresencePenalty)
-	case !finite(s.RepetitionPenalty) || s.RepetitionPenalty < 0 || s.RepetitionPenalty > MaxRepetition:
-		return fmt.Errorf("%w: repetition_penalty %v must be in (0, %d]", ErrInvalidRequest, s.RepetitionPenalty, MaxRepetition)
-	case !(s.MinP >= 0 && s.MinP <= 1):
-		return fmt.Errorf("%w: min_p %v must be in [0, 1]", ErrInvalidRequest, s.MinP)
-	case len(s.LogitBias) > MaxLogitBiasCount:
-		return fmt.Errorf("%w: logit_bias has %d entries, at most %d", ErrInvalidRequest, len(s.LogitBias), MaxLogitBiasCount)
-	}
-	for _, b := range s.LogitBias {
-		if b.ID < 0 || (vocab > 0 && b.ID >= vocab) {
-			return fmt.Errorf("%w: logit_bias token %d is outside the vocabulary of %d", ErrInvalidRequest, b.ID, vocab)
-		}
-		if !finite(b.Bias) || b.Bias < -MaxLogitBias || b.Bias > MaxLogitBias {
-			return fmt.Errorf("%w: logit_bias value %v for token %d must be in [-100, 100]", ErrInvalidRequest, b.Bias, b.ID)
-		}
-	}
-	return nil
-}
 
 // penalties is a sampler's per-request record of the tokens it has seen.
 type penalties struct {
@@ -118,7 +64,7 @@ func (p *penalties) record(id int) {
 }
 
 // apply adjusts logits in place by cfg's bias, penalties and min_p cut.
-func (p *penalties) apply(cfg *Sampling, logits []float32) {
+func (p *penalties) apply(cfg *Params, logits []float32) {
 	if p.counts == nil {
 		p.init(len(logits))
 	}

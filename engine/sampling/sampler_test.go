@@ -1,4 +1,4 @@
-package engine
+package sampling
 
 import (
 	stdcmp "cmp"
@@ -14,19 +14,19 @@ func TestSamplerGreedy(t *testing.T) {
 	tests := []struct {
 		name   string
 		logits []float32
-		cfg    Sampling
+		cfg    Params
 		want   int
 	}{
-		{"argmax", []float32{0.1, 3, -1, 2.9}, Sampling{}, 1},
-		{"ties take the lowest id", []float32{1, 5, 5, 2}, Sampling{}, 1},
-		{"all equal", []float32{0, 0, 0}, Sampling{}, 0},
-		{"negative", []float32{-3, -2, -5}, Sampling{}, 1},
-		{"top_k 1 is greedy at any temperature", []float32{1, 2, 9, 3}, Sampling{Temperature: 5, TopK: 1, HasSeed: true}, 2},
+		{"argmax", []float32{0.1, 3, -1, 2.9}, Params{}, 1},
+		{"ties take the lowest id", []float32{1, 5, 5, 2}, Params{}, 1},
+		{"all equal", []float32{0, 0, 0}, Params{}, 0},
+		{"negative", []float32{-3, -2, -5}, Params{}, 1},
+		{"top_k 1 is greedy at any temperature", []float32{1, 2, 9, 3}, Params{Temperature: 5, TopK: 1, HasSeed: true}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := append([]float32(nil), tc.logits...)
-			if got := NewSampler(tc.cfg).Sample(tc.logits); got != tc.want {
+			if got := New(tc.cfg).Sample(tc.logits); got != tc.want {
 				t.Errorf("Sample = %d, want %d", got, tc.want)
 			}
 			if d := cmp.Diff(before, tc.logits); d != "" {
@@ -37,8 +37,8 @@ func TestSamplerGreedy(t *testing.T) {
 }
 
 // draws samples n tokens with a fresh seeded sampler.
-func draws(cfg Sampling, logits []float32, n int) []int {
-	s := NewSampler(cfg)
+func draws(cfg Params, logits []float32, n int) []int {
+	s := New(cfg)
 	out := make([]int, n)
 	for i := range out {
 		out[i] = s.Sample(logits)
@@ -52,7 +52,7 @@ func TestSamplerSeedReproducible(t *testing.T) {
 	for i := range logits {
 		logits[i] = float32(r.NormFloat64())
 	}
-	cfg := Sampling{Temperature: 1, Seed: 42, HasSeed: true}
+	cfg := Params{Temperature: 1, Seed: 42, HasSeed: true}
 	a, b := draws(cfg, logits, 200), draws(cfg, logits, 200)
 	if d := cmp.Diff(a, b); d != "" {
 		t.Errorf("same seed, different draws (-first +second):\n%s", d)
@@ -72,15 +72,15 @@ func TestSamplerDistribution(t *testing.T) {
 	logits := []float32{0, float32(math.Log(3)), float32(math.Log(4))}
 	tests := []struct {
 		name string
-		cfg  Sampling
+		cfg  Params
 		want []float64 // expected frequency per id
 	}{
-		{"softmax", Sampling{Temperature: 1}, []float64{1. / 8, 3. / 8, 4. / 8}},
-		{"temperature 0.5 squares the odds", Sampling{Temperature: 0.5}, []float64{1. / 26, 9. / 26, 16. / 26}},
-		{"top_k 2", Sampling{Temperature: 1, TopK: 2}, []float64{0, 3. / 7, 4. / 7}},
-		{"top_p 0.6 keeps the two largest", Sampling{Temperature: 1, TopP: 0.6}, []float64{0, 3. / 7, 4. / 7}},
-		{"top_p 0.4 keeps the largest", Sampling{Temperature: 1, TopP: 0.4}, []float64{0, 0, 1}},
-		{"top_p 1 keeps all", Sampling{Temperature: 1, TopP: 1}, []float64{1. / 8, 3. / 8, 4. / 8}},
+		{"softmax", Params{Temperature: 1}, []float64{1. / 8, 3. / 8, 4. / 8}},
+		{"temperature 0.5 squares the odds", Params{Temperature: 0.5}, []float64{1. / 26, 9. / 26, 16. / 26}},
+		{"top_k 2", Params{Temperature: 1, TopK: 2}, []float64{0, 3. / 7, 4. / 7}},
+		{"top_p 0.6 keeps the two largest", Params{Temperature: 1, TopP: 0.6}, []float64{0, 3. / 7, 4. / 7}},
+		{"top_p 0.4 keeps the largest", Params{Temperature: 1, TopP: 0.4}, []float64{0, 0, 1}},
+		{"top_p 1 keeps all", Params{Temperature: 1, TopP: 1}, []float64{1. / 8, 3. / 8, 4. / 8}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,8 +132,8 @@ func TestSamplerNoAllocs(t *testing.T) {
 	for i := range logits {
 		logits[i] = float32(i%97) / 10
 	}
-	for _, cfg := range []Sampling{{}, {Temperature: 0.8}, {Temperature: 0.8, TopK: 40}, {Temperature: 0.8, TopP: 0.9}, {Temperature: 0.8, TopK: 40, TopP: 0.9}} {
-		s := NewSampler(cfg)
+	for _, cfg := range []Params{{}, {Temperature: 0.8}, {Temperature: 0.8, TopK: 40}, {Temperature: 0.8, TopP: 0.9}, {Temperature: 0.8, TopK: 40, TopP: 0.9}} {
+		s := New(cfg)
 		s.Sample(logits) // sizes the buffers
 		if n := testing.AllocsPerRun(20, func() { s.Sample(logits) }); n != 0 {
 			t.Errorf("%+v: %v allocations per sample", cfg, n)
@@ -156,11 +156,11 @@ func FuzzSample(f *testing.F) {
 		for i, b := range raw {
 			logits[i] = float32(b)/16 - 8
 		}
-		cfg := Sampling{Temperature: temp, TopK: k, TopP: p, Seed: seed, HasSeed: true}
-		if cfg.validate() != nil || temp > 1e4 || (temp > 0 && temp < 1e-3) {
+		cfg := Params{Temperature: temp, TopK: k, TopP: p, Seed: seed, HasSeed: true}
+		if cfg.Validate(0) != nil || temp > 1e4 || (temp > 0 && temp < 1e-3) {
 			return
 		}
-		id := NewSampler(cfg).Sample(logits)
+		id := New(cfg).Sample(logits)
 		if id < 0 || id >= len(logits) {
 			t.Fatalf("id %d outside [0, %d)", id, len(logits))
 		}
@@ -193,40 +193,22 @@ func BenchmarkSample(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name   string
-		cfg    Sampling
+		cfg    Params
 		logits []float32
 	}{
-		{"greedy", Sampling{}, peaked},
-		{"temperature", Sampling{Temperature: 0.8}, peaked},
-		{"top_k40", Sampling{Temperature: 0.8, TopK: 40}, peaked},
-		{"top_p0.9", Sampling{Temperature: 0.8, TopP: 0.9}, peaked},
-		{"top_p0.9_flat", Sampling{Temperature: 0.8, TopP: 0.9}, flat},
+		{"greedy", Params{}, peaked},
+		{"temperature", Params{Temperature: 0.8}, peaked},
+		{"top_k40", Params{Temperature: 0.8, TopK: 40}, peaked},
+		{"top_p0.9", Params{Temperature: 0.8, TopP: 0.9}, peaked},
+		{"top_p0.9_flat", Params{Temperature: 0.8, TopP: 0.9}, flat},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			s := NewSampler(bc.cfg)
+			s := New(bc.cfg)
 			b.ReportAllocs()
 			for b.Loop() {
 				s.Sample(bc.logits)
 			}
 		})
-	}
-}
-
-func TestExpNeg(t *testing.T) {
-	for x := float32(-90); x <= 0; x += 0.001 {
-		got, want := float64(expNeg(x)), math.Exp(float64(x))
-		if x < -87 {
-			if got != 0 {
-				t.Fatalf("expNeg(%v) = %v, want 0 below -87", x, got)
-			}
-			continue
-		}
-		if rel := math.Abs(got-want) / want; rel > 5e-7 {
-			t.Fatalf("expNeg(%v) = %v, want %v (relative error %.2g)", x, got, want, rel)
-		}
-	}
-	if got := expNeg(0); got != 1 {
-		t.Errorf("expNeg(0) = %v, want 1", got)
 	}
 }
 
@@ -321,7 +303,7 @@ func TestNucleusMatchesSort(t *testing.T) {
 		if p == 0 {
 			p = 0.5
 		}
-		s := NewSampler(Sampling{Temperature: 1, TopP: p})
+		s := New(Params{Temperature: 1, TopP: p})
 		thr, total, memb := s.nucleus(cand, probs, sum)
 		wantID, wantTotal := nucleusRef(ref, probs, p)
 		if want := rankKey(probs[wantID], int(wantID)); thr != want {
@@ -353,7 +335,7 @@ func TestSamplerFlatTopP(t *testing.T) {
 	for i := range logits {
 		logits[i] = float32(i) / 1000 // weights e^0 .. e^0.999
 	}
-	s := NewSampler(Sampling{Temperature: 1, TopP: 0.5, Seed: 3, HasSeed: true})
+	s := New(Params{Temperature: 1, TopP: 0.5, Seed: 3, HasSeed: true})
 	seen := map[int]bool{}
 	for range 5000 {
 		id := s.Sample(slices.Clone(logits))

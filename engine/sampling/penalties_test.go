@@ -1,4 +1,4 @@
-package engine
+package sampling
 
 import (
 	"math"
@@ -14,33 +14,33 @@ func TestPenaltiesApply(t *testing.T) {
 	inf := float32(math.Inf(-1))
 	tests := []struct {
 		name      string
-		cfg       Sampling
+		cfg       Params
 		prompt    []int
 		generated []int // recorded before the logits are adjusted
 		want      []float32
 	}{
-		{"logit_bias adds to the given ids", Sampling{LogitBias: []LogitBias{{ID: 1, Bias: 100}, {ID: 3, Bias: -0.5}}},
+		{"logit_bias adds to the given ids", Params{LogitBias: []LogitBias{{ID: 1, Bias: 100}, {ID: 3, Bias: -0.5}}},
 			nil, nil, []float32{2, 99, 0.5, 2.5, -2}},
-		{"frequency subtracts count times penalty", Sampling{FrequencyPenalty: 0.5},
+		{"frequency subtracts count times penalty", Params{FrequencyPenalty: 0.5},
 			[]int{0}, []int{3, 3, 1}, []float32{2, -1.5, 0.5, 2, -2}},
-		{"presence subtracts once per generated id", Sampling{PresencePenalty: 0.75},
+		{"presence subtracts once per generated id", Params{PresencePenalty: 0.75},
 			[]int{0}, []int{3, 3, 1}, []float32{2, -1.75, 0.5, 2.25, -2}},
-		{"negative presence favours repeats", Sampling{PresencePenalty: -1},
+		{"negative presence favours repeats", Params{PresencePenalty: -1},
 			nil, []int{4}, []float32{2, -1, 0.5, 3, -1}},
-		{"repetition divides positive and multiplies negative, prompt included", Sampling{RepetitionPenalty: 2},
+		{"repetition divides positive and multiplies negative, prompt included", Params{RepetitionPenalty: 2},
 			[]int{0, 1}, []int{3}, []float32{1, -2, 0.5, 1.5, -2}},
-		{"repetition 1 is off", Sampling{RepetitionPenalty: 1, PresencePenalty: 1},
+		{"repetition 1 is off", Params{RepetitionPenalty: 1, PresencePenalty: 1},
 			[]int{0}, nil, base},
-		{"min_p drops below the fraction of the top probability", Sampling{MinP: 0.2},
+		{"min_p drops below the fraction of the top probability", Params{MinP: 0.2},
 			nil, nil, []float32{2, inf, inf, 3, inf}}, // e^(2-3)=0.37 >= 0.2; e^(0.5-3)=0.08 < 0.2
-		{"min_p 1 keeps only the top", Sampling{MinP: 1},
+		{"min_p 1 keeps only the top", Params{MinP: 1},
 			nil, nil, []float32{inf, inf, inf, 3, inf}},
-		{"bias, then penalties, then min_p", Sampling{LogitBias: []LogitBias{{ID: 2, Bias: 3}}, FrequencyPenalty: 1, MinP: 0.2},
+		{"bias, then penalties, then min_p", Params{LogitBias: []LogitBias{{ID: 2, Bias: 3}}, FrequencyPenalty: 1, MinP: 0.2},
 			nil, []int{3}, []float32{2, inf, 3.5, 2, inf}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.cfg.validatePenalties(len(base)); err != nil {
+			if err := tc.cfg.Validate(len(base)); err != nil {
 				t.Fatal(err)
 			}
 			p := &penalties{prompt: tc.prompt}
@@ -61,8 +61,8 @@ func TestPenaltiesApply(t *testing.T) {
 // stays deterministic.
 func TestPenaltiesGreedy(t *testing.T) {
 	logits := func() []float32 { return []float32{5, 4.9, 0, -3} }
-	run := func(cfg Sampling, prompt []int, n int) []int {
-		s := NewSampler(cfg)
+	run := func(cfg Params, prompt []int, n int) []int {
+		s := New(cfg)
 		s.SetPrompt(prompt)
 		out := make([]int, n)
 		for i := range out {
@@ -72,16 +72,16 @@ func TestPenaltiesGreedy(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		cfg    Sampling
+		cfg    Params
 		prompt []int
 		want   []int
 	}{
-		{"no penalty repeats the argmax", Sampling{}, nil, []int{0, 0, 0, 0}},
-		{"presence alternates once both were said", Sampling{PresencePenalty: 0.2}, nil, []int{0, 1, 0, 0}},
-		{"frequency alternates", Sampling{FrequencyPenalty: 0.15}, nil, []int{0, 1, 0, 1}},
-		{"repetition counts the prompt", Sampling{RepetitionPenalty: 1.1}, []int{0}, []int{1, 0, 0, 0}},
-		{"logit_bias -100 bans a token", Sampling{LogitBias: []LogitBias{{ID: 0, Bias: -100}}}, nil, []int{1, 1, 1, 1}},
-		{"logit_bias +100 forces a token", Sampling{LogitBias: []LogitBias{{ID: 3, Bias: 100}}}, nil, []int{3, 3, 3, 3}},
+		{"no penalty repeats the argmax", Params{}, nil, []int{0, 0, 0, 0}},
+		{"presence alternates once both were said", Params{PresencePenalty: 0.2}, nil, []int{0, 1, 0, 0}},
+		{"frequency alternates", Params{FrequencyPenalty: 0.15}, nil, []int{0, 1, 0, 1}},
+		{"repetition counts the prompt", Params{RepetitionPenalty: 1.1}, []int{0}, []int{1, 0, 0, 0}},
+		{"logit_bias -100 bans a token", Params{LogitBias: []LogitBias{{ID: 0, Bias: -100}}}, nil, []int{1, 1, 1, 1}},
+		{"logit_bias +100 forces a token", Params{LogitBias: []LogitBias{{ID: 3, Bias: 100}}}, nil, []int{3, 3, 3, 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,9 +101,9 @@ func TestPenaltiesGreedy(t *testing.T) {
 func TestPenaltiesSupport(t *testing.T) {
 	logits := []float32{0, 1, 2, 3, 2.5, -1}
 	const n = 4000
-	freq := func(cfg Sampling) []int {
+	freq := func(cfg Params) []int {
 		cfg.Temperature, cfg.HasSeed, cfg.Seed = 1, true, 7
-		s := NewSampler(cfg)
+		s := New(cfg)
 		counts := make([]int, len(logits))
 		buf := make([]float32, len(logits))
 		for range n {
@@ -112,7 +112,7 @@ func TestPenaltiesSupport(t *testing.T) {
 		}
 		return counts
 	}
-	plain := freq(Sampling{})
+	plain := freq(Params{})
 	for id, c := range plain {
 		if c == 0 {
 			t.Fatalf("unadjusted sampling never drew %d: %v", id, plain)
@@ -133,10 +133,10 @@ func TestPenaltiesSupport(t *testing.T) {
 			}
 		}
 	}
-	onlyIn("top_k 2", freq(Sampling{TopK: 2}), 3, 4)
+	onlyIn("top_k 2", freq(Params{TopK: 2}), 3, 4)
 	// min_p 0.3: kept are logits >= 3 + ln 0.3 = 1.80.
-	onlyIn("min_p 0.3", freq(Sampling{MinP: 0.3}), 2, 3, 4)
-	biased := freq(Sampling{LogitBias: []LogitBias{{ID: 0, Bias: 4}}})
+	onlyIn("min_p 0.3", freq(Params{MinP: 0.3}), 2, 3, 4)
+	biased := freq(Params{LogitBias: []LogitBias{{ID: 0, Bias: 4}}})
 	if biased[0] <= plain[0]*5 {
 		t.Errorf("logit_bias +4 on token 0: %d draws, unadjusted %d: want far more", biased[0], plain[0])
 	}
@@ -145,26 +145,26 @@ func TestPenaltiesSupport(t *testing.T) {
 func TestPenaltiesValidate(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  Sampling
+		cfg  Params
 		ok   bool
 	}{
-		{"zero", Sampling{}, true},
-		{"edges", Sampling{FrequencyPenalty: -2, PresencePenalty: 2, RepetitionPenalty: 10, MinP: 1, LogitBias: []LogitBias{{ID: 9, Bias: -100}}}, true},
-		{"frequency above", Sampling{FrequencyPenalty: 2.01}, false},
-		{"presence below", Sampling{PresencePenalty: -2.5}, false},
-		{"presence NaN", Sampling{PresencePenalty: float32(math.NaN())}, false},
-		{"repetition negative", Sampling{RepetitionPenalty: -1}, false},
-		{"repetition huge", Sampling{RepetitionPenalty: 11}, false},
-		{"min_p above one", Sampling{MinP: 1.5}, false},
-		{"bias id outside the vocabulary", Sampling{LogitBias: []LogitBias{{ID: 10, Bias: 1}}}, false},
-		{"bias id negative", Sampling{LogitBias: []LogitBias{{ID: -1, Bias: 1}}}, false},
-		{"bias too large", Sampling{LogitBias: []LogitBias{{ID: 1, Bias: 101}}}, false},
+		{"zero", Params{}, true},
+		{"edges", Params{FrequencyPenalty: -2, PresencePenalty: 2, RepetitionPenalty: 10, MinP: 1, LogitBias: []LogitBias{{ID: 9, Bias: -100}}}, true},
+		{"frequency above", Params{FrequencyPenalty: 2.01}, false},
+		{"presence below", Params{PresencePenalty: -2.5}, false},
+		{"presence NaN", Params{PresencePenalty: float32(math.NaN())}, false},
+		{"repetition negative", Params{RepetitionPenalty: -1}, false},
+		{"repetition huge", Params{RepetitionPenalty: 11}, false},
+		{"min_p above one", Params{MinP: 1.5}, false},
+		{"bias id outside the vocabulary", Params{LogitBias: []LogitBias{{ID: 10, Bias: 1}}}, false},
+		{"bias id negative", Params{LogitBias: []LogitBias{{ID: -1, Bias: 1}}}, false},
+		{"bias too large", Params{LogitBias: []LogitBias{{ID: 1, Bias: 101}}}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.validatePenalties(10)
+			err := tc.cfg.Validate(10)
 			if (err == nil) != tc.ok {
-				t.Errorf("validatePenalties = %v, want ok %v", err, tc.ok)
+				t.Errorf("Validate = %v, want ok %v", err, tc.ok)
 			}
 		})
 	}
@@ -191,7 +191,7 @@ func penalizedSampler(vocab int) (*Sampler, []float32, []float32) {
 	for i := range src {
 		src[i] = float32(i%97) / 10
 	}
-	s := NewSampler(Sampling{Temperature: 0.8, TopK: 40, TopP: 0.9, MinP: 0.05, FrequencyPenalty: 0.5,
+	s := New(Params{Temperature: 0.8, TopK: 40, TopP: 0.9, MinP: 0.05, FrequencyPenalty: 0.5,
 		PresencePenalty: 0.3, RepetitionPenalty: 1.1, LogitBias: []LogitBias{{ID: 5, Bias: 2}}, HasSeed: true, Seed: 1})
 	s.SetPrompt([]int{1, 2, 3, 50, 60})
 	buf := make([]float32, vocab)
