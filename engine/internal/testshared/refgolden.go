@@ -67,15 +67,8 @@ type RefTokGroup struct {
 // the reference data is absent; it returns the folder it is in too.
 func LoadRefGolden(tb testing.TB) (dir string, g *RefGolden) {
 	tb.Helper()
-	dir = filepath.Dir(Require(tb, "models", "ref", "golden.json"))
-	data, err := os.ReadFile(filepath.Join(dir, "golden.json"))
-	if err != nil {
-		tb.Fatal(err)
-	}
 	g = new(RefGolden)
-	if err := json.Unmarshal(data, g); err != nil {
-		tb.Fatalf("golden.json: %v", err)
-	}
+	dir = readRef(tb, "golden.json", g)
 	if len(g.Cases) == 0 || len(g.Tokenizer) == 0 {
 		tb.Fatalf("golden.json has %d cases and %d tokenizer groups", len(g.Cases), len(g.Tokenizer))
 	}
@@ -102,17 +95,25 @@ type Qwen35Golden struct {
 // reference data is absent; it returns the folder it is in too.
 func LoadQwen35Golden(tb testing.TB) (dir string, g *Qwen35Golden) {
 	tb.Helper()
-	dir = filepath.Dir(Require(tb, "models", "ref", "golden-qwen35.json"))
-	data, err := os.ReadFile(filepath.Join(dir, "golden-qwen35.json"))
-	if err != nil {
-		tb.Fatal(err)
-	}
 	g = new(Qwen35Golden)
-	if err := json.Unmarshal(data, g); err != nil {
-		tb.Fatalf("golden-qwen35.json: %v", err)
-	}
+	dir = readRef(tb, "golden-qwen35.json", g)
 	if len(g.Cases) == 0 {
 		tb.Fatal("golden-qwen35.json has no cases")
 	}
 	return dir, g
+}
+
+// readRef decodes the JSON file name of ../shared/models/ref into v, or
+// skips tb when the reference data is absent; it returns the folder.
+func readRef(tb testing.TB, name string, v any) string {
+	tb.Helper()
+	dir := filepath.Dir(Require(tb, "models", "ref", name))
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	return dir
 }
