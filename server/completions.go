@@ -112,10 +112,7 @@ func (s *Server) promptIDs(req *chatRequest) ([]int, error) {
 	if !req.Legacy {
 		return s.encodePrompt(req.Messages)
 	}
-	ids := s.tok.EncodeSpecial(req.Prompt)
-	if bos := s.tok.BOS(); s.tok.AddBOS() && (len(ids) == 0 || ids[0] != bos) {
-		ids = append([]int{bos}, ids...)
-	}
+	ids := s.tok.WithBOS(s.tok.EncodeSpecial(req.Prompt))
 	if len(ids) == 0 {
 		return nil, invalid("prompt", "invalid_value", "the prompt produces no tokens")
 	}

@@ -35,8 +35,8 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ids := s.tok.EncodeSpecial(content)
-	if bos := s.tok.BOS(); addSpecial != nil && *addSpecial && s.tok.AddBOS() && (len(ids) == 0 || ids[0] != bos) {
-		ids = append([]int{bos}, ids...)
+	if addSpecial != nil && *addSpecial {
+		ids = s.tok.WithBOS(ids)
 	}
 	b := make([]byte, 0, 16+8*len(ids))
 	b = append(b, `{"tokens":[`...)

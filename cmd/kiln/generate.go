@@ -151,11 +151,7 @@ func generatePrompt(o generateOptions, loaded *llama.Loaded) ([]int, error) {
 		}
 		return ids, nil
 	}
-	var prompt []int
-	if tok.AddBOS() && tok.BOS() >= 0 {
-		prompt = append(prompt, tok.BOS())
-	}
-	return append(prompt, tok.Encode(o.prompt)...), nil
+	return tok.WithBOS(tok.Encode(o.prompt)), nil
 }
 
 // request is the engine request of the options for prompt, stopping at

@@ -79,9 +79,5 @@ func EncodeRendered(text string, spans []Span, tok *tokenizer.Tokenizer) []int {
 	for i, sp := range spans {
 		plain[i] = tokenizer.Span{Start: sp.Start, End: sp.End}
 	}
-	ids := tok.EncodeTemplated(text, plain)
-	if bos := tok.BOS(); tok.AddBOS() && bos >= 0 && (len(ids) == 0 || ids[0] != bos) {
-		ids = append([]int{bos}, ids...)
-	}
-	return ids
+	return tok.WithBOS(tok.EncodeTemplated(text, plain))
 }

@@ -219,6 +219,17 @@ func (t *Tokenizer) EOS() int { return t.eos }
 // AddBOS reports whether a prompt is encoded with BOS in front.
 func (t *Tokenizer) AddBOS() bool { return t.addBOS && t.bos >= 0 }
 
+// WithBOS returns a prompt's ids with BOS in front when the tokenizer asks
+// for it (AddBOS) and they do not begin with it already (a template or a
+// text that wrote it). It is the one place every prompt gets its BOS:
+// chat and legacy completions, tokenize, training and kiln generate.
+func (t *Tokenizer) WithBOS(ids []int) []int {
+	if !t.AddBOS() || (len(ids) > 0 && ids[0] == t.bos) {
+		return ids
+	}
+	return append([]int{t.bos}, ids...)
+}
+
 // StopIDs lists the ids that end generation: EOS, EOT and the end-of-turn
 // markers of common chat formats present in the vocabulary. The caller must
 // not modify the slice.

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -320,5 +321,23 @@ func TestConcurrentEncode(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Errorf("concurrent Encode differs (-want +got):\n%s", e)
+	}
+}
+
+// TestWithBOS: BOS goes in front exactly when the tokenizer asks for it
+// and the ids do not begin with it already.
+func TestWithBOS(t *testing.T) {
+	tok := &Tokenizer{bos: 1, addBOS: true}
+	for _, c := range []struct{ in, want []int }{
+		{nil, []int{1}}, {[]int{5, 6}, []int{1, 5, 6}}, {[]int{1, 5}, []int{1, 5}},
+	} {
+		if got := tok.WithBOS(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("WithBOS(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	for _, off := range []*Tokenizer{{bos: 1}, {bos: -1, addBOS: true}} {
+		if got := off.WithBOS([]int{5}); !slices.Equal(got, []int{5}) {
+			t.Errorf("without BOS (%+v): WithBOS([5]) = %v", *off, got)
+		}
 	}
 }

@@ -147,8 +147,8 @@ func (e Encoder) encodePieces(msgs []chat.Message) (Sequence, error) {
 		if err != nil {
 			return Sequence{}, err
 		}
-		if prev == "" && e.Tokenizer.AddBOS() && (len(ids) == 0 || ids[0] != e.Tokenizer.BOS()) {
-			ids = append([]int{e.Tokenizer.BOS()}, ids...)
+		if prev == "" {
+			ids = e.Tokenizer.WithBOS(ids)
 		}
 		add(ids, false)
 		q, qspans, err := e.render(msgs[:j+1], false)
