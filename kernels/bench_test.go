@@ -100,10 +100,6 @@ func BenchmarkElementwise(b *testing.B) {
 	logits0, logits := scaled(randVec(rng, 32000), 10), make([]float32, 32000)
 	h0, h := scaled(randVec(rng, 11008), 4), make([]float32, 11008)
 	g := randVec(rng, 11008)
-	table, err := newRopeTable(128, 2048, 10000)
-	if err != nil {
-		b.Fatal(err)
-	}
 	var sink float32
 	cases := []struct {
 		name  string
@@ -125,9 +121,6 @@ func BenchmarkElementwise(b *testing.B) {
 		{"SiLU/11008/ref", 4 * 11008, func() { copy(h, h0); siluGeneric(h) }},
 		{"SwiGLU/11008", 2 * 4 * 11008, func() { copy(h, h0); SwiGLU(h, g) }},
 		{"SwiGLU/11008/ref", 2 * 4 * 11008, func() { copy(h, h0); swigluGeneric(h, g) }},
-		{"RoPE/4096/hd128", 4 * 4096, func() { rope(out, 128, 1000, 10000) }},
-		{"RoPE/4096/hd128/ref", 4 * 4096, func() { ropeSlow(out, 128, 1000, 10000) }},
-		{"RopeTable/4096/hd128", 4 * 4096, func() { table.Apply(out, 1000) }},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

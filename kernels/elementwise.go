@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -91,116 +90,6 @@ func swigluGeneric(h, g []float32) {
 	for i, v := range h {
 		h[i] = v / (1 + expf(-v)) * g[i]
 	}
-}
-
-// rope rotates adjacent pairs (vec[i], vec[i+1]) of every head of vec by
-// the rotary angle of position pos, as llama2.c and ggml's normal rope mode
-// do: for pair offset j within a head, the angle is pos * theta^(-j/headDim).
-// The sines and cosines are computed once per pair offset, not once per head;
-// a ropeTable avoids even that.
-func rope(vec []float32, headDim, pos int, theta float32) {
-	if headDim <= 0 || headDim%2 != 0 || headDim > 2*maxStackPairs {
-		ropeSlow(vec, headDim, pos, theta)
-		return
-	}
-	var cos, sin [maxStackPairs]float32
-	n := headDim / 2
-	for k := range n {
-		cos[k], sin[k] = ropeAngle(2*k, headDim, pos, theta)
-	}
-	rotate(vec, cos[:n], sin[:n])
-}
-
-// maxStackPairs bounds the head size rope handles with tables on the stack.
-const maxStackPairs = 512
-
-// ropeAngle is the cosine and sine of pair offset j at position pos,
-// computed in float64 exactly as the reference does.
-func ropeAngle(j, headDim, pos int, theta float32) (float32, float32) {
-	freq := 1 / math.Pow(float64(theta), float64(j)/float64(headDim))
-	sin, cos := math.Sincos(float64(pos) * freq)
-	return float32(cos), float32(sin)
-}
-
-// rotate applies the per-pair cos/sin (len headDim/2) to every head of vec.
-func rotate(vec, cos, sin []float32) {
-	hd := 2 * len(cos)
-	sin = sin[:len(cos)]
-	for h := 0; h+hd <= len(vec); h += hd {
-		head := vec[h : h+hd]
-		for k := range cos {
-			c, s := cos[k], sin[k]
-			v0, v1 := head[2*k], head[2*k+1]
-			head[2*k] = v0*c - v1*s
-			head[2*k+1] = v0*s + v1*c
-		}
-	}
-	if rest := len(vec) % hd; rest > 1 {
-		tail := vec[len(vec)-rest:]
-		for k := 0; 2*k+1 < len(tail); k++ {
-			c, s := cos[k], sin[k]
-			v0, v1 := tail[2*k], tail[2*k+1]
-			tail[2*k] = v0*c - v1*s
-			tail[2*k+1] = v0*s + v1*c
-		}
-	}
-}
-
-// ropeSlow is the per-pair reference, kept for odd or huge head sizes.
-func ropeSlow(vec []float32, headDim, pos int, theta float32) {
-	if headDim <= 0 {
-		return
-	}
-	for i := 0; i+1 < len(vec); i += 2 {
-		fcos, fsin := ropeAngle(i%headDim, headDim, pos, theta)
-		v0, v1 := vec[i], vec[i+1]
-		vec[i] = v0*fcos - v1*fsin
-		vec[i+1] = v0*fsin + v1*fcos
-	}
-}
-
-// ropeTable holds the rotary cosines and sines of every position below a
-// limit for one head size and base, so that applying rope is a pure
-// multiply-add pass. It is read-only after newRopeTable and safe for
-// concurrent use.
-type ropeTable struct {
-	headDim, maxPos int
-	theta           float32
-	cos, sin        []float32 // [pos*headDim/2 + k]
-}
-
-// newRopeTable precomputes positions [0,maxPos) for heads of headDim (even)
-// values and base theta; it costs maxPos*headDim*4 bytes.
-func newRopeTable(headDim, maxPos int, theta float32) (*ropeTable, error) {
-	if headDim <= 0 || headDim%2 != 0 {
-		return nil, fmt.Errorf("kernels: rope head size %d is not a positive even number", headDim)
-	}
-	if maxPos < 0 {
-		return nil, fmt.Errorf("kernels: rope max position %d is negative", maxPos)
-	}
-	n := headDim / 2
-	t := &ropeTable{headDim: headDim, maxPos: maxPos, theta: theta,
-		cos: make([]float32, maxPos*n), sin: make([]float32, maxPos*n)}
-	for p := range maxPos {
-		for k := range n {
-			t.cos[p*n+k], t.sin[p*n+k] = ropeAngle(2*k, headDim, p, theta)
-		}
-	}
-	return t, nil
-}
-
-// HeadDim is the head size the table was built for.
-func (t *ropeTable) HeadDim() int { return t.headDim }
-
-// Apply rotates every head of vec for position pos; it gives exactly
-// rope(vec, t.HeadDim(), pos, theta), falling back to it past the table.
-func (t *ropeTable) Apply(vec []float32, pos int) {
-	if pos < 0 || pos >= t.maxPos {
-		rope(vec, t.headDim, pos, t.theta)
-		return
-	}
-	n := t.headDim / 2
-	rotate(vec, t.cos[pos*n:(pos+1)*n], t.sin[pos*n:(pos+1)*n])
 }
 
 // Dot returns the inner product of a and b[:len(a)].

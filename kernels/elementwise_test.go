@@ -100,45 +100,6 @@ func TestSoftmaxSiLUSwiGLU(t *testing.T) {
 	}
 }
 
-// TestRoPE checks the per-offset tables against the per-pair reference
-// (bit for bit: same float64 angles) and against a hand rotation.
-func TestRoPE(t *testing.T) {
-	rng := rand.New(rand.NewPCG(15, 16))
-	table, err := newRopeTable(8, 64, 10000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ n, headDim, pos int }{{32, 8, 0}, {32, 8, 5}, {36, 8, 63}, {37, 8, 64}, {48, 6, 3}, {2048, 2048, 7}} {
-		t.Run(fmt.Sprintf("%d/%d/%d", tc.n, tc.headDim, tc.pos), func(t *testing.T) {
-			v := randVec(rng, tc.n)
-			want := slices.Clone(v)
-			ropeSlow(want, tc.headDim, tc.pos, 10000)
-			got := slices.Clone(v)
-			rope(got, tc.headDim, tc.pos, 10000)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("RoPE (-want +got):\n%s", diff)
-			}
-			if tc.headDim == 8 {
-				got = slices.Clone(v)
-				table.Apply(got, tc.pos)
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("ropeTable (-want +got):\n%s", diff)
-				}
-			}
-		})
-	}
-	// Pair offset 2 of a head of 4 at pos 3: angle 3 * 10000^(-1/2) = 0.03.
-	v := []float32{1, 0, 1, 0}
-	rope(v, 4, 3, 10000)
-	want := []float32{float32(math.Cos(3)), float32(math.Sin(3)), float32(math.Cos(0.03)), float32(math.Sin(0.03))}
-	if diff := cmp.Diff(want, v, cmpopts.EquateApprox(0, 1e-6)); diff != "" {
-		t.Errorf("hand rotation (-want +got):\n%s", diff)
-	}
-	if _, err := newRopeTable(7, 4, 10000); err == nil {
-		t.Error("newRopeTable accepted an odd head size")
-	}
-}
-
 // TestExpOpsMatchFloat64 checks Softmax, SiLU and SwiGLU (vector exp on
 // AVX2 plus the scalar tail) against float64 maths over lengths around the
 // 8-wide step and inputs up to +-100, past the vector exp's clamps.

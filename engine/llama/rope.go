@@ -13,23 +13,15 @@ type ropeTable struct {
 	cos, sin []float32 // [pos*half + i]
 }
 
-// newRopeTable precomputes the angles of every position below c.SeqLen.
-// Frequency i is theta^(-2i/RotaryDims), divided by factors[i] when factors
-// is not nil (Llama 3's scaling), computed in float64 as the reference
-// does. With partial rotary (Qwen3.5) only a head's first RotaryDims
-// dimensions turn, paired within them.
+// newRopeTable precomputes the angles of every position below c.SeqLen
+// from RopeFreqs. With partial rotary (Qwen3.5) only a head's first
+// RotaryDims dimensions turn, paired within them.
 func newRopeTable(c Config, factors []float32) *ropeTable {
 	hd := c.RotaryDims()
 	half := hd / 2
 	t := &ropeTable{half: half, head: c.HeadDim(), neox: c.Rope == RopeNeoX,
 		cos: make([]float32, c.SeqLen*half), sin: make([]float32, c.SeqLen*half)}
-	freq := make([]float64, half)
-	for i := range freq {
-		freq[i] = 1 / math.Pow(float64(c.RopeTheta), float64(2*i)/float64(hd))
-		if factors != nil {
-			freq[i] /= float64(factors[i])
-		}
-	}
+	freq := RopeFreqs(c, factors)
 	for p := range c.SeqLen {
 		for i, f := range freq {
 			s, co := math.Sincos(float64(p) * f)
@@ -37,6 +29,23 @@ func newRopeTable(c Config, factors []float32) *ropeTable {
 		}
 	}
 	return t
+}
+
+// RopeFreqs are the rotary frequencies of a model of shape c, one per pair
+// a head turns (RotaryDims/2, lowest first): theta^(-2i/RotaryDims),
+// divided by factors[i] when factors is not nil (Llama 3's scaling), in
+// float64 as the reference computes them. The serving forward pass and the
+// trainer build their tables from it, so the two rotate alike.
+func RopeFreqs(c Config, factors []float32) []float64 {
+	hd := c.RotaryDims()
+	freq := make([]float64, hd/2)
+	for i := range freq {
+		freq[i] = 1 / math.Pow(float64(c.RopeTheta), float64(2*i)/float64(hd))
+		if factors != nil {
+			freq[i] /= float64(factors[i])
+		}
+	}
+	return freq
 }
 
 // apply rotates every head of vec (a whole number of heads) for position

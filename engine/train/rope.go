@@ -23,11 +23,7 @@ func (r *ropeTab[F]) grow(c llama.Config, factors []float32, n int) {
 	}
 	r.half, r.head, r.neox = half, c.HeadDim(), c.Rope == llama.RopeNeoX
 	r.cos, r.sin = make([]F, n*half), make([]F, n*half)
-	for i := range half {
-		f := 1 / math.Pow(float64(c.RopeTheta), float64(2*i)/float64(hd))
-		if factors != nil {
-			f /= float64(factors[i])
-		}
+	for i, f := range llama.RopeFreqs(c, factors) {
 		for p := range n {
 			s, co := math.Sincos(float64(p) * f)
 			r.cos[p*half+i], r.sin[p*half+i] = F(co), F(s)
