@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
-	"github.com/kiln-ai/kiln/engine/internal/testshared"
+	"github.com/kiln-ai/kiln/internal/testshared"
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 

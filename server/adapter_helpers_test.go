@@ -11,22 +11,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/internal/testshared"
 	"github.com/kiln-ai/kiln/kernels"
 	"github.com/kiln-ai/kiln/schemas"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
-// refDir is ../shared/models/ref; tests skip when it is absent (fail where
-// CI is set, where it is always present).
+// refDir is ../shared/models/ref (testshared.Require: skipped when absent,
+// a failure where CI is set).
 func refDir(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "models", "ref")
-	if _, err := os.Stat(filepath.Join(dir, "tiny-llama.lora-r8.F32.gguf")); err != nil && os.Getenv("CI") != "" {
-		t.Fatalf("reference model absent (%v); CI always has ../shared", err)
-	} else if err != nil {
-		t.Skipf("reference model absent (%v): ../shared/models/ref comes with the project's shared data", err)
-	}
-	return dir
+	return filepath.Dir(testshared.Require(t, "models", "ref", "tiny-llama.lora-r8.F32.gguf"))
 }
 
 // adapterDir builds a temporary adapter directory from the reference

@@ -3,14 +3,13 @@ package server
 import (
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiln-ai/kiln/engine/chat"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/internal/testshared"
 )
 
 // promptModels are the models whose template and tokenizer the injection
@@ -31,10 +30,7 @@ func openPromptModel(t *testing.T, name string) *llama.Loaded {
 	t.Helper()
 	path := name
 	if name != "kiln-tiny" {
-		path = filepath.Join("..", "..", "shared", "models", name)
-		if _, err := os.Stat(path); err != nil {
-			t.Skipf("reference model absent (%v): ../shared/models comes with the project's shared data", err)
-		}
+		path = testshared.Require(t, "models", name)
 	}
 	m, err := llama.Open(path)
 	if err != nil {

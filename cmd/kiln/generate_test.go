@@ -11,19 +11,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kiln-ai/kiln/internal/testshared"
 )
 
 // sharedModelPath is a file of ../shared/models beside the module root;
 // the test skips when it is absent (fails where CI is set).
 func sharedModelPath(t *testing.T, name string) string {
 	t.Helper()
-	p := filepath.Join(repoRoot(t), "..", "shared", "models", name)
-	if _, err := os.Stat(p); err != nil && os.Getenv("CI") != "" {
-		t.Fatalf("reference model data absent (%v); CI always has ../shared", err)
-	} else if err != nil {
-		t.Skipf("reference model data absent (%v): ../shared/models comes with the project's shared data", err)
-	}
-	return p
+	return testshared.Require(t, "models", name)
 }
 
 func generateJSON(t *testing.T, args ...string) generateOutput {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/internal/testshared"
 )
 
 // TestNearTiny: the names a user types for the embedded model, and some
@@ -60,7 +61,7 @@ func TestWrongModelCLI(t *testing.T) {
 			"generate": "my-lora is a LoRA adapter (a PEFT directory: adapter_config.json), not a model; pass it with --adapter",
 		}},
 	}
-	ref, err := refModelsDir()
+	ref, err := testshared.Path("models", "ref")
 	switch {
 	case err != nil && os.Getenv("CI") != "":
 		t.Fatalf("reference models absent (%v); CI always has ../shared", err)
@@ -100,15 +101,3 @@ func TestWrongModelCLI(t *testing.T) {
 
 // all is the same expected text for both subcommands.
 func all(s string) map[string]string { return map[string]string{"serve": s, "generate": s} }
-
-// refModelsDir is ../shared/models/ref, or why it is absent; where CI is set
-// it is always present.
-func refModelsDir() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(wd, "..", "..", "..", "shared", "models", "ref")
-	_, err = os.Stat(p)
-	return p, err
-}

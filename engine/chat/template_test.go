@@ -1,7 +1,7 @@
 package chat
 
 import (
-	"github.com/kiln-ai/kiln/engine/internal/testshared"
+	"github.com/kiln-ai/kiln/internal/testshared"
 
 	"errors"
 	"os"

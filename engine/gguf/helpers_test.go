@@ -1,7 +1,7 @@
 package gguf
 
 import (
-	"github.com/kiln-ai/kiln/engine/internal/testshared"
+	"github.com/kiln-ai/kiln/internal/testshared"
 
 	"bytes"
 	"testing"

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kiln-ai/kiln/engine/gguf"
-	"github.com/kiln-ai/kiln/engine/internal/testshared"
 	"github.com/kiln-ai/kiln/engine/safetensors"
+	"github.com/kiln-ai/kiln/internal/testshared"
 	"github.com/kiln-ai/kiln/kernels"
 )
 

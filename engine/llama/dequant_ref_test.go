@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/kiln-ai/kiln/engine/gguf"
-	"github.com/kiln-ai/kiln/engine/internal/testshared"
+	"github.com/kiln-ai/kiln/internal/testshared"
 	"github.com/kiln-ai/kiln/kernels"
 )
 

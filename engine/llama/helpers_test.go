@@ -1,7 +1,7 @@
 package llama
 
 import (
-	"github.com/kiln-ai/kiln/engine/internal/testshared"
+	"github.com/kiln-ai/kiln/internal/testshared"
 
 	"encoding/json"
 	"math"

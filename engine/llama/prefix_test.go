@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kiln-ai/kiln/engine/internal/testshared"
+	"github.com/kiln-ai/kiln/internal/testshared"
 	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/kernels"
 )

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kiln-ai/kiln/engine/internal/testshared"
+	"github.com/kiln-ai/kiln/internal/testshared"
 	"github.com/kiln-ai/kiln/kernels"
 )
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/internal/testshared"
 )
 
 // TestAdapterRegistryReloadsRewrittenFiles: the registry keeps one
@@ -126,11 +127,7 @@ func TestAdapterCacheBound(t *testing.T) {
 
 func refDir(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "models", "ref")
-	if _, err := os.Stat(filepath.Join(dir, "tiny-llama.lora-r8.F32.gguf")); err != nil {
-		t.Skipf("reference model absent (%v): ../shared/models/ref comes with the project's shared data", err)
-	}
-	return dir
+	return filepath.Dir(testshared.Require(t, "models", "ref", "tiny-llama.lora-r8.F32.gguf"))
 }
 
 // adapterDir builds a temporary adapter directory from the reference

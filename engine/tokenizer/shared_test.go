@@ -3,7 +3,7 @@ package tokenizer
 import (
 	"testing"
 
-	"github.com/kiln-ai/kiln/engine/internal/testshared"
+	"github.com/kiln-ai/kiln/internal/testshared"
 )
 
 // sharedDir returns ../shared/<rel> beside the module root, skipping the

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine/chat"
-	"github.com/kiln-ai/kiln/engine/internal/testshared"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/internal/testshared"
 	"github.com/kiln-ai/kiln/kernels"
 )
 

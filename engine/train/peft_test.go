@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiln-ai/kiln/engine/gguf"
-	"github.com/kiln-ai/kiln/engine/internal/testshared"
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/engine/safetensors"
+	"github.com/kiln-ai/kiln/internal/testshared"
 )
 
 func f32s(b []byte) []float32 {
