@@ -102,7 +102,7 @@ func scanRepo(t *testing.T, root string) []repoText {
 // read the shared test data beside the repository.
 func isTestCode(rel string) bool {
 	return strings.HasSuffix(rel, "_test.go") || strings.Contains("/"+rel, "/testdata/") ||
-		strings.HasPrefix(rel, "engine/internal/testshared/") || rel == "scripts/test"
+		strings.HasPrefix(rel, "internal/testshared/") || rel == "scripts/test"
 }
 
 // lineOf is the 1-based line of offset i in s.
