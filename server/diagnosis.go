@@ -137,7 +137,7 @@ func (d *diagRecorder) observe(e *latency.TokenEvent, phases *latency.GapPhases,
 		}
 	}
 	d.n++
-	if e.HasBlocking && e.Gap.Gap >= latency.StallThreshold {
+	if e.Stall() {
 		d.stall(e, blockers, self, received)
 	}
 }

@@ -52,4 +52,4 @@ func GapFromMs(ms float64) time.Duration { return time.Duration(math.Round(ms * 
 
 // IsStall reports whether a gap is a stall under the fixed threshold
 // (latency.StallThreshold) that kiln_token_stalls_total counts.
-func IsStall(gap time.Duration) bool { return gap >= latency.StallThreshold }
+func IsStall(gap time.Duration) bool { return latency.IsStall(gap) }

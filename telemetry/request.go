@@ -149,7 +149,7 @@ func (r *Request) Token(tt latency.TokenTiming) latency.TokenEvent {
 	}
 	e := r.tr.Observe(tt)
 	r.t.proc.ObserveToken(r.exemplar, tt.Ready, &e)
-	if e.HasBlocking && e.Gap.Gap >= latency.StallThreshold {
+	if e.Stall() {
 		r.stall(tt, &e)
 	}
 	if tt.Index == 0 {

@@ -1,5 +1,7 @@
 package latency
 
+import "time"
+
 // TokenEvent is the `kiln.token_timing` object of docs/latency-guide.md#the-per-token-event. Its
 // instants are milliseconds since request receipt; MarshalJSON and
 // AppendJSON write exactly its fourteen keys, with blocking_phase and
@@ -26,6 +28,16 @@ type TokenEvent struct {
 
 	Gap Attribution
 }
+
+// Stall reports whether the token's gap is a stall: one with a blocking
+// phase (not the first token's) of at least StallThreshold. It is the one
+// rule the stall spans, the stall counter's callers and the diagnosis view
+// share.
+func (e *TokenEvent) Stall() bool { return e.HasBlocking && IsStall(e.Gap.Gap) }
+
+// IsStall reports whether a gap is a stall under the fixed threshold
+// (StallThreshold) that kiln_token_stalls_total counts.
+func IsStall(gap time.Duration) bool { return gap >= StallThreshold }
 
 // MarshalJSON implements json.Marshaler.
 func (e TokenEvent) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
