@@ -83,13 +83,17 @@ func newResizePolicy(base, seq, kvMax int) resizePolicy {
 	return resizePolicy{base: base, seq: seq, limit: min(kvMax, autoGrowLimit*base)}
 }
 
+// engineBusy reports whether the snapshot shows work: a request active,
+// queued or draining. The resize and trim policies both wait for its end.
+func engineBusy(s Snapshot) bool { return s.Active > 0 || s.QueueDepth > 0 || s.Draining > 0 }
+
 // observe takes the engine's snapshot at now and returns the budget to
 // resize to, if one is due.
 func (p *resizePolicy) observe(now time.Time, s Snapshot) (int, bool) {
 	if p.limit <= p.base {
 		return 0, false
 	}
-	busy := s.Active > 0 || s.QueueDepth > 0 || s.Draining > 0
+	busy := engineBusy(s)
 	if busy || p.quietSince.IsZero() {
 		p.quietSince = now
 	}
@@ -119,7 +123,7 @@ type idleTrigger struct {
 
 // observe takes the engine's snapshot at now and reports whether to trim.
 func (t *idleTrigger) observe(now time.Time, s Snapshot) bool {
-	busy := s.Active > 0 || s.QueueDepth > 0 || s.Draining > 0
+	busy := engineBusy(s)
 	if busy || s.TokensGenerated != t.lastTokens || t.idleSince.IsZero() {
 		t.dirty = t.dirty || busy || s.TokensGenerated != t.lastTokens
 		t.lastTokens = s.TokensGenerated
