@@ -222,7 +222,7 @@ func (r *Request) stall(tt latency.TokenTiming, e *latency.TokenEvent) {
 	add(latency.ReasonResponseDelivery, p.ResponseDelivery)
 	for s := range latency.NumSlots {
 		if p.Has(s) {
-			add(latency.ReasonSampling+latency.Reason(s), p.Slots[s])
+			add(latency.SlotReason(s), p.Slots[s])
 		}
 	}
 	end := tt.Ready

@@ -72,7 +72,7 @@ func Classify(gap time.Duration, p *GapPhases) Attribution {
 		if s == SlotGPULockWait {
 			d = max(d-maint, 0)
 		}
-		pick(slotReason(s), d)
+		pick(SlotReason(s), d)
 	}
 	a.Chosen, a.Reason, a.Candidate = best, best, bestD
 	if bestD < min(StallThreshold, gap/2) {

@@ -56,8 +56,9 @@ func ParseReason(name string) (Reason, bool) {
 	return 0, false
 }
 
-// slotReason maps a backend slot to its reason.
-func slotReason(s Slot) Reason { return ReasonSampling + Reason(s) }
+// SlotReason is the gap reason a phase slot is charged as; the stall span's
+// phase attributes name a slot by it too.
+func SlotReason(s Slot) Reason { return ReasonSampling + Reason(s) }
 
 // ReasonCounts holds one count per reason, indexed by Reason. It marshals
 // as a JSON object with all 19 keys, in the documented order.
