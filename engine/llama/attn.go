@@ -49,10 +49,7 @@ func (s *State) planAttention(rows []Row) {
 	ca.groups = ca.groups[:0]
 	blocked := false
 	for i := 0; i < len(rows); {
-		j := i + 1
-		for j < len(rows) && rows[j].Slot == rows[i].Slot && rows[j].Pos == rows[j-1].Pos+1 {
-			j++
-		}
+		j := runEnd(rows, i)
 		if j-i == 1 {
 			ca.groups = append(ca.groups, attnGroup{first: i, rows: 1})
 		}
@@ -65,6 +62,17 @@ func (s *State) planAttention(rows []Row) {
 	if need := s.attParts * s.chunkPartLen(); blocked && len(ca.buf) < need {
 		ca.buf = make([]float32, need) // once: the first prefill run
 	}
+}
+
+// runEnd is the end of the run of rows that begins at i: the rows after it
+// of the same slot at the positions that follow (a prefill run; a decode
+// row is a run of one).
+func runEnd(rows []Row, i int) int {
+	j := i + 1
+	for j < len(rows) && rows[j].Slot == rows[i].Slot && rows[j].Pos == rows[j-1].Pos+1 {
+		j++
+	}
+	return j
 }
 
 // chunkPartLen is the blocked path's scratch per attention part.

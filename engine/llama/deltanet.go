@@ -36,12 +36,12 @@ type linearScratch struct {
 	ws           [4]*kernels.Matrix
 	runs         []linRun // this step's delta-rule tasks' runs
 	rows         []Row    // the step's rows, while the tasks run
-	layer        int      // the linear layer in flight, read by the pool's workers
 	fn           func(lo, hi int)
 	parts        []deltaScratch // per attention part: the chunked form's gathered rows and scratch
 
-	// The per-row work in flight (deltanet_rows.go), read by the pool's
-	// workers, and its tasks, bound once so that a step allocates nothing.
+	// The work in flight, read by the pool's workers: the layer's weights
+	// (the per-row work, deltanet_rows.go) and its index among the linear
+	// layers, and the tasks, bound once so that a step allocates nothing.
 	d                     *DeltaNet
 	li                    int
 	convFn, rowFn, normFn func(lo, hi int)
@@ -152,7 +152,6 @@ func (s *State) deltaNet(l int, d *DeltaNet, rows []Row, xb []float32) {
 
 	s.planRuns(rows)
 	s.prepRows(d, rows, c.linIndex(l))
-	sc.layer = l
 	s.runDelta(rows)
 	s.gatedNorm(d, n)
 	s.pool.MatMul(xb, &d.WOut, o, n)
@@ -189,10 +188,7 @@ func (s *State) planRuns(rows []Row) {
 	sc := &s.lin
 	sc.runs = sc.runs[:0]
 	for i := 0; i < len(rows); {
-		j := i + 1
-		for j < len(rows) && rows[j].Slot == rows[i].Slot && rows[j].Pos == rows[j-1].Pos+1 {
-			j++
-		}
+		j := runEnd(rows, i)
 		sc.runs = append(sc.runs, linRun{first: i, n: j - i})
 		i = j
 	}
@@ -240,7 +236,7 @@ func (s *State) deltaHead(part int, run linRun, h int) {
 	sc := &s.lin
 	dk, dv, convDim, vDim, vh := ls.KeyDim, ls.ValueDim, ls.ConvDim(), ls.VDim(), ls.ValueHeads
 	first := sc.rows[run.first]
-	_, mats := s.recState(first.Slot, c.linIndex(sc.layer), -1)
+	_, mats := s.recState(first.Slot, sc.li, -1)
 	S := mats[h*dk*dv : (h+1)*dk*dv]
 	kh := ls.keyHead(h)
 	qo, ko, vo := kh*dk, ls.QKDim()+kh*dk, 2*ls.QKDim()+h*dv

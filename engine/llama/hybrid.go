@@ -185,7 +185,7 @@ func (m *Model) validateLinear(i int, d *DeltaNet, check func(string, *kernels.M
 	return nil
 }
 
-// linearProducts lists a Gated DeltaNet layer's matrices.
+// products lists a Gated DeltaNet layer's matrices.
 func (d *DeltaNet) products() []*kernels.Matrix {
 	return []*kernels.Matrix{&d.WQKV, &d.WZ, &d.WB, &d.WA, &d.WOut}
 }
