@@ -37,10 +37,7 @@ func FromGGUF(f *gguf.File, maxSeqLen int) (*Model, error) {
 	if m.Embed, err = g.matrix("token_embd.weight", c.Vocab, c.Dim); err != nil {
 		return nil, err
 	}
-	names := ggufLayerNames
-	if c.Hybrid() {
-		names.ffnNorm = "post_attention_norm" // qwen35's name (ATTN_POST_NORM)
-	}
+	names := ggufNames(c)
 	for i := range m.Layers {
 		if err := readLayer(g, names, &m.Layers[i], i, fmt.Sprintf("blk.%d.", i), c); err != nil {
 			return nil, err

@@ -27,86 +27,94 @@ func WriteGGUF(out io.Writer, m *Model, typ kernels.DType, extra func(*gguf.Writ
 	if spec, ok := ggufArchs[arch]; !ok || spec.rope != c.Rope || spec.qkvBias != c.QKVBias || spec.qkNorm != c.QKNorm {
 		return fmt.Errorf("llama: write gguf: a %s model with %v RoPE, biases %v, Q/K norm %v is not a GGUF %q layout", arch, c.Rope, c.QKVBias, c.QKNorm, arch)
 	}
-	w := gguf.NewWriter()
-	setGGUFConfig(w, arch, c)
-	var err error
-	addM := func(name string, mat *kernels.Matrix) {
-		if err != nil {
-			return
-		}
-		var data []byte
-		var gt uint32
-		data, gt, err = encodeMatrix(mat, typ)
-		if err != nil {
-			err = fmt.Errorf("llama: write gguf %s: %w", name, err)
-			return
-		}
-		w.AddTensor(name, []uint64{uint64(mat.Cols), uint64(mat.Rows)}, gt, data)
-	}
-	addV := func(name string, v []float32) {
-		w.AddTensor(name, []uint64{uint64(len(v))}, gguf.TypeF32, f32Bytes(v))
-	}
 	if c.Hybrid() && !c.Linear.Tiled {
 		return fmt.Errorf("llama: write gguf: a %s model with value heads in Hugging Face order is not the GGUF layout (tiled)", arch)
 	}
-	ffnNorm := "ffn_norm.weight"
-	if c.Hybrid() {
-		ffnNorm = "post_attention_norm.weight"
-	}
-	addM("token_embd.weight", &m.Embed)
+	t := &tensorWriter{w: gguf.NewWriter(), typ: typ}
+	setGGUFConfig(t.w, arch, c)
+	names := ggufNames(c)
+	t.matrix("token_embd.weight", &m.Embed)
 	for i := range m.Layers {
-		l := &m.Layers[i]
-		p := fmt.Sprintf("blk.%d.", i)
-		addV(p+"attn_norm.weight", l.AttnNorm)
-		addV(p+ffnNorm, l.FFNNorm)
-		addM(p+"ffn_gate.weight", &l.W1)
-		addM(p+"ffn_down.weight", &l.W2)
-		addM(p+"ffn_up.weight", &l.W3)
-		if d := l.Lin; d != nil {
-			n := ggufLinearNames
-			for _, t := range []struct {
-				name string
-				w    *kernels.Matrix
-			}{{n.qkv, &d.WQKV}, {n.z, &d.WZ}, {n.b, &d.WB}, {n.a, &d.WA}, {n.out, &d.WOut}} {
-				addM(p+t.name, t.w)
-			}
-			w.AddTensor(p+n.conv, []uint64{uint64(c.Linear.ConvKernel), uint64(c.Linear.ConvDim())}, gguf.TypeF32, f32Bytes(d.Conv))
-			addV(p+n.dtBias, d.DtBias)
-			addV(p+n.a0, d.A)
-			addV(p+n.norm, d.Norm)
-			continue
-		}
-		addM(p+"attn_q.weight", &l.WQ)
-		addM(p+"attn_k.weight", &l.WK)
-		addM(p+"attn_v.weight", &l.WV)
-		if c.QKVBias {
-			addV(p+"attn_q.bias", l.BQ)
-			addV(p+"attn_k.bias", l.BK)
-			addV(p+"attn_v.bias", l.BV)
-		}
-		if c.QKNorm {
-			addV(p+"attn_q_norm.weight", l.QNorm)
-			addV(p+"attn_k_norm.weight", l.KNorm)
-		}
-		addM(p+"attn_output.weight", &l.WO)
+		t.layer(names, &m.Layers[i], fmt.Sprintf("blk.%d.", i), c)
 	}
-	addV("output_norm.weight", m.Norm)
+	t.vector("output_norm.weight", m.Norm)
 	if m.RopeFactors != nil {
-		addV("rope_freqs.weight", m.RopeFactors)
+		t.vector("rope_freqs.weight", m.RopeFactors)
 	}
 	if !m.Tied() {
-		addM("output.weight", m.Output)
+		t.matrix("output.weight", m.Output)
 	}
-	if err != nil {
-		return err
+	if t.err != nil {
+		return t.err
 	}
 	if extra != nil {
-		extra(w)
+		extra(t.w)
 	}
-	if _, err := w.WriteTo(out); err != nil {
+	if _, err := t.w.WriteTo(out); err != nil {
 		return fmt.Errorf("llama: write gguf: %w", err)
 	}
 	return nil
+}
+
+// tensorWriter adds a model's tensors to a GGUF Writer, its matrices
+// stored as typ; the first error stops it.
+type tensorWriter struct {
+	w   *gguf.Writer
+	typ kernels.DType
+	err error
+}
+
+func (t *tensorWriter) matrix(name string, mat *kernels.Matrix) {
+	if t.err != nil {
+		return
+	}
+	data, gt, err := encodeMatrix(mat, t.typ)
+	if err != nil {
+		t.err = fmt.Errorf("llama: write gguf %s: %w", name, err)
+		return
+	}
+	t.w.AddTensor(name, []uint64{uint64(mat.Cols), uint64(mat.Rows)}, gt, data)
+}
+
+func (t *tensorWriter) vector(name string, v []float32) {
+	t.w.AddTensor(name, []uint64{uint64(len(v))}, gguf.TypeF32, f32Bytes(v))
+}
+
+// layer adds decoder block l under prefix p, named as the loader reads
+// them (readLayer, readLinear).
+func (t *tensorWriter) layer(n layerNames, l *Layer, p string, c Config) {
+	t.vector(p+n.attnNorm+".weight", l.AttnNorm)
+	t.vector(p+n.ffnNorm+".weight", l.FFNNorm)
+	t.matrix(p+n.gate+".weight", &l.W1)
+	t.matrix(p+n.down+".weight", &l.W2)
+	t.matrix(p+n.up+".weight", &l.W3)
+	if d := l.Lin; d != nil {
+		ln := n.lin
+		for _, m := range []struct {
+			name string
+			w    *kernels.Matrix
+		}{{ln.qkv, &d.WQKV}, {ln.z, &d.WZ}, {ln.b, &d.WB}, {ln.a, &d.WA}, {ln.out, &d.WOut}} {
+			t.matrix(p+m.name, m.w)
+		}
+		t.w.AddTensor(p+ln.conv, []uint64{uint64(c.Linear.ConvKernel), uint64(c.Linear.ConvDim())}, gguf.TypeF32, f32Bytes(d.Conv))
+		t.vector(p+ln.dtBias, d.DtBias)
+		t.vector(p+ln.a0, d.A)
+		t.vector(p+ln.norm, d.Norm)
+		return
+	}
+	t.matrix(p+n.q+".weight", &l.WQ)
+	t.matrix(p+n.k+".weight", &l.WK)
+	t.matrix(p+n.v+".weight", &l.WV)
+	if c.QKVBias {
+		t.vector(p+n.q+".bias", l.BQ)
+		t.vector(p+n.k+".bias", l.BK)
+		t.vector(p+n.v+".bias", l.BV)
+	}
+	if c.QKNorm {
+		t.vector(p+n.qNorm+".weight", l.QNorm)
+		t.vector(p+n.kNorm+".weight", l.KNorm)
+	}
+	t.matrix(p+n.o+".weight", &l.WO)
 }
 
 // encodeMatrix converts an F32 matrix to the bytes of a GGUF tensor of typ.

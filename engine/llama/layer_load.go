@@ -46,6 +46,17 @@ var (
 	}
 )
 
+// ggufNames are the layer tensor names of a GGUF file of shape c: a
+// hybrid's (qwen35) name its feed-forward norm post_attention_norm
+// (ATTN_POST_NORM).
+func ggufNames(c Config) layerNames {
+	n := ggufLayerNames
+	if c.Hybrid() {
+		n.ffnNorm = "post_attention_norm"
+	}
+	return n
+}
+
 // readLayer reads decoder block i with prefix p from src: the seven
 // projections (a Gated DeltaNet mixer's instead of the attention's four in
 // a hybrid's linear layers), the two norms, and the Q/K/V biases and
