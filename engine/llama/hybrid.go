@@ -151,7 +151,7 @@ type DeltaNet struct {
 }
 
 // validateLinear checks layer i's Gated DeltaNet tensors.
-func (m *Model) validateLinear(i int, d *DeltaNet, check func(string, *kernels.Matrix, int, int) error, vecN func(string, []float32, int) error) error {
+func (m *Model) validateLinear(i int, d *DeltaNet) error {
 	c := m.Config
 	s := c.Linear
 	if d == nil {
@@ -166,7 +166,7 @@ func (m *Model) validateLinear(i int, d *DeltaNet, check func(string, *kernels.M
 		{"in_proj_b", &d.WB, s.ValueHeads, c.Dim}, {"in_proj_a", &d.WA, s.ValueHeads, c.Dim},
 		{"out_proj", &d.WOut, c.Dim, s.VDim()},
 	} {
-		if err := check(fmt.Sprintf("layer %d %s", i, t.name), t.w, t.rows, t.cols); err != nil {
+		if err := checkMatrix(fmt.Sprintf("layer %d %s", i, t.name), t.w, t.rows, t.cols); err != nil {
 			return err
 		}
 	}
@@ -178,7 +178,7 @@ func (m *Model) validateLinear(i int, d *DeltaNet, check func(string, *kernels.M
 		{"conv1d", d.Conv, s.ConvDim() * s.ConvKernel}, {"dt_bias", d.DtBias, s.ValueHeads},
 		{"A", d.A, s.ValueHeads}, {"gated norm", d.Norm, s.ValueDim},
 	} {
-		if err := vecN(fmt.Sprintf("layer %d %s", i, v.name), v.v, v.n); err != nil {
+		if err := checkVector(fmt.Sprintf("layer %d %s", i, v.name), v.v, v.n); err != nil {
 			return err
 		}
 	}

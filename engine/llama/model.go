@@ -163,88 +163,98 @@ func (m *Model) validate() error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	d, kv, h, q := c.Dim, c.KVDim(), c.HiddenDim, c.QDim()
-	check := func(name string, w *kernels.Matrix, rows, cols int) error {
-		if w.Rows != rows || w.Cols != cols {
-			return fmt.Errorf("%w: %s is %dx%d, want %dx%d", ErrFormat, name, w.Rows, w.Cols, rows, cols)
-		}
-		if err := w.Validate(); err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrFormat, name, err)
-		}
-		return nil
-	}
-	vecN := func(name string, v []float32, n int) error {
-		if len(v) != n {
-			return fmt.Errorf("%w: %s has %d values, want %d", ErrFormat, name, len(v), n)
-		}
-		return nil
-	}
-	vec := func(name string, v []float32) error { return vecN(name, v, d) }
 	if err := m.validateRope(); err != nil {
 		return err
 	}
-	if err := check("token embedding", &m.Embed, c.Vocab, d); err != nil {
+	if err := checkMatrix("token embedding", &m.Embed, c.Vocab, c.Dim); err != nil {
 		return err
 	}
 	if len(m.Layers) != c.Layers {
 		return fmt.Errorf("%w: %d layers, want %d", ErrFormat, len(m.Layers), c.Layers)
 	}
 	for i := range m.Layers {
-		l := &m.Layers[i]
-		mats := []struct {
-			name       string
-			w          *kernels.Matrix
-			rows, cols int
-		}{
-			{"wq", &l.WQ, c.QProjDim(), d}, {"wk", &l.WK, kv, d}, {"wv", &l.WV, kv, d}, {"wo", &l.WO, d, q},
-			{"w1", &l.W1, h, d}, {"w2", &l.W2, d, h}, {"w3", &l.W3, h, d},
-		}
-		if c.IsLinear(i) {
-			if err := m.validateLinear(i, l.Lin, check, vecN); err != nil {
-				return err
-			}
-			mats = mats[4:]
-		} else if l.Lin != nil {
-			return fmt.Errorf("%w: attention layer %d has linear-attention weights", ErrFormat, i)
-		}
-		for _, t := range mats {
-			if err := check(fmt.Sprintf("layer %d %s", i, t.name), t.w, t.rows, t.cols); err != nil {
-				return err
-			}
-		}
-		if err := vec(fmt.Sprintf("layer %d attention norm", i), l.AttnNorm); err != nil {
+		if err := m.validateLayer(i); err != nil {
 			return err
-		}
-		if err := vec(fmt.Sprintf("layer %d ffn norm", i), l.FFNNorm); err != nil {
-			return err
-		}
-		opt := func(name string, v []float32, on bool, n int) error {
-			if !on {
-				n = 0 // absent when the shape does not have it
-			}
-			return vecN(fmt.Sprintf("layer %d %s", i, name), v, n)
-		}
-		for _, o := range []struct {
-			name string
-			v    []float32
-			on   bool
-			n    int
-		}{
-			{"q bias", l.BQ, c.QKVBias && !c.IsLinear(i), q}, {"k bias", l.BK, c.QKVBias && !c.IsLinear(i), kv}, {"v bias", l.BV, c.QKVBias && !c.IsLinear(i), kv},
-			{"q norm", l.QNorm, c.QKNorm && !c.IsLinear(i), c.HeadDim()}, {"k norm", l.KNorm, c.QKNorm && !c.IsLinear(i), c.HeadDim()},
-		} {
-			if err := opt(o.name, o.v, o.on, o.n); err != nil {
-				return err
-			}
 		}
 	}
-	if err := vec("final norm", m.Norm); err != nil {
+	if err := checkVector("final norm", m.Norm, c.Dim); err != nil {
 		return err
 	}
 	if m.Output == nil {
 		return fmt.Errorf("%w: no classifier", ErrFormat)
 	}
-	return check("classifier", m.Output, c.Vocab, d)
+	return checkMatrix("classifier", m.Output, c.Vocab, c.Dim)
+}
+
+// validateLayer checks layer i's tensors: its mixer's (attention, or a
+// hybrid's Gated DeltaNet), its feed-forward's and norms, and the biases
+// and Q/K norms exactly when an attention layer of the shape has them.
+func (m *Model) validateLayer(i int) error {
+	c := m.Config
+	d, kv, h, q := c.Dim, c.KVDim(), c.HiddenDim, c.QDim()
+	l := &m.Layers[i]
+	mats := []struct {
+		name       string
+		w          *kernels.Matrix
+		rows, cols int
+	}{
+		{"wq", &l.WQ, c.QProjDim(), d}, {"wk", &l.WK, kv, d}, {"wv", &l.WV, kv, d}, {"wo", &l.WO, d, q},
+		{"w1", &l.W1, h, d}, {"w2", &l.W2, d, h}, {"w3", &l.W3, h, d},
+	}
+	attn := !c.IsLinear(i)
+	if !attn {
+		if err := m.validateLinear(i, l.Lin); err != nil {
+			return err
+		}
+		mats = mats[4:]
+	} else if l.Lin != nil {
+		return fmt.Errorf("%w: attention layer %d has linear-attention weights", ErrFormat, i)
+	}
+	for _, t := range mats {
+		if err := checkMatrix(fmt.Sprintf("layer %d %s", i, t.name), t.w, t.rows, t.cols); err != nil {
+			return err
+		}
+	}
+	opt := func(on bool, n int) int {
+		if !on {
+			return 0 // absent when the shape does not have it
+		}
+		return n
+	}
+	bias, norm := attn && c.QKVBias, attn && c.QKNorm
+	for _, v := range []struct {
+		name string
+		v    []float32
+		n    int
+	}{
+		{"attention norm", l.AttnNorm, d}, {"ffn norm", l.FFNNorm, d},
+		{"q bias", l.BQ, opt(bias, q)}, {"k bias", l.BK, opt(bias, kv)}, {"v bias", l.BV, opt(bias, kv)},
+		{"q norm", l.QNorm, opt(norm, c.HeadDim())}, {"k norm", l.KNorm, opt(norm, c.HeadDim())},
+	} {
+		if err := checkVector(fmt.Sprintf("layer %d %s", i, v.name), v.v, v.n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMatrix checks a weight matrix's shape and storage.
+func checkMatrix(name string, w *kernels.Matrix, rows, cols int) error {
+	if w.Rows != rows || w.Cols != cols {
+		return fmt.Errorf("%w: %s is %dx%d, want %dx%d", ErrFormat, name, w.Rows, w.Cols, rows, cols)
+	}
+	if err := w.Validate(); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrFormat, name, err)
+	}
+	return nil
+}
+
+// checkVector checks a vector's length.
+func checkVector(name string, v []float32, n int) error {
+	if len(v) != n {
+		return fmt.Errorf("%w: %s has %d values, want %d", ErrFormat, name, len(v), n)
+	}
+	return nil
 }
 
 // validateRope checks RopeFactors: none, or one positive finite divisor per
