@@ -33,71 +33,23 @@ func newRandom(c Config, seed uint64, untied bool, shape func(*Model)) (*Model, 
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	d, kv, hd, q := c.Dim, c.KVDim(), c.HiddenDim, c.QDim()
 	const std = 0.02
-	resid := std / math.Sqrt(2*float64(c.Layers))
-
-	type job struct {
-		dst []float32
-		std float64
-	}
-	var jobs []job
-	mat := func(rows, cols int, sd float64) kernels.Matrix {
-		f := make([]float32, rows*cols)
-		jobs = append(jobs, job{f, sd})
-		return kernels.Matrix{Rows: rows, Cols: cols, Type: kernels.F32, F32: f}
-	}
-	vec := func(n int, sd float64) []float32 {
-		f := make([]float32, n)
-		jobs = append(jobs, job{f, sd})
-		return f
-	}
-	ones := func(n int) []float32 {
-		f := make([]float32, n)
-		for i := range f {
-			f[i] = 1
-		}
-		return f
-	}
+	r := &randomFill{c: c, std: std, resid: std / math.Sqrt(2*float64(c.Layers))}
 	m := &Model{Config: c, Layers: make([]Layer, c.Layers)}
-	m.Embed = mat(c.Vocab, d, std)
+	m.Embed = r.mat(c.Vocab, c.Dim, std)
 	for l := range m.Layers {
-		m.Layers[l] = Layer{
-			AttnNorm: ones(d),
-			FFNNorm:  ones(d),
-			W1:       mat(hd, d, std),
-			W2:       mat(d, hd, resid),
-			W3:       mat(hd, d, std),
-		}
-		if c.IsLinear(l) {
-			s := c.Linear
-			m.Layers[l].Lin = &DeltaNet{
-				WQKV: mat(s.ConvDim(), d, std), WZ: mat(s.VDim(), d, std),
-				WB: mat(s.ValueHeads, d, std), WA: mat(s.ValueHeads, d, std), WOut: mat(d, s.VDim(), resid),
-				Conv: vec(s.ConvDim()*s.ConvKernel, 0.3), DtBias: vec(s.ValueHeads, 0.5),
-				A: vec(s.ValueHeads, 1), Norm: ones(s.ValueDim),
-			}
-			continue
-		}
-		L := &m.Layers[l]
-		L.WQ, L.WK, L.WV, L.WO = mat(c.QProjDim(), d, std), mat(kv, d, std), mat(kv, d, std), mat(d, q, resid)
-		if l := &m.Layers[l]; c.QKVBias {
-			l.BQ, l.BK, l.BV = vec(q, std), vec(kv, std), vec(kv, std)
-		}
-		if l := &m.Layers[l]; c.QKNorm {
-			l.QNorm, l.KNorm = vec(c.HeadDim(), 0.1), vec(c.HeadDim(), 0.1)
-		}
+		m.Layers[l] = r.layer(l)
 	}
-	m.Norm = ones(d)
+	m.Norm = ones(c.Dim)
 	if untied {
-		out := mat(c.Vocab, d, std)
+		out := r.mat(c.Vocab, c.Dim, std)
 		m.Output = &out
 	} else {
 		m.Output = &m.Embed
 	}
 
 	var wg sync.WaitGroup
-	for i, j := range jobs {
+	for i, j := range r.jobs {
 		wg.Go(func() { fillUniform(j.dst, j.std, seed, uint64(i)) })
 	}
 	wg.Wait()
@@ -118,6 +70,73 @@ func newRandom(c Config, seed uint64, untied bool, shape func(*Model)) (*Model, 
 		return nil, err
 	}
 	return m, nil
+}
+
+// randomFill lays out a random model's tensors, each a job that fills it
+// from its own stream (the job's index), so that the tensors' order is
+// their streams' and a shape always gets the same weights.
+type randomFill struct {
+	c          Config
+	std, resid float64 // the weights' deviation, and the residual projections'
+	jobs       []randomJob
+}
+
+type randomJob struct {
+	dst []float32
+	std float64
+}
+
+func (r *randomFill) mat(rows, cols int, sd float64) kernels.Matrix {
+	f := r.vec(rows*cols, sd)
+	return kernels.Matrix{Rows: rows, Cols: cols, Type: kernels.F32, F32: f}
+}
+
+func (r *randomFill) vec(n int, sd float64) []float32 {
+	f := make([]float32, n)
+	r.jobs = append(r.jobs, randomJob{f, sd})
+	return f
+}
+
+// layer lays out decoder block l: its feed-forward, then its mixer (a
+// Gated DeltaNet in a hybrid's linear layers, else attention with the
+// biases and Q/K norms the shape has).
+func (r *randomFill) layer(l int) Layer {
+	c, std := r.c, r.std
+	d, kv, hd, q := c.Dim, c.KVDim(), c.HiddenDim, c.QDim()
+	L := Layer{
+		AttnNorm: ones(d),
+		FFNNorm:  ones(d),
+		W1:       r.mat(hd, d, std),
+		W2:       r.mat(d, hd, r.resid),
+		W3:       r.mat(hd, d, std),
+	}
+	if c.IsLinear(l) {
+		s := c.Linear
+		L.Lin = &DeltaNet{
+			WQKV: r.mat(s.ConvDim(), d, std), WZ: r.mat(s.VDim(), d, std),
+			WB: r.mat(s.ValueHeads, d, std), WA: r.mat(s.ValueHeads, d, std), WOut: r.mat(d, s.VDim(), r.resid),
+			Conv: r.vec(s.ConvDim()*s.ConvKernel, 0.3), DtBias: r.vec(s.ValueHeads, 0.5),
+			A: r.vec(s.ValueHeads, 1), Norm: ones(s.ValueDim),
+		}
+		return L
+	}
+	L.WQ, L.WK, L.WV, L.WO = r.mat(c.QProjDim(), d, std), r.mat(kv, d, std), r.mat(kv, d, std), r.mat(d, q, r.resid)
+	if c.QKVBias {
+		L.BQ, L.BK, L.BV = r.vec(q, std), r.vec(kv, std), r.vec(kv, std)
+	}
+	if c.QKNorm {
+		L.QNorm, L.KNorm = r.vec(c.HeadDim(), 0.1), r.vec(c.HeadDim(), 0.1)
+	}
+	return L
+}
+
+// ones is n ones: a norm that changes nothing.
+func ones(n int) []float32 {
+	f := make([]float32, n)
+	for i := range f {
+		f[i] = 1
+	}
+	return f
 }
 
 // randomDeltaNet turns a Gated DeltaNet layer's uniform draws into the
