@@ -79,10 +79,9 @@ func readLinear(src tensorSource, n linearNames, p string, c Config) (*DeltaNet,
 // multi-token-prediction blocks counted in block_count, the Gated DeltaNet
 // shape (ssm.*), the interval of full-attention layers and the partial
 // rotary; the query projection always carries its gate.
-func ggufHybrid(f *gguf.File, c *Config, need func(string) (int, error)) error {
-	var err error
+func ggufHybrid(g ggufMeta, c *Config) error {
 	mtp := 0
-	if v, ok := f.Uint(c.Arch + ".nextn_predict_layers"); ok {
+	if v, ok := g.f.Uint(g.key("nextn_predict_layers")); ok {
 		if v >= uint64(c.Layers) {
 			return fmt.Errorf("%w: gguf %s.nextn_predict_layers %d leaves no layer of %d", ErrFormat, c.Arch, v, c.Layers)
 		}
@@ -90,20 +89,12 @@ func ggufHybrid(f *gguf.File, c *Config, need func(string) (int, error)) error {
 	}
 	c.Layers -= mtp
 	s := &c.Linear
-	for _, k := range []struct {
-		key string
-		dst *int
-	}{
-		{"full_attention_interval", &c.FullAttnInterval}, {"ssm.conv_kernel", &s.ConvKernel},
-		{"ssm.state_size", &s.KeyDim}, {"ssm.group_count", &s.KeyHeads}, {"ssm.time_step_rank", &s.ValueHeads},
-		{"rope.dimension_count", &c.RotaryDim},
-	} {
-		if *k.dst, err = need(k.key); err != nil {
-			return err
-		}
-	}
-	inner, err := need("ssm.inner_size")
-	if err != nil {
+	var inner int
+	if err := g.needAll(
+		ggufInt{"full_attention_interval", &c.FullAttnInterval}, ggufInt{"ssm.conv_kernel", &s.ConvKernel},
+		ggufInt{"ssm.state_size", &s.KeyDim}, ggufInt{"ssm.group_count", &s.KeyHeads}, ggufInt{"ssm.time_step_rank", &s.ValueHeads},
+		ggufInt{"rope.dimension_count", &c.RotaryDim}, ggufInt{"ssm.inner_size", &inner},
+	); err != nil {
 		return err
 	}
 	if inner%s.ValueHeads != 0 {
