@@ -197,7 +197,7 @@ func (a *actor) tokensReady(ready time.Time) {
 			from = r.submitted
 		}
 		r.mark = a.c
-		r.pending = Token{Index: r.generated - 1, ID: r.last, Ready: ready, Phases: p}
+		r.pending = Token{Index: r.generated - 1, ID: r.last, Ready: ready, Phases: p, Logprob: r.lastLP, TopLogprobs: r.lastTop}
 		a.segs.fill(&r.pending, from, ready)
 		r.lastReady = ready
 		r.hasPending = true

@@ -194,10 +194,14 @@ func (e *Engine) Submit(ctx context.Context, r Request) (*Stream, error) {
 		id:      r.ID,
 		adapter: r.Adapter,
 		sampler: sampling.New(r.Sampling),
+		constr:  r.Constraint,
 		slot:    -1,
 		stream:  &Stream{ch: make(chan Token, e.cfg.DeliveryBuffer)},
 	}
 	q.sampler.SetPrompt(q.prompt)
+	if r.Logprobs {
+		q.logprobs = sampling.NewLogprobs(r.TopLogprobs)
+	}
 	q.reserve = len(q.prompt) + q.maxGen
 	q.submitted = r.Submitted
 	if q.submitted.IsZero() {

@@ -105,7 +105,22 @@ func (a *actor) sampleOne(r *request) (id int, err error) {
 	if h := a.e.hooks.Sample; h != nil {
 		h(r.sampler.Params())
 	}
-	id = r.sampler.Sample(a.slotBuf[r.slot])
+	row := a.slotBuf[r.slot]
+	if r.logprobs != nil {
+		r.logprobs.Observe(row)
+	}
+	if r.constr != nil {
+		r.constr.Mask(row, r.maxGen-r.generated)
+	}
+	id = r.sampler.Sample(row)
+	if r.constr != nil {
+		if err := r.constr.Accept(id); err != nil {
+			return 0, newFault(StageSample, err)
+		}
+	}
+	if r.logprobs != nil {
+		r.lastLP, r.lastTop = r.logprobs.Of(id)
+	}
 	a.faultRun = 0
 	return id, nil
 }

@@ -19,6 +19,10 @@ type request struct {
 	id        uint64  // Request.ID, reported in other tokens' blockers
 	adapter   Adapter // Request.Adapter: admitted only while it is the loaded one
 	sampler   *sampling.Sampler
+	constr    Constraint         // Request.Constraint, nil for none
+	logprobs  *sampling.Logprobs // nil unless Request.Logprobs
+	lastLP    float32            // the latest token's log probability (with logprobs)
+	lastTop   []sampling.TokenLogprob
 	stream    *Stream
 	cancelled atomic.Bool
 	unwatch   func() bool // stops the context watch

@@ -35,6 +35,29 @@ type Request struct {
 	// the actor barrier before admitting it; it never batches rows of
 	// different adapters together.
 	Adapter Adapter
+	// Constraint, when set, restricts the tokens the request may sample
+	// (a grammar: structured output, forced tool calls). Its Mask runs
+	// inside the sampling phase, so its cost is on the request's clock.
+	Constraint Constraint
+	// Logprobs asks each token to carry its log probability and the
+	// TopLogprobs most likely alternatives (0..sampling.MaxTopLogprobs),
+	// from the model's distribution before any sampling control
+	// (sampling.Logprobs).
+	Logprobs    bool
+	TopLogprobs int
+}
+
+// Constraint restricts a request's tokens. The actor calls Mask with the
+// logits row a token is about to be sampled from and then Accept with the
+// token sampled; a Constraint belongs to one request.
+type Constraint interface {
+	// Mask sets the logits of the tokens it forbids to -Inf. remaining
+	// is how many tokens the request may still generate, this one
+	// included: a grammar closes its document before the budget ends.
+	Mask(logits []float32, remaining int)
+	// Accept advances past the sampled token; an error means the token
+	// was not one Mask allowed (a defect), and fails the request.
+	Accept(id int) error
 }
 
 // FinishReason says why a request ended.

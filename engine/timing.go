@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"github.com/kiln-ai/kiln/engine/sampling"
 	"github.com/kiln-ai/kiln/internal/timing"
 )
 
@@ -36,6 +37,10 @@ type Token struct {
 	Ready     time.Time // the token was sampled and ready
 	Delivered time.Time // the actor handed it to the request's channel
 	Phases    Phases    // work that overlapped the interval ending at Ready
+	// Logprob and TopLogprobs are set when the request asked for log
+	// probabilities (Request.Logprobs).
+	Logprob     float32
+	TopLogprobs []sampling.TokenLogprob
 
 	// Blockers[:NumBlockers] are the largest identified pieces of work
 	// inside the token's interval, largest first (on equal durations the

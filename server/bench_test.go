@@ -44,10 +44,10 @@ func BenchmarkTokenPath(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			now := time.Now()
 			_, treq := tel.StartRequest(context.Background(), telemetry.RequestInfo{Model: model.ID, Received: now, Stream: true})
+			p := &reply{id: "chatcmpl-bench", created: now.Unix(), sse: newSSEWriter(&discardWriter{h: http.Header{}})}
 			x := &exchange{
-				s: s, req: &chatRequest{Stream: true}, treq: treq, cancel: func() {},
-				id: "chatcmpl-bench", created: now.Unix(), events: events, dec: s.tok.NewDecoder(),
-				sse: newSSEWriter(&discardWriter{h: http.Header{}}),
+				reply: p, s: s, req: &chatRequest{Stream: true}, treq: treq, cancel: func() {},
+				events: events, dec: s.tok.NewDecoder(),
 			}
 			b.ReportAllocs()
 			b.ResetTimer()

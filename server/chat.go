@@ -72,27 +72,47 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 	}
 	releaseBody(r) // the prompt is encoded: its bytes leave the in-flight budget
 	tokEnd := s.clock.Now()
+	return s.run(w, r, req, prompt, received, tokStart, tokEnd, &started)
+}
 
-	// The request's identity is reserved before submission, which may be
-	// refused (no request starts then), so that the engine names it in the
-	// blockers of the tokens its prefill delays; the stall spans of those
-	// requests link to its chat span.
-	id := s.tel.NewRequestID()
-	genCtx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	stream, err := s.submit(genCtx, req, prompt, tokEnd, id)
-	if err != nil {
-		return err
+// run submits the request's choices to the engine and serves them. The
+// prompt is the same for every choice: the first choice's prefill fills
+// the prefix cache, whose blocks the others share (engine/prefix.go waits
+// for a prefix being prefilled in the same step).
+func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, prompt []int,
+	received, tokStart, tokEnd time.Time, started *bool) error {
+	p := s.newReply(w, r, req)
+	n := max(req.Agent.N, 1)
+	xs := make([]*exchange, 0, n)
+	streams := make([]generation, 0, n)
+	defer p.cancel()
+	ids := make([]uint64, n)
+	for i := range n {
+		// The request's identity is reserved before submission, which may
+		// be refused (no request starts then), so that the engine names it
+		// in the blockers of the tokens its prefill delays; the stall
+		// spans of those requests link to its chat span. A refusal of any
+		// choice refuses the request (the deferred cancel ends the others).
+		ids[i] = s.tel.NewRequestID()
+		genCtx, cancel := context.WithCancel(r.Context())
+		p.cancels = append(p.cancels, cancel)
+		stream, err := s.submit(genCtx, req, prompt, tokEnd, ids[i], i)
+		if err != nil {
+			return err
+		}
+		streams = append(streams, stream)
 	}
-	started = true
-
+	*started = true
 	op := telemetry.OperationChat
 	if req.Legacy {
 		op = telemetry.OperationTextCompletion
 	}
-	_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: id, Operation: op})
-	treq.Phase(latency.PhaseTokenization, tokStart, tokEnd)
-	return s.newExchange(w, r, req, treq, cancel, received, len(prompt)).run(stream)
+	for i := range n {
+		_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: ids[i], Operation: op})
+		treq.Phase(latency.PhaseTokenization, tokStart, tokEnd)
+		xs = append(xs, s.newExchange(p, req, treq, i, p.cancels[i], received, len(prompt)))
+	}
+	return p.run(xs, streams)
 }
 
 // checkModel answers 404 for a model this server does not serve.
@@ -122,16 +142,22 @@ func (s *Server) admit() (release func(), err error) {
 	}
 }
 
-// submit hands the encoded prompt to the engine.
-func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, submitted time.Time, id uint64) (generation, error) {
+// submit hands the encoded prompt of choice to the engine.
+func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, submitted time.Time, id uint64, choice int) (generation, error) {
+	sm := samplingParams(req)
+	if sm.HasSeed {
+		sm.Seed += uint64(choice) // n seeded choices differ, and repeat
+	}
 	stream, err := s.gen.Submit(ctx, engine.Request{
-		Prompt:    prompt,
-		MaxTokens: s.maxTokens(req, len(prompt)),
-		Sampling:  samplingParams(req),
-		StopIDs:   s.stopIDs,
-		Submitted: submitted,
-		ID:        id,
-		Adapter:   engineAdapter(req.adapter),
+		Prompt:      prompt,
+		MaxTokens:   s.maxTokens(req, len(prompt)),
+		Sampling:    sm,
+		StopIDs:     s.stopIDs,
+		Submitted:   submitted,
+		ID:          id,
+		Adapter:     engineAdapter(req.adapter),
+		Logprobs:    req.Agent.Logprobs,
+		TopLogprobs: req.Agent.TopLogprobs,
 	})
 	if err != nil {
 		if errors.Is(err, engine.ErrInvalidRequest) {

@@ -13,6 +13,9 @@ const completionsPath = "/v1/completions"
 // completions (vLLM follows it); chat defaults to the rest of the context.
 const defaultLegacyMaxTokens = 16
 
+// maxLegacyLogprobs is OpenAI's bound on a legacy completion's logprobs.
+const maxLegacyLogprobs = 5
+
 // completions serves POST /v1/completions, OpenAI's legacy text
 // completion: the prompt is raw text (no chat template), and the response
 // is a text_completion (openai_completions.go). Everything else, the
@@ -40,7 +43,7 @@ func parseCompletionRequest(data []byte) (*chatRequest, error) {
 	if _, given := fields["max_tokens"]; !given || isNull(fields["max_tokens"]) {
 		req.MaxTokens = defaultLegacyMaxTokens
 	}
-	if err := rejectLegacyUnsupported(fields); err != nil {
+	if err := decodeLegacyAgent(fields, req); err != nil {
 		return nil, err
 	}
 	return req, nil
@@ -77,16 +80,25 @@ func decodePromptText(raw json.RawMessage) (string, error) {
 }
 
 // rejectLegacyUnsupported refuses what a legacy completion may ask for
-// that this server does not do: log probabilities, echo, suffix
-// (insertion) and best_of above one.
-func rejectLegacyUnsupported(fields map[string]json.RawMessage) error {
+// that this server does not do (echo, suffix insertion, best_of other
+// than n) and reads what it does: logprobs (an integer, the alternatives
+// per token, at most maxLegacyLogprobs as OpenAI allows) and n.
+func decodeLegacyAgent(fields map[string]json.RawMessage, req *chatRequest) error {
 	unsupported := func(param, what string) error {
 		return invalid(param, "unsupported_parameter", "'%s' is not supported: this server does not %s", param, what)
 	}
+	req.Agent = agentFields{N: 1, ToolChoice: toolChoiceNone, Parallel: true}
 	if lp, err := optionalInt(fields, "logprobs"); err != nil {
 		return err
-	} else if lp != nil && *lp > 0 {
-		return unsupported("logprobs", "return log probabilities")
+	} else if lp != nil {
+		if *lp < 0 || *lp > maxLegacyLogprobs {
+			return invalid("logprobs", "invalid_value", "'logprobs' must be between 0 and %d, got %d", maxLegacyLogprobs, *lp)
+		}
+		req.Agent.Logprobs, req.Agent.TopLogprobs = true, int(*lp)
+	}
+	var err error
+	if req.Agent.N, err = decodeN(fields); err != nil {
+		return err
 	}
 	if echo, err := optionalBool(fields, "echo"); err != nil {
 		return err
@@ -100,8 +112,8 @@ func rejectLegacyUnsupported(fields map[string]json.RawMessage) error {
 	}
 	if bo, err := optionalInt(fields, "best_of"); err != nil {
 		return err
-	} else if bo != nil && *bo != 1 {
-		return invalid("best_of", "invalid_value", "'best_of' must be 1: this server generates one choice per request, got %d", *bo)
+	} else if bo != nil && *bo != int64(req.Agent.N) {
+		return invalid("best_of", "invalid_value", "'best_of' must equal 'n' (%d): this server returns every choice it generates, got %d", req.Agent.N, *bo)
 	}
 	return nil
 }

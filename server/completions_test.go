@@ -13,7 +13,7 @@ import (
 // chatOnly are the parameters of chat's bad-input table that a legacy
 // completion does not have (messages) or reads with another type
 // (logprobs is an integer there) or ignores (tools, response_format).
-var chatOnly = []string{"messages", "logprobs", "top_logprobs", "tools", "functions", "response_format"}
+var chatOnly = []string{"messages", "logprobs", "top_logprobs", "tools", "functions", "function_call", "response_format", "tool_choice", "parallel_tool_calls"}
 
 // legacyBadRequests are the malformed bodies of /v1/completions alone.
 var legacyBadRequests = []badRequest{
@@ -22,7 +22,9 @@ var legacyBadRequests = []badRequest{
 	{"prompt empty", `{"model":"m","prompt":""}`, 400, "prompt", "invalid_value"},
 	{"two prompts", `{"model":"m","prompt":["a","b"]}`, 400, "prompt", "invalid_value"},
 	{"token-id prompt", `{"model":"m","prompt":[[1,2]]}`, 400, "prompt[0]", "invalid_type"},
-	{"logprobs requested", `{"model":"m","prompt":"x","logprobs":2}`, 400, "logprobs", "unsupported_parameter"},
+	{"logprobs above 5", `{"model":"m","prompt":"x","logprobs":6}`, 400, "logprobs", "invalid_value"},
+	{"logprobs negative", `{"model":"m","prompt":"x","logprobs":-1}`, 400, "logprobs", "invalid_value"},
+	{"best_of other than n", `{"model":"m","prompt":"x","n":2,"best_of":3}`, 400, "best_of", "invalid_value"},
 	{"echo requested", `{"model":"m","prompt":"x","echo":true}`, 400, "echo", "unsupported_parameter"},
 	{"suffix requested", `{"model":"m","prompt":"x","suffix":"end"}`, 400, "suffix", "unsupported_parameter"},
 	{"best_of two", `{"model":"m","prompt":"x","best_of":2}`, 400, "best_of", "invalid_value"},
@@ -102,9 +104,9 @@ func TestParseCompletionRequestValid(t *testing.T) {
 		want *chatRequest
 	}{
 		{"string prompt, OpenAI's default max_tokens", `{"model":"m","prompt":"Once"}`,
-			&chatRequest{Legacy: true, Model: "m", Prompt: "Once", MaxTokens: defaultLegacyMaxTokens}},
+			&chatRequest{Agent: plainAgent, Legacy: true, Model: "m", Prompt: "Once", MaxTokens: defaultLegacyMaxTokens}},
 		{"array of one prompt and the shared options", `{"model":"m","prompt":["Once"],"max_tokens":3,"stream":true,"stop":"\n","top_k":5,"min_p":0.1,"echo":false,"logprobs":null,"best_of":1,"suffix":""}`,
-			&chatRequest{Legacy: true, Model: "m", Prompt: "Once", MaxTokens: 3, Stream: true, Stop: []string{"\n"}, TopK: 5, Penalties: penaltyParams{MinP: 0.1}}},
+			&chatRequest{Agent: plainAgent, Legacy: true, Model: "m", Prompt: "Once", MaxTokens: 3, Stream: true, Stop: []string{"\n"}, TopK: 5, Penalties: penaltyParams{MinP: 0.1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

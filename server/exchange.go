@@ -15,20 +15,41 @@ import (
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
-// exchange is the state of one chat request from submission to the end of
-// its response. Only the handler goroutine touches it.
+// reply is the HTTP response of one generation request, which its
+// choices share (n > 1 runs one exchange per choice). Only the handler
+// goroutine touches it.
+type reply struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	sse     *sseWriter // nil unless streaming
+	id      string
+	created int64
+
+	cancels  []context.CancelFunc // one per choice
+	cutOff   bool                 // the shutdown grace ended the generation (drain.go)
+	writeErr error
+}
+
+// cancel ends every choice's generation (the client went away, or the
+// shutdown grace ended), so the engine frees their slots.
+func (p *reply) cancel() {
+	for _, c := range p.cancels {
+		c()
+	}
+}
+
+// exchange is the state of one choice of a generation request from
+// submission to the end of its response. Only the handler goroutine
+// touches it.
 type exchange struct {
+	*reply
 	s      *Server
 	req    *chatRequest
-	w      http.ResponseWriter
-	r      *http.Request
 	treq   *telemetry.Request // also keeps the first and last token instants
-	cancel context.CancelFunc
-	sse    *sseWriter // nil unless streaming
+	index  int                // the choice's index
+	cancel context.CancelFunc // ends this choice's generation
 
 	received    time.Time
-	id          string
-	created     int64
 	promptLen   int
 	metadata    bool // terminal performance metadata
 	events      bool // per-token kiln.token_timing events
@@ -44,20 +65,25 @@ type exchange struct {
 	completion int             // tokens emitted to the client
 	stopHit    bool            // a stop sequence ended the completion
 	roleSent   bool            // the first chunk (with the role) was written
-	cutOff     bool            // the shutdown grace ended the generation (drain.go)
-	writeErr   error
 	prefix     engine.PrefixUse // what the prompt reused from the prefix cache (prefix.go), from the engine's result
+	logprobs   []tokenLogprob   // the emitted tokens' log probabilities, when asked (logprobs.go)
 
 	diag diagRecorder // the record's Latency diagnosis data (diagnosis.go)
+
+	// Set at the end (end): what the response reports.
+	finishReason string
+	perf         performance
 }
 
-func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, req *chatRequest, treq *telemetry.Request,
+func (s *Server) newReply(w http.ResponseWriter, r *http.Request, req *chatRequest) *reply {
+	return &reply{w: w, r: r, id: completionID(req), created: time.Now().Unix()}
+}
+
+func (s *Server) newExchange(p *reply, req *chatRequest, treq *telemetry.Request, index int,
 	cancel context.CancelFunc, received time.Time, promptLen int) *exchange {
 	x := &exchange{
-		s: s, req: req, w: w, r: r, treq: treq, cancel: cancel,
+		reply: p, s: s, req: req, treq: treq, index: index, cancel: cancel,
 		received:    received,
-		id:          completionID(req),
-		created:     time.Now().Unix(),
 		promptLen:   promptLen,
 		metadata:    s.wantMetadata(req),
 		events:      req.IncludePerformance != nil && *req.IncludePerformance,
@@ -69,11 +95,47 @@ func (s *Server) newExchange(w http.ResponseWriter, r *http.Request, req *chatRe
 	return x
 }
 
-// run streams the tokens (tokens.go), ends the request's telemetry and
+// run streams the choices' tokens (tokens.go), ends their telemetry and
 // writes the end of the response.
-func (x *exchange) run(stream generation) error {
-	x.stream(stream.Tokens())
-	res := stream.Result()
+func (p *reply) run(xs []*exchange, streams []generation) error {
+	if p.r.Context().Err() == nil && xs[0].req.Stream {
+		p.sse = newSSEWriter(p.w)
+		if err := p.sse.start(); err != nil {
+			p.writeErr = err
+			p.cancel()
+		}
+	}
+	if len(xs) == 1 {
+		xs[0].stream(streams[0].Tokens())
+	} else {
+		streamChoices(xs, streams)
+	}
+	for i, x := range xs {
+		x.end(streams[i].Result())
+	}
+	for _, x := range xs {
+		if x.finishReason == "client_disconnect" {
+			return nil // nobody to answer
+		}
+	}
+	x := xs[0]
+	if p.cutOff {
+		return p.endCut(x.req.Stream)
+	}
+	if !x.req.Stream {
+		for i, x := range xs {
+			if res := streams[i].Result(); x.completion == 0 && res.Finish == engine.FinishError {
+				return fmt.Errorf("generation failed: %w", errOr(res.Err))
+			}
+		}
+		return writeCompletion(xs)
+	}
+	return endStream(xs)
+}
+
+// end ends the choice's telemetry and records it, and sets what the
+// response reports: its finish reason and performance object.
+func (x *exchange) end(res engine.Result) {
 	x.prefix = res.Prefix
 	x.s.logFault(x.r, res.Err)
 	finish, outcome := x.finish(res)
@@ -96,24 +158,10 @@ func (x *exchange) run(stream generation) error {
 	x.s.countOutcome(outcome)
 	totalMs := msSince(x.received, ended)
 	x.s.recent.add(x.record(finish, ended, totalMs, sum))
-
-	if outcome == telemetry.OutcomeClientDisconnect {
-		return nil // nobody to answer
-	}
-	if x.cutOff {
-		return x.endCut()
-	}
-	perf := performance{}
+	x.finishReason = finish
 	if x.metadata {
-		perf = x.performance(finish, totalMs, sum)
+		x.perf = x.performance(finish, totalMs, sum)
 	}
-	if !x.req.Stream {
-		if x.completion == 0 && res.Finish == engine.FinishError {
-			return fmt.Errorf("generation failed: %w", errOr(res.Err))
-		}
-		return x.writeCompletion(finish, perf)
-	}
-	return x.endStream(finish, perf)
 }
 
 func errOr(err error) error {
@@ -182,15 +230,11 @@ var errCut = &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Cod
 // endCut ends a request cut by shutdown: a stream gets an OpenAI error
 // event and [DONE], so the client sees why it ended rather than a bare
 // EOF; a non-streaming request gets the 503.
-func (x *exchange) endCut() error {
-	if !x.req.Stream {
+func (p *reply) endCut(stream bool) error {
+	if !stream {
 		return errCut
 	}
-	x.write(func(b []byte) []byte { return appendErrorObject(b, errCut) })
-	if x.writeErr == nil {
-		if err := x.sse.done(); err != nil {
-			x.writeErr = err
-		}
-	}
+	p.write(func(b []byte) []byte { return appendErrorObject(b, errCut) })
+	p.done()
 	return nil
 }

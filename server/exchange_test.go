@@ -110,7 +110,7 @@ func TestFinishOutcome(t *testing.T) {
 			if tc.clientGone {
 				r = r.WithContext(gone)
 			}
-			x := &exchange{r: r, writeErr: tc.writeErr, stopHit: tc.stopHit}
+			x := &exchange{reply: &reply{r: r, writeErr: tc.writeErr}, stopHit: tc.stopHit}
 			finish, outcome := x.finish(engine.Result{Finish: tc.finish})
 			if d := cmp.Diff([]string{tc.wantFinish, tc.wantOutcome.String()}, []string{finish, outcome.String()}); d != "" {
 				t.Errorf("finish, outcome (-want +got):\n%s", d)

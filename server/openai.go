@@ -18,22 +18,32 @@ func newID() string {
 	return "chatcmpl-" + hex.EncodeToString(b[:])
 }
 
-// appendChunk appends one chat.completion.chunk carrying content. The
-// first chunk also carries the assistant role, as OpenAI's do.
-func (x *exchange) appendChunk(b []byte, content string) []byte {
+// appendChunk appends one chat.completion.chunk carrying content (and,
+// when the request asked, the token's log probability). The first chunk
+// of each choice also carries the assistant role, as OpenAI's do.
+func (x *exchange) appendChunk(b []byte, content string, lp *tokenLogprob) []byte {
 	if x.req.Legacy {
-		return x.appendTextChunk(b, content)
+		return x.appendTextChunk(b, content, lp)
 	}
 	b = x.appendChunkHead(b)
-	b = append(b, `"choices":[{"index":0,"delta":{`...)
+	b = x.appendChoiceIndex(b, `"choices":[{"index":`)
+	b = append(b, `,"delta":{`...)
 	if !x.roleSent {
 		x.roleSent = true
 		b = append(b, `"role":"assistant",`...)
 	}
 	b = append(b, `"content":`...)
 	b = appendJSONString(b, content)
-	b = append(b, `},"logprobs":null,"finish_reason":null}]`...)
+	b = append(b, `},"logprobs":`...)
+	b = x.appendChatLogprobs(b, lp)
+	b = append(b, `,"finish_reason":null}]`...)
 	return x.appendChunkTail(b)
+}
+
+// appendChoiceIndex appends prefix and the choice's index.
+func (x *exchange) appendChoiceIndex(b []byte, prefix string) []byte {
+	b = append(b, prefix...)
+	return appendInt(b, int64(x.index))
 }
 
 // appendHead opens a completion object of the given type: its id, object,
@@ -66,70 +76,136 @@ func (x *exchange) appendChunkTail(b []byte) []byte {
 	return append(b, '}')
 }
 
-// endStream writes the terminal chunk (finish_reason, and metadata when it
-// applies), the usage chunk when asked, and [DONE].
-func (x *exchange) endStream(finish string, perf performance) error {
-	x.write(func(b []byte) []byte {
-		b = x.appendChunkHead(b)
-		if x.req.Legacy {
-			b = appendTextChoice(b, "", finish)
-		} else {
-			b = append(b, `"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
-			b = appendJSONString(b, finish)
-			b = append(b, `}]`...)
-		}
-		if x.req.IncludeUsage {
-			b = append(b, `,"usage":null`...)
-		}
-		b = perf.appendMetadata(b)
-		return append(b, '}')
-	})
-	if x.req.IncludeUsage {
-		x.write(func(b []byte) []byte {
+// endStream writes each choice's terminal chunk (finish_reason, and its
+// metadata when it applies), the usage chunk when asked, and [DONE].
+func endStream(xs []*exchange) error {
+	p := xs[0].reply
+	for _, x := range xs {
+		p.write(x.appendTerminal)
+	}
+	if x := xs[0]; x.req.IncludeUsage {
+		p.write(func(b []byte) []byte {
 			b = x.appendChunkHead(b)
 			b = append(b, `"choices":[],"usage":`...)
-			b = x.appendUsage(b)
+			b = appendUsage(b, xs)
 			return append(b, '}')
 		})
 	}
-	if x.writeErr == nil {
-		if err := x.sse.done(); err != nil {
-			x.writeErr = err
-		}
-	}
+	p.done()
 	return nil // a failed write means the client left; nothing to report to it
 }
 
-func (x *exchange) appendUsage(b []byte) []byte {
-	b = append(b, `{"prompt_tokens":`...)
-	b = appendInt(b, int64(x.promptLen))
-	b = append(b, `,"completion_tokens":`...)
-	b = appendInt(b, int64(x.completion))
-	b = append(b, `,"total_tokens":`...)
-	b = appendInt(b, int64(x.promptLen+x.completion))
-	b = appendPromptTokensDetails(b, x.prefix)
+// appendTerminal appends the choice's terminal chunk.
+func (x *exchange) appendTerminal(b []byte) []byte {
+	b = x.appendChunkHead(b)
+	if x.req.Legacy {
+		b = append(b, `"choices":[`...)
+		b = x.appendTextChoice(b, "", x.finishReason, nil)
+		b = append(b, ']')
+	} else {
+		b = x.appendChoiceIndex(b, `"choices":[{"index":`)
+		b = append(b, `,"delta":{},"logprobs":null,"finish_reason":`...)
+		b = appendJSONString(b, x.finishReason)
+		b = append(b, `}]`...)
+	}
+	if x.req.IncludeUsage {
+		b = append(b, `,"usage":null`...)
+	}
+	b = x.perf.appendMetadata(b)
 	return append(b, '}')
 }
 
-// writeCompletion writes the non-streaming chat.completion.
-func (x *exchange) writeCompletion(finish string, perf performance) error {
-	if x.req.Legacy {
-		return x.writeTextCompletion(finish, perf)
+// appendUsage appends the usage object: the prompt once, the completion
+// tokens of every choice, and what the prompt reused from the prefix
+// cache.
+func appendUsage(b []byte, xs []*exchange) []byte {
+	completion := 0
+	for _, x := range xs {
+		completion += x.completion
 	}
-	b := x.appendHead(make([]byte, 0, 512+x.text.Len()), "chat.completion")
-	b = append(b, `"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	b = appendJSONString(b, x.text.String())
-	b = append(b, `,"refusal":null},"logprobs":null,"finish_reason":`...)
-	b = appendJSONString(b, finish)
-	b = append(b, `}],"usage":`...)
-	b = x.appendUsage(b)
-	b = perf.appendMetadata(b)
+	b = append(b, `{"prompt_tokens":`...)
+	b = appendInt(b, int64(xs[0].promptLen))
+	b = append(b, `,"completion_tokens":`...)
+	b = appendInt(b, int64(completion))
+	b = append(b, `,"total_tokens":`...)
+	b = appendInt(b, int64(xs[0].promptLen+completion))
+	b = appendPromptTokensDetails(b, xs[0].prefix)
+	return append(b, '}')
+}
+
+// writeCompletion writes the non-streaming chat.completion (or
+// text_completion) with every choice.
+func writeCompletion(xs []*exchange) error {
+	x := xs[0]
+	size := 512
+	for _, c := range xs {
+		size += c.text.Len() + 256*len(c.logprobs)
+	}
+	b := make([]byte, 0, size)
+	if x.req.Legacy {
+		b = x.appendHead(b, textCompletionObject)
+		b = append(b, `"choices":[`...)
+		for i, c := range xs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = c.appendTextChoice(b, c.text.String(), c.finishReason, c.logprobs)
+		}
+	} else {
+		b = x.appendHead(b, "chat.completion")
+		b = append(b, `"choices":[`...)
+		for i, c := range xs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = c.appendMessageChoice(b)
+		}
+	}
+	b = append(b, `],"usage":`...)
+	b = appendUsage(b, xs)
+	b = appendChoicesMetadata(b, xs)
 	b = append(b, "}\n"...)
 	x.w.Header().Set("Content-Type", "application/json")
 	x.w.WriteHeader(http.StatusOK)
-	_, err := x.w.Write(b)
-	if err != nil {
+	if _, err := x.w.Write(b); err != nil {
 		return fmt.Errorf("write response: %w", err)
 	}
 	return nil
+}
+
+// appendMessageChoice appends one choice of a chat.completion.
+func (x *exchange) appendMessageChoice(b []byte) []byte {
+	b = x.appendChoiceIndex(b, `{"index":`)
+	b = append(b, `,"message":{"role":"assistant","content":`...)
+	b = appendJSONString(b, x.text.String())
+	b = append(b, `,"refusal":null},"logprobs":`...)
+	b = x.appendChatLogprobsList(b)
+	b = append(b, `,"finish_reason":`...)
+	b = appendJSONString(b, x.finishReason)
+	return append(b, '}')
+}
+
+// appendChoicesMetadata appends the metadata of a whole response:
+// metadata.performance is the first choice's (the only one unless n > 1),
+// and with n > 1 metadata.choices lists each choice's.
+func appendChoicesMetadata(b []byte, xs []*exchange) []byte {
+	if !xs[0].perf.ok {
+		return b
+	}
+	b = append(b, `,"metadata":{"performance":`...)
+	b = xs[0].perf.appendJSON(b)
+	if len(xs) > 1 {
+		b = append(b, `,"choices":[`...)
+		for i, x := range xs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = x.appendChoiceIndex(b, `{"index":`)
+			b = append(b, `,"performance":`...)
+			b = x.perf.appendJSON(b)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }

@@ -1,10 +1,6 @@
 package server
 
-import (
-	"fmt"
-	"net/http"
-	"strings"
-)
+import "strings"
 
 // The OpenAI wire format of a legacy text completion (POST
 // /v1/completions): every record, streamed or whole, is a
@@ -26,34 +22,26 @@ func completionID(req *chatRequest) string {
 }
 
 // appendTextChunk appends one streamed text_completion carrying content.
-func (x *exchange) appendTextChunk(b []byte, content string) []byte {
+func (x *exchange) appendTextChunk(b []byte, content string, lp *tokenLogprob) []byte {
 	b = x.appendHead(b, textCompletionObject)
-	b = appendTextChoice(b, content, "")
+	var lps []tokenLogprob
+	if lp != nil {
+		lps = []tokenLogprob{*lp}
+	}
+	b = append(b, `"choices":[`...)
+	b = x.appendTextChoice(b, content, "", lps)
+	b = append(b, ']')
 	return x.appendChunkTail(b)
 }
 
-// appendTextChoice appends the choices array of one text choice; an empty
-// finish is null.
-func appendTextChoice(b []byte, text, finish string) []byte {
-	b = append(b, `"choices":[{"text":`...)
+// appendTextChoice appends one text choice; an empty finish is null.
+func (x *exchange) appendTextChoice(b []byte, text, finish string, lps []tokenLogprob) []byte {
+	b = append(b, `{"text":`...)
 	b = appendJSONString(b, text)
-	b = append(b, `,"index":0,"logprobs":null,"finish_reason":`...)
+	b = x.appendChoiceIndex(b, `,"index":`)
+	b = append(b, `,"logprobs":`...)
+	b = x.appendLegacyLogprobs(b, lps)
+	b = append(b, `,"finish_reason":`...)
 	b = appendNullableString(b, finish)
-	return append(b, `}]`...)
-}
-
-// writeTextCompletion writes the non-streaming text_completion.
-func (x *exchange) writeTextCompletion(finish string, perf performance) error {
-	b := x.appendHead(make([]byte, 0, 512+x.text.Len()), textCompletionObject)
-	b = appendTextChoice(b, x.text.String(), finish)
-	b = append(b, `,"usage":`...)
-	b = x.appendUsage(b)
-	b = perf.appendMetadata(b)
-	b = append(b, "}\n"...)
-	x.w.Header().Set("Content-Type", "application/json")
-	x.w.WriteHeader(http.StatusOK)
-	if _, err := x.w.Write(b); err != nil {
-		return fmt.Errorf("write response: %w", err)
-	}
-	return nil
+	return append(b, '}')
 }

@@ -145,7 +145,7 @@ func TestPromptUnchanged(t *testing.T) {
 					want = append([]int{bos}, want...)
 				}
 				if d := cmp.Diff(want, got); d != "" {
-					t.Errorf("%q: ids (-whole prompt +split):\n%s", conv, d)
+					t.Errorf("%+v: ids (-whole prompt +split):\n%s", conv, d)
 				}
 			}
 		})

@@ -37,11 +37,26 @@ type chatRequest struct {
 	// text_completion.
 	Legacy bool
 	Prompt string
+	// Agent holds tools, tool_choice, response_format, logprobs and n
+	// (agent_request.go).
+	Agent agentFields
 }
 
 type chatMessage struct {
 	Role    string
 	Content string
+	// ContentNull: an assistant message with tool calls and content null.
+	ContentNull bool
+	ToolCalls   []toolCall // an assistant's calls
+	ToolCallID  string     // a tool result: the call it answers
+	Name        string     // the optional name of the participant (or tool)
+}
+
+// toolCall is one function call: generated, or sent back in an
+// assistant message.
+type toolCall struct {
+	ID, Name  string
+	Arguments string // a JSON object's text
 }
 
 // Limits of the request decoder.
@@ -69,7 +84,7 @@ func parseChatRequest(data []byte) (*chatRequest, error) {
 	if err := decodeOptions(fields, req); err != nil {
 		return nil, err
 	}
-	if err := rejectUnsupported(fields); err != nil {
+	if req.Agent, err = decodeAgentFields(fields); err != nil {
 		return nil, err
 	}
 	return req, nil
@@ -94,11 +109,6 @@ func decodeOptions(fields map[string]json.RawMessage, req *chatRequest) error {
 	}
 	if req.Stop, err = decodeStop(fields["stop"]); err != nil {
 		return err
-	}
-	if n, err := optionalInt(fields, "n"); err != nil {
-		return err
-	} else if n != nil && *n != 1 {
-		return invalid("n", "invalid_value", "'n' must be 1: this server generates one choice per request, got %d", *n)
 	}
 	if s, err := optionalBool(fields, "stream"); err != nil {
 		return err
@@ -177,53 +187,6 @@ func decodeSampling(fields map[string]json.RawMessage, req *chatRequest) error {
 	}
 	if req.Seed, err = optionalInt(fields, "seed"); err != nil {
 		return err
-	}
-	return nil
-}
-
-// rejectUnsupported refuses the OpenAI parameters this server cannot
-// honour when a request actually asks for them: log probabilities, tool or
-// function calling, and structured output. Ignoring them would hand the
-// client an answer without what it asked for and no sign of it; their
-// harmless forms (logprobs false, empty tools, a text response format)
-// pass.
-func rejectUnsupported(fields map[string]json.RawMessage) error {
-	unsupported := func(param, what string) error {
-		return invalid(param, "unsupported_parameter", "'%s' is not supported: this server does not %s", param, what)
-	}
-	if lp, err := optionalBool(fields, "logprobs"); err != nil {
-		return err
-	} else if lp != nil && *lp {
-		return unsupported("logprobs", "return log probabilities")
-	}
-	if n, err := optionalInt(fields, "top_logprobs"); err != nil {
-		return err
-	} else if n != nil && *n > 0 {
-		return unsupported("top_logprobs", "return log probabilities")
-	}
-	for _, key := range []string{"tools", "functions"} {
-		raw := fields[key]
-		if isNull(raw) {
-			continue
-		}
-		var items []json.RawMessage
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return wrongType(key, "an array", raw)
-		}
-		if len(items) > 0 {
-			return unsupported(key, "call tools or functions")
-		}
-	}
-	if raw := fields["response_format"]; !isNull(raw) {
-		var rf struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(raw, &rf); err != nil {
-			return wrongType("response_format", "an object", raw)
-		}
-		if rf.Type != "" && rf.Type != "text" {
-			return unsupported("response_format", "constrain output to JSON")
-		}
 	}
 	return nil
 }

@@ -15,6 +15,9 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
+// plainAgent are the agent fields of a request that asks for none.
+var plainAgent = agentFields{ToolChoice: toolChoiceNone, Parallel: true, N: 1}
+
 func TestParseChatRequestValid(t *testing.T) {
 	tests := []struct {
 		name string
@@ -24,7 +27,7 @@ func TestParseChatRequestValid(t *testing.T) {
 		{
 			name: "minimal",
 			body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
-			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "hi"}}},
+			want: &chatRequest{Agent: plainAgent, Model: "m", Messages: []chatMessage{{Role: "user", Content: "hi"}}},
 		},
 		{
 			name: "every field",
@@ -32,9 +35,10 @@ func TestParseChatRequestValid(t *testing.T) {
 				"max_tokens":5,"temperature":0.5,"top_p":0.9,"top_k":3,"seed":42,"stop":["x","y"],"stream":true,
 				"stream_options":{"include_usage":true},"user":"u1","n":1,"include_performance":true,"presence_penalty":0.1,"unknown":{"a":[1]}}`,
 			want: &chatRequest{
+				Agent: plainAgent,
 				Model: "m",
 				Messages: []chatMessage{
-					{Role: "system", Content: "be brief"}, {Role: "user", Content: "ab"}, {Role: "assistant", Content: "ok"},
+					{Role: "system", Content: "be brief"}, {Role: "user", Content: "ab"}, {Role: "assistant", Content: "ok", Name: "x"},
 				},
 				MaxTokens: 5, Temperature: ptr(0.5), TopP: ptr(0.9), TopK: 3, Seed: ptr[int64](42), Stop: []string{"x", "y"},
 				Stream: true, IncludeUsage: true, User: "u1", IncludePerformance: ptr(true),
@@ -44,22 +48,46 @@ func TestParseChatRequestValid(t *testing.T) {
 		{
 			name: "nulls are absent",
 			body: `{"model":"m","messages":[{"role":"developer","content":"s"}],"max_tokens":null,"temperature":null,"top_p":null,"seed":null,"stop":null,"stream":null,"stream_options":null,"user":null,"n":null,"include_performance":null}`,
-			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "system", Content: "s"}}},
+			want: &chatRequest{Agent: plainAgent, Model: "m", Messages: []chatMessage{{Role: "system", Content: "s"}}},
 		},
 		{
 			name: "max_completion_tokens wins, integral float, single stop",
 			body: `{"model":"m","messages":[{"role":"user","content":""}],"max_tokens":9,"max_completion_tokens":3.0,"stop":"END","include_performance":false}`,
-			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: ""}}, MaxTokens: 3, Stop: []string{"END"}, IncludePerformance: ptr(false)},
+			want: &chatRequest{Agent: plainAgent, Model: "m", Messages: []chatMessage{{Role: "user", Content: ""}}, MaxTokens: 3, Stop: []string{"END"}, IncludePerformance: ptr(false)},
 		},
 		{
-			name: "harmless forms of unsupported features",
+			name: "the off forms of the agent fields",
 			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":false,"top_logprobs":0,"tools":[],"functions":null,"response_format":{"type":"text"}}`,
-			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}},
+			want: &chatRequest{Agent: agentFields{ToolChoice: toolChoiceNone, Parallel: true, N: 1, Format: responseFormat{Type: "text"}},
+				Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}},
+		},
+		{
+			name: "tools, a named choice, logprobs and n",
+			body: `{"model":"m","messages":[{"role":"user","content":"x"}],
+				"tools":[{"type":"function","function":{"name":"get_weather","description":"d","parameters":{ "type": "object" },"strict":true}}],
+				"tool_choice":{"type":"function","function":{"name":"get_weather"}},"parallel_tool_calls":false,"logprobs":true,"top_logprobs":5,"n":3}`,
+			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Agent: agentFields{
+				Tools:      []tool{{Name: "get_weather", Description: "d", Parameters: json.RawMessage(`{"type":"object"}`), Strict: true}},
+				ToolChoice: toolChoiceNamed, ToolChoiceName: "get_weather", Logprobs: true, TopLogprobs: 5, N: 3,
+			}},
+		},
+		{
+			name: "a tool round trip and a schema",
+			body: `{"model":"m","messages":[{"role":"user","content":"x"},
+				{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},
+				{"role":"tool","tool_call_id":"call_1","content":"sunny"}],
+				"response_format":{"type":"json_schema","json_schema":{"name":"out","strict":true,"schema":{"type":"object"}}}}`,
+			want: &chatRequest{Model: "m", Messages: []chatMessage{
+				{Role: "user", Content: "x"},
+				{Role: "assistant", ContentNull: true, ToolCalls: []toolCall{{ID: "call_1", Name: "f", Arguments: `{"a":1}`}}},
+				{Role: "tool", Content: "sunny", ToolCallID: "call_1"},
+			}, Agent: agentFields{ToolChoice: toolChoiceNone, Parallel: true, N: 1,
+				Format: responseFormat{Type: "json_schema", Name: "out", Strict: true, Schema: json.RawMessage(`{"type":"object"}`)}}},
 		},
 		{
 			name: "logit adjustments",
 			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"frequency_penalty":-2,"presence_penalty":2,"repetition_penalty":1.3,"min_p":0.05,"logit_bias":{"50":-100,"7":100,"3":0.5}}`,
-			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Penalties: penaltyParams{
+			want: &chatRequest{Agent: plainAgent, Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Penalties: penaltyParams{
 				FrequencyPenalty: -2, PresencePenalty: 2, RepetitionPenalty: 1.3, MinP: 0.05,
 				LogitBias: []sampling.LogitBias{{ID: 3, Bias: 0.5}, {ID: 7, Bias: 100}, {ID: 50, Bias: -100}},
 			}},
@@ -67,7 +95,7 @@ func TestParseChatRequestValid(t *testing.T) {
 		{
 			name: "temperature bounds",
 			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":2,"top_p":1}`,
-			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Temperature: ptr(2.0), TopP: ptr(1.0)},
+			want: &chatRequest{Agent: plainAgent, Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Temperature: ptr(2.0), TopP: ptr(1.0)},
 		},
 	}
 	for _, tt := range tests {
@@ -95,13 +123,9 @@ type badRequest struct {
 // must name. The end-to-end test sends them over HTTP too.
 var badRequests = []badRequest{
 	{"empty body", ``, 400, "", "invalid_json"},
-	{"logprobs requested", `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":true}`, 400, "logprobs", "unsupported_parameter"},
 	{"logprobs wrong type", `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":"yes"}`, 400, "logprobs", "invalid_type"},
-	{"top_logprobs requested", `{"model":"m","messages":[{"role":"user","content":"x"}],"top_logprobs":3}`, 400, "top_logprobs", "unsupported_parameter"},
-	{"tools requested", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}]}`, 400, "tools", "unsupported_parameter"},
 	{"tools wrong type", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":{}}`, 400, "tools", "invalid_type"},
 	{"functions requested", `{"model":"m","messages":[{"role":"user","content":"x"}],"functions":[{"name":"f"}]}`, 400, "functions", "unsupported_parameter"},
-	{"json response format", `{"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_object"}}`, 400, "response_format", "unsupported_parameter"},
 	{"not json", `hello`, 400, "", "invalid_json"},
 	{"truncated json", `{"model":"m","messages":[`, 400, "", "invalid_json"},
 	{"array body", `[1,2]`, 400, "", "invalid_json"},
@@ -114,7 +138,7 @@ var badRequests = []badRequest{
 	{"empty messages", `{"model":"m","messages":[]}`, 400, "messages", "empty_array"},
 	{"message not object", `{"model":"m","messages":["hi"]}`, 400, "messages[0]", "invalid_type"},
 	{"missing role", `{"model":"m","messages":[{"content":"x"}]}`, 400, "messages[0].role", "missing_required_parameter"},
-	{"bad role", `{"model":"m","messages":[{"role":"tool","content":"x"}]}`, 400, "messages[0].role", "invalid_value"},
+	{"bad role", `{"model":"m","messages":[{"role":"robot","content":"x"}]}`, 400, "messages[0].role", "invalid_value"},
 	{"role not string", `{"model":"m","messages":[{"role":1,"content":"x"}]}`, 400, "messages[0].role", "invalid_type"},
 	{"missing content", `{"model":"m","messages":[{"role":"user"}]}`, 400, "messages[0].content", "missing_required_parameter"},
 	{"content number", `{"model":"m","messages":[{"role":"user","content":5}]}`, 400, "messages[0].content", "invalid_type"},
@@ -132,7 +156,36 @@ var badRequests = []badRequest{
 	{"top_p zero in float32", `{"model":"m","messages":[{"role":"user","content":"x"}],"top_p":1e-46}`, 400, "top_p", "invalid_value"},
 	{"top_p above one", `{"model":"m","messages":[{"role":"user","content":"x"}],"top_p":1.01}`, 400, "top_p", "invalid_value"},
 	{"seed string", `{"model":"m","messages":[{"role":"user","content":"x"}],"seed":"s"}`, 400, "seed", "invalid_type"},
-	{"n two", `{"model":"m","messages":[{"role":"user","content":"x"}],"n":2}`, 400, "n", "invalid_value"},
+	{"top_logprobs without logprobs", `{"model":"m","messages":[{"role":"user","content":"x"}],"top_logprobs":3}`, 400, "top_logprobs", "invalid_value"},
+	{"top_logprobs above 20", `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":true,"top_logprobs":21}`, 400, "top_logprobs", "invalid_value"},
+	{"top_logprobs negative", `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":true,"top_logprobs":-1}`, 400, "top_logprobs", "invalid_value"},
+	{"tool of another type", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"retrieval"}]}`, 400, "tools[0].type", "invalid_value"},
+	{"tool without function", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}`, 400, "tools[0].function", "missing_required_parameter"},
+	{"tool without name", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"description":"d"}}]}`, 400, "tools[0].function.name", "missing_required_parameter"},
+	{"tool name with a space", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"get weather"}}]}`, 400, "tools[0].function.name", "invalid_value"},
+	{"tool parameters not an object", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":"x"}}]}`, 400, "tools[0].function.parameters", "invalid_type"},
+	{"tool given twice", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}},{"type":"function","function":{"name":"f"}}]}`, 400, "tools[1].function.name", "invalid_value"},
+	{"tool_choice required without tools", `{"model":"m","messages":[{"role":"user","content":"x"}],"tool_choice":"required"}`, 400, "tool_choice", "invalid_value"},
+	{"tool_choice unknown word", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"maybe"}`, 400, "tool_choice", "invalid_value"},
+	{"tool_choice names an unknown function", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"g"}}}`, 400, "tool_choice.function.name", "invalid_value"},
+	{"tool_choice number", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":1}`, 400, "tool_choice", "invalid_type"},
+	{"parallel_tool_calls string", `{"model":"m","messages":[{"role":"user","content":"x"}],"parallel_tool_calls":"yes"}`, 400, "parallel_tool_calls", "invalid_type"},
+	{"function_call given", `{"model":"m","messages":[{"role":"user","content":"x"}],"function_call":"auto"}`, 400, "function_call", "unsupported_parameter"},
+	{"response_format of another type", `{"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"xml"}}`, 400, "response_format.type", "invalid_value"},
+	{"response_format not an object", `{"model":"m","messages":[{"role":"user","content":"x"}],"response_format":"json"}`, 400, "response_format", "invalid_type"},
+	{"json_schema missing", `{"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema"}}`, 400, "response_format.json_schema", "missing_required_parameter"},
+	{"json_schema without name", `{"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"schema":{}}}}`, 400, "response_format.json_schema.name", "missing_required_parameter"},
+	{"json_schema schema a string", `{"model":"m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"x","schema":"{}"}}}`, 400, "response_format.json_schema.schema", "invalid_type"},
+	{"json format with a forced tool", `{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"required","response_format":{"type":"json_object"}}`, 400, "response_format", "invalid_value"},
+	{"n zero", `{"model":"m","messages":[{"role":"user","content":"x"}],"n":0}`, 400, "n", "invalid_value"},
+	{"n above 16", `{"model":"m","messages":[{"role":"user","content":"x"}],"n":17}`, 400, "n", "invalid_value"},
+	{"tool message without tool_call_id", `{"model":"m","messages":[{"role":"tool","content":"x"}]}`, 400, "messages[0].tool_call_id", "missing_required_parameter"},
+	{"function role", `{"model":"m","messages":[{"role":"function","content":"x"}]}`, 400, "messages[0].role", "invalid_value"},
+	{"tool_calls not an array", `{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":{}}]}`, 400, "messages[0].tool_calls", "invalid_type"},
+	{"tool call without name", `{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"arguments":"{}"}}]}]}`, 400, "messages[0].tool_calls[0].function.name", "missing_required_parameter"},
+	{"tool call arguments not JSON", `{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{city"}}]}]}`, 400, "messages[0].tool_calls[0].function.arguments", "invalid_value"},
+	{"tool call arguments an object", `{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":{}}}]}]}`, 400, "messages[0].tool_calls[0].function.arguments", "invalid_type"},
+	{"assistant null content without calls", `{"model":"m","messages":[{"role":"assistant","content":null}]}`, 400, "messages[0].content", "missing_required_parameter"},
 	{"stop number", `{"model":"m","messages":[{"role":"user","content":"x"}],"stop":5}`, 400, "stop", "invalid_type"},
 	{"stop element number", `{"model":"m","messages":[{"role":"user","content":"x"}],"stop":["a",1]}`, 400, "stop[1]", "invalid_type"},
 	{"stop too many", `{"model":"m","messages":[{"role":"user","content":"x"}],"stop":["a","b","c","d","e"]}`, 400, "stop", "invalid_value"},

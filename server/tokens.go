@@ -1,6 +1,7 @@
 package server
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
@@ -20,16 +21,10 @@ import (
 // (its content may be "") followed by at most one timing event, so the
 // events pair with chunks one to one.
 
-// stream runs the token loop until the engine closes the channel, then
-// emits the tail the decoder and the stop matcher held back.
+// stream runs the token loop of a single choice until the engine closes
+// the channel, then emits the tail the decoder and the stop matcher held
+// back.
 func (x *exchange) stream(tokens <-chan engine.Token) {
-	if x.req.Stream {
-		x.sse = newSSEWriter(x.w)
-		if err := x.sse.start(); err != nil {
-			x.writeErr = err
-			x.cancel()
-		}
-	}
 	cut := x.s.cut
 	for {
 		var tok engine.Token
@@ -40,23 +35,60 @@ func (x *exchange) stream(tokens <-chan engine.Token) {
 			// The shutdown grace ended: end the generation; run writes
 			// the stream's end (or the 503) once the engine has let go.
 			x.cutOff = true
-			x.cancel()
+			x.reply.cancel()
 			cut = nil
 			continue
 		}
 		if !ok {
 			break
 		}
-		if x.stopHit || x.writeErr != nil || x.cutOff {
-			continue // drain what the engine had already delivered
-		}
-		x.token(tok)
+		x.deliver(tok)
 	}
+	x.tail()
+}
+
+// streamChoices runs the token loop of n > 1 choices, taking each token
+// as its choice's engine delivers it, until every channel is closed.
+func streamChoices(xs []*exchange, streams []generation) {
+	cases := make([]reflect.SelectCase, len(xs)+1)
+	for i, st := range streams {
+		cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(st.Tokens())}
+	}
+	cases[len(xs)] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(xs[0].s.cut)}
+	for open := len(xs); open > 0; {
+		i, v, ok := reflect.Select(cases)
+		switch {
+		case i == len(xs):
+			xs[0].cutOff = true
+			xs[0].reply.cancel()
+			cases[i].Chan = reflect.Value{} // a nil channel: never again
+		case !ok:
+			cases[i].Chan = reflect.Value{}
+			open--
+			xs[i].tail()
+		default:
+			xs[i].deliver(v.Interface().(engine.Token))
+		}
+	}
+}
+
+// deliver handles one token unless the choice's output already ended: a
+// stop sequence, a failed write or the shutdown cut leave the rest the
+// engine had delivered to be drained.
+func (x *exchange) deliver(tok engine.Token) {
+	if x.stopHit || x.writeErr != nil || x.cutOff {
+		return
+	}
+	x.token(tok)
+}
+
+// tail emits what the decoder and the stop matcher held back once the
+// choice's tokens have ended: the tail held back for a possible stop
+// sequence or an incomplete UTF-8 sequence is part of the completion.
+func (x *exchange) tail() {
 	if x.writeErr != nil || x.stopHit || x.cutOff {
 		return
 	}
-	// The tail held back for a possible stop sequence or an incomplete
-	// UTF-8 sequence is part of the completion.
 	tail, hit := x.stop.push(x.dec.Flush())
 	if !hit {
 		tail += x.stop.flush()
@@ -65,7 +97,7 @@ func (x *exchange) stream(tokens <-chan engine.Token) {
 	if tail != "" {
 		x.text.WriteString(tail)
 		if x.sse != nil {
-			x.write(func(b []byte) []byte { return x.appendChunk(b, tail) })
+			x.write(func(b []byte) []byte { return x.appendChunk(b, tail, nil) })
 		}
 	}
 }
@@ -80,10 +112,11 @@ func (x *exchange) token(tok engine.Token) {
 	out, hit := x.stop.push(text)
 	x.text.WriteString(out)
 	x.completion++
+	lp := x.logprob(&tok)
 
 	var enq time.Time
 	if x.sse != nil {
-		x.write(func(b []byte) []byte { return x.appendChunk(b, out) })
+		x.write(func(b []byte) []byte { return x.appendChunk(b, out, lp) })
 		enq = x.s.clock.Now()
 	}
 	ev := x.treq.Token(latency.TokenTiming{
@@ -107,13 +140,22 @@ func (x *exchange) token(tok engine.Token) {
 }
 
 // write sends one SSE record; the first failure (the client went away)
-// cancels the generation so the engine frees the slot.
-func (x *exchange) write(fill func([]byte) []byte) {
-	if x.writeErr != nil {
+// cancels the generation of every choice so the engine frees the slots.
+func (p *reply) write(fill func([]byte) []byte) {
+	if p.writeErr != nil {
 		return
 	}
-	if err := x.sse.event(fill); err != nil {
-		x.writeErr = err
-		x.cancel()
+	if err := p.sse.event(fill); err != nil {
+		p.writeErr = err
+		p.cancel()
+	}
+}
+
+// done writes the stream's [DONE].
+func (p *reply) done() {
+	if p.writeErr == nil {
+		if err := p.sse.done(); err != nil {
+			p.writeErr = err
+		}
 	}
 }

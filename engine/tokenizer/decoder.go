@@ -75,3 +75,14 @@ func (d *Decoder) Flush() string {
 	d.pending = d.pending[:0]
 	return out
 }
+
+// Piece is the text id streams as: its bytes as a Decoder would emit them
+// (possibly part of a UTF-8 character), "" for control and unknown tokens
+// and for ids out of range. Log probabilities name tokens by it, and a
+// grammar reads the vocabulary through it.
+func (t *Tokenizer) Piece(id int) string {
+	if id < 0 || id >= len(t.stream) {
+		return ""
+	}
+	return t.stream[id]
+}

@@ -1,0 +1,345 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"github.com/kiln-ai/kiln/engine/sampling"
+)
+
+// The agent fields of a chat request: tools and tool_choice, the response
+// format, log probabilities and n. They are decoded here and turned into
+// the engine's constraint (constraint.go) and the wire format's tool calls
+// (toolstream.go).
+
+// Limits of the agent fields.
+const (
+	maxTools       = 128 // OpenAI's bound
+	maxChoices     = 16
+	maxToolNameLen = 64
+)
+
+// toolNameRE is OpenAI's rule for function names.
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// tool is one function tool a request offers.
+type tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // a JSON Schema object; nil when absent
+	Strict      bool
+}
+
+// Tool choices.
+const (
+	toolChoiceAuto     = "auto"
+	toolChoiceNone     = "none"
+	toolChoiceRequired = "required"
+	toolChoiceNamed    = "function" // ToolChoiceName names it
+)
+
+// responseFormat is the request's response_format: "" or "text" (free),
+// "json_object" or "json_schema" (Schema, Strict, Name).
+type responseFormat struct {
+	Type   string
+	Name   string
+	Schema json.RawMessage // nil: any JSON value the schema allows ({} when absent)
+	Strict bool
+}
+
+// agentFields are the decoded agent fields of a chat request.
+type agentFields struct {
+	Tools          []tool
+	ToolChoice     string // auto (the default with tools), none, required or function
+	ToolChoiceName string // the named function when ToolChoice is "function"
+	Parallel       bool   // parallel_tool_calls (default true)
+	Format         responseFormat
+	Logprobs       bool
+	TopLogprobs    int
+	N              int // choices, 1..maxChoices
+}
+
+// constrained reports whether the output is held to a grammar from its
+// first token (a forced tool call or a JSON response format).
+func (a *agentFields) constrained() bool {
+	return a.ToolChoice == toolChoiceRequired || a.ToolChoice == toolChoiceNamed ||
+		a.Format.Type == "json_object" || a.Format.Type == "json_schema"
+}
+
+// toolsOffered reports whether the model sees tools and its output is
+// parsed for calls.
+func (a *agentFields) toolsOffered() bool { return len(a.Tools) > 0 && a.ToolChoice != toolChoiceNone }
+
+// decodeAgentFields reads tools, tool_choice, parallel_tool_calls,
+// response_format, logprobs, top_logprobs and n of a chat request.
+func decodeAgentFields(fields map[string]json.RawMessage) (agentFields, error) {
+	a := agentFields{Parallel: true, N: 1}
+	var err error
+	if a.Tools, err = decodeTools(fields["tools"]); err != nil {
+		return a, err
+	}
+	if err := rejectFunctions(fields); err != nil {
+		return a, err
+	}
+	if err := decodeToolChoice(fields["tool_choice"], &a); err != nil {
+		return a, err
+	}
+	if p, err := optionalBool(fields, "parallel_tool_calls"); err != nil {
+		return a, err
+	} else if p != nil {
+		a.Parallel = *p
+	}
+	if a.Format, err = decodeResponseFormat(fields["response_format"]); err != nil {
+		return a, err
+	}
+	if a.Format.Type == "json_object" || a.Format.Type == "json_schema" {
+		if a.ToolChoice == toolChoiceRequired || a.ToolChoice == toolChoiceNamed {
+			return a, invalid("response_format", "invalid_value",
+				"'response_format' %s cannot be combined with tool_choice '%s': the output is either a tool call or a document", a.Format.Type, a.ToolChoice)
+		}
+	}
+	if err := decodeChatLogprobs(fields, &a); err != nil {
+		return a, err
+	}
+	a.N, err = decodeN(fields)
+	return a, err
+}
+
+// decodeN reads n, the number of choices (1..maxChoices).
+func decodeN(fields map[string]json.RawMessage) (int, error) {
+	n, err := optionalInt(fields, "n")
+	if err != nil || n == nil {
+		return 1, err
+	}
+	if *n < 1 || *n > maxChoices {
+		return 0, invalid("n", "invalid_value", "'n' must be between 1 and %d, got %d", maxChoices, *n)
+	}
+	return int(*n), nil
+}
+
+// decodeChatLogprobs reads chat's logprobs (a boolean) and top_logprobs
+// (0..20, which needs logprobs true, as OpenAI requires).
+func decodeChatLogprobs(fields map[string]json.RawMessage, a *agentFields) error {
+	lp, err := optionalBool(fields, "logprobs")
+	if err != nil {
+		return err
+	}
+	a.Logprobs = lp != nil && *lp
+	top, err := optionalInt(fields, "top_logprobs")
+	if err != nil || top == nil {
+		return err
+	}
+	if *top < 0 || *top > sampling.MaxTopLogprobs {
+		return invalid("top_logprobs", "invalid_value", "'top_logprobs' must be between 0 and %d, got %d", sampling.MaxTopLogprobs, *top)
+	}
+	if !a.Logprobs && *top > 0 {
+		return invalid("top_logprobs", "invalid_value", "'top_logprobs' needs 'logprobs' set to true")
+	}
+	a.TopLogprobs = int(*top)
+	return nil
+}
+
+// rejectFunctions refuses the deprecated functions and function_call
+// fields when they ask for something: tools replaced them.
+func rejectFunctions(fields map[string]json.RawMessage) error {
+	if raw := fields["functions"]; !isNull(raw) {
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return wrongType("functions", "an array", raw)
+		}
+		if len(items) > 0 {
+			return invalid("functions", "unsupported_parameter", "'functions' is deprecated and not supported: pass them as 'tools' of type function")
+		}
+	}
+	if raw := fields["function_call"]; !isNull(raw) {
+		return invalid("function_call", "unsupported_parameter", "'function_call' is deprecated and not supported: use 'tool_choice'")
+	}
+	return nil
+}
+
+func decodeTools(raw json.RawMessage) ([]tool, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, wrongType("tools", "an array", raw)
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	if len(items) > maxTools {
+		return nil, invalid("tools", "invalid_value", "'tools' may hold at most %d tools, got %d", maxTools, len(items))
+	}
+	tools := make([]tool, 0, len(items))
+	seen := make(map[string]bool, len(items))
+	for i, it := range items {
+		t, err := decodeTool(fmt.Sprintf("tools[%d]", i), it)
+		if err != nil {
+			return nil, err
+		}
+		if seen[t.Name] {
+			return nil, invalid(fmt.Sprintf("tools[%d].function.name", i), "invalid_value", "the tool name '%s' is given twice", t.Name)
+		}
+		seen[t.Name] = true
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+func decodeTool(param string, raw json.RawMessage) (tool, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return tool{}, wrongType(param, "an object", raw)
+	}
+	typ, err := requiredString(fields, "type")
+	if err != nil {
+		return tool{}, withParam(err, param+".type")
+	}
+	if typ != "function" {
+		return tool{}, invalid(param+".type", "invalid_value", "tools of type '%s' are not supported: only 'function'", clip(typ))
+	}
+	fnRaw := fields["function"]
+	if isNull(fnRaw) {
+		return tool{}, invalid(param+".function", "missing_required_parameter", "missing required parameter: '%s.function'", param)
+	}
+	var fn map[string]json.RawMessage
+	if err := json.Unmarshal(fnRaw, &fn); err != nil || fn == nil {
+		return tool{}, wrongType(param+".function", "an object", fnRaw)
+	}
+	fp := param + ".function"
+	var t tool
+	if t.Name, err = requiredString(fn, "name"); err != nil {
+		return tool{}, withParam(err, fp+".name")
+	}
+	if !toolNameRE.MatchString(t.Name) {
+		return tool{}, invalid(fp+".name", "invalid_value",
+			"tool names must be 1 to %d letters, digits, underscores or dashes, got '%s'", maxToolNameLen, clip(t.Name))
+	}
+	if d, err := optionalString(fn, "description"); err != nil {
+		return tool{}, withParam(err, fp+".description")
+	} else if d != nil {
+		t.Description = *d
+	}
+	if s, err := optionalBool(fn, "strict"); err != nil {
+		return tool{}, withParam(err, fp+".strict")
+	} else if s != nil {
+		t.Strict = *s
+	}
+	if p := fn["parameters"]; !isNull(p) {
+		if jsonKind(p) != "an object" {
+			return tool{}, wrongType(fp+".parameters", "a JSON Schema object", p)
+		}
+		t.Parameters = compactJSON(p)
+	}
+	return t, nil
+}
+
+func decodeToolChoice(raw json.RawMessage, a *agentFields) error {
+	if isNull(raw) {
+		if len(a.Tools) > 0 {
+			a.ToolChoice = toolChoiceAuto
+		} else {
+			a.ToolChoice = toolChoiceNone
+		}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		switch s {
+		case toolChoiceNone:
+		case toolChoiceAuto, toolChoiceRequired:
+			if len(a.Tools) == 0 {
+				return invalid("tool_choice", "invalid_value", "'tool_choice' '%s' needs 'tools'", s)
+			}
+		default:
+			return invalid("tool_choice", "invalid_value", "'tool_choice' must be none, auto, required or an object naming a function, got '%s'", clip(s))
+		}
+		a.ToolChoice = s
+		return nil
+	}
+	var obj struct {
+		Type     string `json:"type"`
+		Function *struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return wrongType("tool_choice", "a string or an object naming a function", raw)
+	}
+	if obj.Type != "function" {
+		return invalid("tool_choice.type", "invalid_value", "'tool_choice.type' must be 'function'")
+	}
+	if obj.Function == nil || obj.Function.Name == "" {
+		return invalid("tool_choice.function.name", "missing_required_parameter", "missing required parameter: 'tool_choice.function.name'")
+	}
+	for _, t := range a.Tools {
+		if t.Name == obj.Function.Name {
+			a.ToolChoice, a.ToolChoiceName = toolChoiceNamed, t.Name
+			return nil
+		}
+	}
+	return invalid("tool_choice.function.name", "invalid_value", "'tool_choice' names the function '%s', which is not among 'tools'", clip(obj.Function.Name))
+}
+
+func decodeResponseFormat(raw json.RawMessage) (responseFormat, error) {
+	if isNull(raw) {
+		return responseFormat{}, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return responseFormat{}, wrongType("response_format", "an object", raw)
+	}
+	typ, err := requiredString(fields, "type")
+	if err != nil {
+		return responseFormat{}, withParam(err, "response_format.type")
+	}
+	switch typ {
+	case "text", "json_object":
+		return responseFormat{Type: typ}, nil
+	case "json_schema":
+	default:
+		return responseFormat{}, invalid("response_format.type", "invalid_value",
+			"'response_format.type' must be text, json_object or json_schema, got '%s'", clip(typ))
+	}
+	jsRaw := fields["json_schema"]
+	if isNull(jsRaw) {
+		return responseFormat{}, invalid("response_format.json_schema", "missing_required_parameter", "missing required parameter: 'response_format.json_schema'")
+	}
+	var js map[string]json.RawMessage
+	if err := json.Unmarshal(jsRaw, &js); err != nil || js == nil {
+		return responseFormat{}, wrongType("response_format.json_schema", "an object", jsRaw)
+	}
+	f := responseFormat{Type: typ}
+	if f.Name, err = requiredString(js, "name"); err != nil {
+		return responseFormat{}, withParam(err, "response_format.json_schema.name")
+	}
+	if !toolNameRE.MatchString(f.Name) {
+		return responseFormat{}, invalid("response_format.json_schema.name", "invalid_value",
+			"the schema name must be 1 to 64 letters, digits, underscores or dashes")
+	}
+	if s, err := optionalBool(js, "strict"); err != nil {
+		return responseFormat{}, withParam(err, "response_format.json_schema.strict")
+	} else if s != nil {
+		f.Strict = *s
+	}
+	if sc := js["schema"]; !isNull(sc) {
+		if k := jsonKind(sc); k != "an object" && k != "a boolean" {
+			return responseFormat{}, wrongType("response_format.json_schema.schema", "a JSON Schema object", sc)
+		}
+		f.Schema = compactJSON(sc)
+	}
+	return f, nil
+}
+
+// compactJSON is raw without insignificant whitespace: the key the
+// grammar cache files a schema under.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return b.Bytes()
+}
