@@ -61,10 +61,10 @@ type exchange struct {
 		Flush() string
 	}
 
-	text       strings.Builder // the completion (non-streaming, or captured)
-	completion int             // tokens emitted to the client
-	stopHit    bool            // a stop sequence ended the completion
-	roleSent   bool            // the first chunk (with the role) was written
+	text       strings.Builder  // the completion (non-streaming, or captured)
+	completion int              // tokens emitted to the client
+	stopHit    bool             // a stop sequence ended the completion
+	roleSent   bool             // the first chunk (with the role) was written
 	prefix     engine.PrefixUse // what the prompt reused from the prefix cache (prefix.go), from the engine's result
 	logprobs   []tokenLogprob   // the emitted tokens' log probabilities, when asked (logprobs.go)
 
