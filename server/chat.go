@@ -110,6 +110,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, p
 	for i := range n {
 		_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: ids[i], Operation: op})
 		treq.Phase(latency.PhaseTokenization, tokStart, tokEnd)
+		if n > 1 {
+			treq.Choice(i)
+		}
 		xs = append(xs, s.newExchange(p, req, treq, i, p.cancels[i], received, len(prompt)))
 	}
 	return p.run(xs, streams)
