@@ -169,7 +169,7 @@ await r.run("n/streamed", "n", async () => {
   return twoChoices([...byIndex.values()], usage, 6);
 });
 
-await r.run("tools/required-non-streamed", "tool_choice", async () => {
+await r.run("tool-calls/required-non-streamed", "tool_choice", async () => {
   const resp = await client.chat.completions.create({ ...base, messages: weatherMessages, tools, tool_choice: "required", max_tokens: flags.maxTokens });
   const c = resp.choices[0];
   const calls = weatherCalls(c.message.tool_calls, c.finish_reason);
@@ -177,7 +177,7 @@ await r.run("tools/required-non-streamed", "tool_choice", async () => {
   return { calls, finish_reason: c.finish_reason };
 });
 
-await r.run("tools/required-streamed", "tool_choice", async () => {
+await r.run("tool-calls/required-streamed", "tool_choice", async () => {
   // Assemble the tool_calls deltas per index: the first of an index has
   // its id, type and name, the rest append to the arguments.
   const stream = await client.chat.completions.create({
@@ -208,7 +208,7 @@ await r.run("tools/required-streamed", "tool_choice", async () => {
   return { calls: weatherCalls(calls.filter(Boolean), finish), deltas, finish_reason: finish };
 });
 
-await r.run("tools/tool-result-round-trip", "tool_result", async () => {
+await r.run("tool-calls/tool-result-round-trip", "tool_result", async () => {
   // An agent's history after running a tool: the assistant's tool call
   // (content null) and the tool's answer. The next turn answers in text.
   const id = "call_weather_1";
