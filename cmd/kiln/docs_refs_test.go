@@ -113,7 +113,7 @@ var docFlagExceptions = map[string]string{
 func toolFlags(t *testing.T, root string) map[string]bool {
 	t.Helper()
 	var files []string
-	for _, pat := range []string{"scripts/*", "examples/clients/*.mjs", "examples/clients/*.py", "examples/clients/*.sh"} {
+	for _, pat := range []string{"scripts/*", "examples/clients/*.mjs", "examples/clients/agents/*.mjs", "examples/clients/*.py", "examples/clients/*.sh"} {
 		m, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(pat)))
 		if err != nil {
 			t.Fatal(err)
