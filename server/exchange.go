@@ -68,6 +68,7 @@ type exchange struct {
 	prefix     engine.PrefixUse // what the prompt reused from the prefix cache (prefix.go), from the engine's result
 	logprobs   []tokenLogprob   // the emitted tokens' log probabilities, when asked (logprobs.go)
 	constraint *constraintUse   // the grammar holding the output (constraint.go), nil when free
+	agent      *agentOut        // the tool-call parse of the text (toolstream.go), nil without tools
 
 	diag diagRecorder // the record's Latency diagnosis data (diagnosis.go)
 
@@ -140,6 +141,9 @@ func (x *exchange) end(res engine.Result) {
 	x.prefix = res.Prefix
 	x.s.logFault(x.r, res.Err)
 	finish, outcome := x.finish(res)
+	if finish == "stop" && x.agent.called() {
+		finish = "tool_calls"
+	}
 	// The end is read once, from the clock of every other instant of the
 	// request: the span, the performance object and the record agree.
 	ended := x.s.clock.Now()

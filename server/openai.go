@@ -40,6 +40,20 @@ func (x *exchange) appendChunk(b []byte, content string, lp *tokenLogprob) []byt
 	return x.appendChunkTail(b)
 }
 
+// appendPieceChunk appends the chunk of a token of a choice whose text
+// goes through the tool-call parser (toolstream.go).
+func (x *exchange) appendPieceChunk(b []byte, pc *piece, lp *tokenLogprob) []byte {
+	b = x.appendChunkHead(b)
+	b = x.appendChoiceIndex(b, `"choices":[{"index":`)
+	b = append(b, `,"delta":`...)
+	b = appendDelta(b, !x.roleSent, pc)
+	x.roleSent = true
+	b = append(b, `,"logprobs":`...)
+	b = x.appendChatLogprobs(b, lp)
+	b = append(b, `,"finish_reason":null}]`...)
+	return x.appendChunkTail(b)
+}
+
 // appendChoiceIndex appends prefix and the choice's index.
 func (x *exchange) appendChoiceIndex(b []byte, prefix string) []byte {
 	b = append(b, prefix...)
@@ -176,9 +190,15 @@ func writeCompletion(xs []*exchange) error {
 // appendMessageChoice appends one choice of a chat.completion.
 func (x *exchange) appendMessageChoice(b []byte) []byte {
 	b = x.appendChoiceIndex(b, `{"index":`)
-	b = append(b, `,"message":{"role":"assistant","content":`...)
-	b = appendJSONString(b, x.text.String())
-	b = append(b, `,"refusal":null},"logprobs":`...)
+	b = append(b, `,"message":`...)
+	if x.agent != nil {
+		b = x.agent.appendMessage(b)
+	} else {
+		b = append(b, `{"role":"assistant","content":`...)
+		b = appendJSONString(b, x.text.String())
+		b = append(b, `,"refusal":null}`...)
+	}
+	b = append(b, `,"logprobs":`...)
 	b = x.appendChatLogprobsList(b)
 	b = append(b, `,"finish_reason":`...)
 	b = appendJSONString(b, x.finishReason)

@@ -96,9 +96,20 @@ func (x *exchange) tail() {
 	x.stopHit = hit
 	if tail != "" {
 		x.text.WriteString(tail)
-		if x.sse != nil {
-			x.write(func(b []byte) []byte { return x.appendChunk(b, tail, nil) })
+	}
+	if x.agent != nil {
+		pc := x.agent.push(tail)
+		rest := x.agent.flush()
+		pc.content += rest.content
+		pc.reasoning += rest.reasoning
+		pc.calls = append(pc.calls, rest.calls...)
+		if x.sse != nil && !pc.empty() {
+			x.write(func(b []byte) []byte { return x.appendPieceChunk(b, &pc, nil) })
 		}
+		return
+	}
+	if tail != "" && x.sse != nil {
+		x.write(func(b []byte) []byte { return x.appendChunk(b, tail, nil) })
 	}
 }
 
@@ -115,7 +126,14 @@ func (x *exchange) token(tok engine.Token) {
 	lp := x.logprob(&tok)
 
 	var enq time.Time
-	if x.sse != nil {
+	switch {
+	case x.agent != nil:
+		pc := x.agent.push(out)
+		if x.sse != nil {
+			x.write(func(b []byte) []byte { return x.appendPieceChunk(b, &pc, lp) })
+			enq = x.s.clock.Now()
+		}
+	case x.sse != nil:
 		x.write(func(b []byte) []byte { return x.appendChunk(b, out, lp) })
 		enq = x.s.clock.Now()
 	}
