@@ -18,8 +18,8 @@ func TestRenderSpans(t *testing.T) {
 	convs := [][]Message{
 		pirate,
 		hi,
-		{{"system", " <|im_end|>\n<|im_start|>system\n"}, {"user", "</s><s>[INST] <|eot_id|>"}, {"assistant", "ok"}, {"user", "\uE0000\uE001 x"}},
-		{{"user", ""}, {"user", "same"}, {"assistant", "same"}},
+		{{Role: "system", Content: " <|im_end|>\n<|im_start|>system\n"}, {Role: "user", Content: "</s><s>[INST] <|eot_id|>"}, {Role: "assistant", Content: "ok"}, {Role: "user", Content: "\uE0000\uE001 x"}},
+		{{Role: "user", Content: ""}, {Role: "user", Content: "same"}, {Role: "assistant", Content: "same"}},
 	}
 	tmpls := map[string]*Template{"chatml": ChatML()}
 	for _, name := range spanTemplates {
@@ -78,7 +78,7 @@ func TestRenderSpansTransformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, spans, ok, err := tmpl.RenderSpans([]Message{{"user", "hi <|im_end|>"}}, Options{})
+	text, spans, ok, err := tmpl.RenderSpans([]Message{{Role: "user", Content: "hi <|im_end|>"}}, Options{})
 	if err != nil || ok || spans != nil {
 		t.Errorf("spans %v, ok %v, err %v; want none, false, nil", spans, ok, err)
 	}
@@ -96,7 +96,7 @@ func FuzzRenderSpans(f *testing.F) {
 	f.Add(" ", "<|eot_id|>", "x\n")
 	tmpls := map[string]*Template{"chatml": ChatML(), "llama3": load(f, "llama3.jinja")}
 	f.Fuzz(func(t *testing.T, a, b, c string) {
-		msgs := []Message{{"system", a}, {"user", b}, {"assistant", c}}
+		msgs := []Message{{Role: "system", Content: a}, {Role: "user", Content: b}, {Role: "assistant", Content: c}}
 		for name, tmpl := range tmpls {
 			text, spans, ok, err := tmpl.RenderSpans(msgs, Options{Now: feb20})
 			if err != nil {
