@@ -1,0 +1,2 @@
+// Package toolcall parses a model's output into OpenAI tool calls.
+package toolcall
