@@ -60,11 +60,7 @@ func (t *Template) RenderPrompt(msgs []Message, v Vocab, opt Options) (text stri
 	}
 	for _, f := range fields {
 		if (f.key || !exact) && v.ContainsControl(f.text) {
-			e := &ControlTextError{Message: f.at, Param: f.param()}
-			if f.part >= partToolName {
-				e.Message = -1
-			}
-			return "", nil, e
+			return "", nil, &ControlTextError{Message: f.message(), Param: f.param()}
 		}
 	}
 	return text, spans, nil

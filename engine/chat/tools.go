@@ -79,6 +79,15 @@ type field struct {
 	key bool
 }
 
+// message is the index of the field's message, -1 for a tool's field.
+func (f field) message() int {
+	switch f.part {
+	case partToolName, partToolDescription, partToolParameters:
+		return -1
+	}
+	return f.at
+}
+
 // param names the field's place in the request as OpenAI's API does.
 func (f field) param() string {
 	msg := "messages[" + strconv.Itoa(f.at) + "]"
