@@ -161,8 +161,8 @@ func (p *Parser) jsonKey() {
 		k = ""
 	}
 	switch {
-	case !p.begun && j.keys == 1 && k != "name":
-		j.fallback = true
+	case j.fallback || !p.begun && j.keys == 1 && k != "name":
+		j.fallback, j.member = true, memberOther
 	case k == "name" && !p.begun:
 		j.member = memberName
 	case (k == "arguments" || k == "parameters") && p.begun && j.args == argsNone:
