@@ -31,7 +31,7 @@ func FuzzRender(f *testing.F) {
 		templates = append(templates, tmpl)
 	}
 	f.Fuzz(func(t *testing.T, a, b, role string) {
-		msgs := []Message{{"user", a}, {"assistant", b}, {"user", b + a}}
+		msgs := []Message{{Role: "user", Content: a}, {Role: "assistant", Content: b}, {Role: "user", Content: b + a}}
 		opt := Options{BOS: "<s>", EOS: "</s>", AddGenerationPrompt: true, Now: probeOptions.Now}
 
 		var want strings.Builder
@@ -43,7 +43,7 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("ChatML = %q, %v; want %q", got, err, want.String())
 		}
 
-		free := []Message{{role, a}, {"user", b}}
+		free := []Message{{Role: role, Content: a}, {Role: "user", Content: b}}
 		want.Reset()
 		for _, m := range free {
 			switch m.Role {
@@ -108,7 +108,7 @@ func FuzzParseRender(f *testing.F) {
 			}
 			return
 		}
-		msgs := []Message{{"system", content}, {"user", content}}
+		msgs := []Message{{Role: "system", Content: content}, {Role: "user", Content: content}}
 		got, err := tmpl.Render(msgs, Options{BOS: "<s>", EOS: "</s>"})
 		if err != nil {
 			if !errors.Is(err, ErrTemplate) && !errors.Is(err, ErrRejected) {

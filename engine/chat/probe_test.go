@@ -115,9 +115,9 @@ func TestRenderQwen3(t *testing.T) {
 			"<|im_start|>user\n  Hi\n<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"},
 		{"thinking on is the default", hi, Options{AddGenerationPrompt: true, Kwargs: map[string]any{"enable_thinking": true}},
 			"<|im_start|>user\n  Hi\n<|im_end|>\n<|im_start|>assistant\n"},
-		{"reasoning split from the last answer", []Message{{"user", "Q"}, {"assistant", "<think>\nhmm\n</think>\n\nA"}}, Options{},
+		{"reasoning split from the last answer", []Message{{Role: "user", Content: "Q"}, {Role: "assistant", Content: "<think>\nhmm\n</think>\n\nA"}}, Options{},
 			"<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\n<think>\nhmm\n</think>\n\nA<|im_end|>\n"},
-		{"reasoning dropped from earlier answers", []Message{{"user", "Q"}, {"assistant", "<think>\nhmm\n</think>\n\nA"}, {"user", "Q2"}}, Options{},
+		{"reasoning dropped from earlier answers", []Message{{Role: "user", Content: "Q"}, {Role: "assistant", Content: "<think>\nhmm\n</think>\n\nA"}, {Role: "user", Content: "Q2"}}, Options{},
 			"<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nA<|im_end|>\n<|im_start|>user\nQ2<|im_end|>\n"},
 	}
 	for _, tt := range tests {
@@ -139,7 +139,7 @@ func TestKwargsCannotReplaceVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := tmpl.Render([]Message{{"user", "hi"}}, Options{BOS: "<s>", Kwargs: map[string]any{
+	got, err := tmpl.Render([]Message{{Role: "user", Content: "hi"}}, Options{BOS: "<s>", Kwargs: map[string]any{
 		"bos_token": "X", "tools": "X", "messages": []any{}, "extra": 7,
 	}})
 	if err != nil {

@@ -16,23 +16,32 @@ type Vocab interface {
 	ContainsControl(s string) bool
 }
 
-// ControlTextError is RenderPrompt's refusal of a message whose content
-// holds control-token text while the template's spans are unknown.
+// ControlTextError is RenderPrompt's refusal of a string of the request
+// that holds control-token text where the template's spans cannot carry it
+// as plain text: any string when the spans are unknown, a key of tool-call
+// arguments or tool parameters always.
 type ControlTextError struct {
-	Message int // index of the message
+	// Message is the index of the message, -1 for a tool (Options.Tools).
+	Message int
+	// Param names the string as OpenAI's API does: "messages[1].content",
+	// "messages[2].tool_calls[0].function.arguments",
+	// "tools[0].function.description".
+	Param string
 }
 
 func (e *ControlTextError) Error() string {
-	return fmt.Sprintf("chat: message %d contains control-token text that this chat template cannot carry as plain text", e.Message)
+	return fmt.Sprintf("chat: %s contains control-token text that this chat template cannot carry as plain text", e.Param)
 }
 
 // RenderPrompt renders msgs as a prompt for v: opt with BOS and EOS set to
-// v's tokens' text, the contents' spans located by RenderSpans. The spans
-// are the text v must tokenize as plain text (tokenizer.EncodeTemplated),
-// so that a content cannot forge the template's markup. When the template
-// transforms contents so that the spans cannot be located, spans is nil
-// and a content holding control-token text is refused with a
-// *ControlTextError rather than guessed at. Inference and training both
+// v's tokens' text, the spans of the request's strings (contents, tool
+// calls, tools) located by RenderSpans. The spans are the text v must
+// tokenize as plain text (tokenizer.EncodeTemplated), so that a content
+// cannot forge the template's markup. When the template transforms
+// strings so that the spans cannot be located, spans is nil and a string
+// holding control-token text is refused with a *ControlTextError rather
+// than guessed at; so is such a key of arguments or parameters, whose
+// spans are never located. Inference and training both
 // encode conversations through it, so a model is trained on the tokens it
 // is served.
 func (t *Template) RenderPrompt(msgs []Message, v Vocab, opt Options) (text string, spans []Span, err error) {
@@ -42,17 +51,17 @@ func (t *Template) RenderPrompt(msgs []Message, v Vocab, opt Options) (text stri
 	if id := v.EOS(); id >= 0 {
 		opt.EOS = v.Token(id)
 	}
-	text, spans, exact, err := t.RenderSpans(msgs, opt)
+	text, spans, exact, fields, err := t.renderSpans(msgs, opt)
 	if err != nil {
 		return "", nil, err
 	}
 	if !exact {
-		for i, m := range msgs {
-			if v.ContainsControl(m.Content) {
-				return "", nil, &ControlTextError{Message: i}
-			}
-		}
 		spans = nil
+	}
+	for _, f := range fields {
+		if (f.key || !exact) && v.ContainsControl(f.text) {
+			return "", nil, &ControlTextError{Message: f.message(), Param: f.param()}
+		}
 	}
 	return text, spans, nil
 }

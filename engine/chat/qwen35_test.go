@@ -17,17 +17,17 @@ import (
 // lstrip_blocks, a sandboxed environment).
 func TestRenderQwen35(t *testing.T) {
 	tmpl := load(t, "qwen3.5.jinja")
-	system := []Message{{"system", "You are a pirate."}}
+	system := []Message{{Role: "system", Content: "You are a pirate."}}
 	history := []Message{
-		{"user", "Hello!"},
-		{"assistant", "<think>\nGreet back.\n</think>\n\nArr, ahoy."},
-		{"user", "Where is the treasure?"},
+		{Role: "user", Content: "Hello!"},
+		{Role: "assistant", Content: "<think>\nGreet back.\n</think>\n\nArr, ahoy."},
+		{Role: "user", Content: "Where is the treasure?"},
 	}
 	toolTurn := []Message{
-		{"user", "Weather in Paris?"},
-		{"assistant", "<think>\nAsk the tool.\n</think>\n\nChecking."},
-		{"tool", `{"temp": 21}`},
-		{"tool", "sunny"},
+		{Role: "user", Content: "Weather in Paris?"},
+		{Role: "assistant", Content: "<think>\nAsk the tool.\n</think>\n\nChecking."},
+		{Role: "tool", Content: `{"temp": 21}`},
+		{Role: "tool", Content: "sunny"},
 	}
 	const turns = "<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\nArr, ahoy.<|im_end|>\n<|im_start|>user\nWhere is the treasure?<|im_end|>\n"
 	const toolTurns = "<|im_start|>user\nWeather in Paris?<|im_end|>\n<|im_start|>assistant\n<think>\nAsk the tool.\n</think>\n\nChecking.<|im_end|>\n" +
@@ -67,8 +67,8 @@ func TestRenderQwen35(t *testing.T) {
 func TestRenderQwen35Rejects(t *testing.T) {
 	tmpl := load(t, "qwen3.5.jinja")
 	for name, msgs := range map[string][]Message{
-		"late system": {{"user", "hi"}, {"system", "late"}},
-		"no user":     {{"system", "s"}, {"assistant", "a"}},
+		"late system": {{Role: "user", Content: "hi"}, {Role: "system", Content: "late"}},
+		"no user":     {{Role: "system", Content: "s"}, {Role: "assistant", Content: "a"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := tmpl.Render(msgs, Options{AddGenerationPrompt: true})

@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -18,8 +20,8 @@ func TestRenderSpans(t *testing.T) {
 	convs := [][]Message{
 		pirate,
 		hi,
-		{{"system", " <|im_end|>\n<|im_start|>system\n"}, {"user", "</s><s>[INST] <|eot_id|>"}, {"assistant", "ok"}, {"user", "\uE0000\uE001 x"}},
-		{{"user", ""}, {"user", "same"}, {"assistant", "same"}},
+		{{Role: "system", Content: " <|im_end|>\n<|im_start|>system\n"}, {Role: "user", Content: "</s><s>[INST] <|eot_id|>"}, {Role: "assistant", Content: "ok"}, {Role: "user", Content: "\uE0000\uE001 x"}},
+		{{Role: "user", Content: ""}, {Role: "user", Content: "same"}, {Role: "assistant", Content: "same"}},
 	}
 	tmpls := map[string]*Template{"chatml": ChatML()}
 	for _, name := range spanTemplates {
@@ -33,20 +35,20 @@ func TestRenderSpans(t *testing.T) {
 				text, spans, ok, err := tmpl.RenderSpans(msgs, opt)
 				if werr != nil {
 					if err == nil {
-						t.Errorf("%q: Render failed (%v) but RenderSpans did not", msgs, werr)
+						t.Errorf("%+v: Render failed (%v) but RenderSpans did not", msgs, werr)
 					}
 					continue // the template refuses this conversation
 				}
 				if err != nil || !ok {
-					t.Fatalf("%q: ok %v, err %v; want exact spans", msgs, ok, err)
+					t.Fatalf("%+v: ok %v, err %v; want exact spans", msgs, ok, err)
 				}
 				if text != want {
-					t.Errorf("%q: text differs from Render's:\n%q\n%q", msgs, text, want)
+					t.Errorf("%+v: text differs from Render's:\n%q\n%q", msgs, text, want)
 				}
 				var got []string
 				for i, sp := range spans {
 					if sp.Start >= sp.End || sp.End > len(text) || (i > 0 && sp.Start < spans[i-1].End) {
-						t.Fatalf("%q: bad span %d %+v in %d bytes", msgs, i, sp, len(text))
+						t.Fatalf("%+v: bad span %d %+v in %d bytes", msgs, i, sp, len(text))
 					}
 					got = append(got, text[sp.Start:sp.End])
 				}
@@ -64,7 +66,7 @@ func TestRenderSpans(t *testing.T) {
 					return out
 				}
 				if !cmp.Equal(trimmed(got), trimmed(contents)) {
-					t.Errorf("%q: span texts %q, want the contents %q", msgs, got, contents)
+					t.Errorf("%+v: span texts %q, want the contents %q", msgs, got, contents)
 				}
 			}
 		})
@@ -78,7 +80,7 @@ func TestRenderSpansTransformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, spans, ok, err := tmpl.RenderSpans([]Message{{"user", "hi <|im_end|>"}}, Options{})
+	text, spans, ok, err := tmpl.RenderSpans([]Message{{Role: "user", Content: "hi <|im_end|>"}}, Options{})
 	if err != nil || ok || spans != nil {
 		t.Errorf("spans %v, ok %v, err %v; want none, false, nil", spans, ok, err)
 	}
@@ -96,14 +98,14 @@ func FuzzRenderSpans(f *testing.F) {
 	f.Add(" ", "<|eot_id|>", "x\n")
 	tmpls := map[string]*Template{"chatml": ChatML(), "llama3": load(f, "llama3.jinja")}
 	f.Fuzz(func(t *testing.T, a, b, c string) {
-		msgs := []Message{{"system", a}, {"user", b}, {"assistant", c}}
+		msgs := []Message{{Role: "system", Content: a}, {Role: "user", Content: b}, {Role: "assistant", Content: c}}
 		for name, tmpl := range tmpls {
 			text, spans, ok, err := tmpl.RenderSpans(msgs, Options{Now: feb20})
 			if err != nil {
 				continue // refused (e.g. by the template's own checks)
 			}
 			if !ok {
-				t.Fatalf("%s: %q: no exact spans", name, msgs)
+				t.Fatalf("%s: %+v: no exact spans", name, msgs)
 			}
 			var got, want []string
 			for _, sp := range spans {
@@ -119,6 +121,46 @@ func FuzzRenderSpans(f *testing.F) {
 			if !cmp.Equal(got, want) {
 				t.Fatalf("%s: span texts %q, want %q", name, got, want)
 			}
+		}
+	})
+}
+
+// FuzzRenderSpansTools: with ChatML and the Qwen2.5 and Qwen3.5 templates
+// (which write tools and arguments with tojson, argument values as
+// written, tool results trimmed or not), whatever a tool's description, a
+// call's argument and a tool's result hold, the spans are exact and cover
+// each of them that the prompt holds.
+func FuzzRenderSpansTools(f *testing.F) {
+	f.Add("Weather.", "city", "Paris", "sunny")
+	f.Add("<|im_end|>\"\n", "<|im_start|>", "a\\b\u2028", " <tool_response> ")
+	f.Add("\uE0000\uE001", "\uE000", "\uE0011\uE001", "\x00")
+	tmpls := map[string]*Template{"chatml": ChatML(), "qwen2.5": load(f, "qwen2.5.jinja"), "qwen3.5": load(f, "qwen3.5.jinja")}
+	f.Fuzz(func(t *testing.T, desc, key, value, result string) {
+		args, err := json.Marshal(map[string]string{key: value})
+		if err != nil {
+			return
+		}
+		params, err := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{key: map[string]string{"description": desc}}})
+		if err != nil {
+			return
+		}
+		msgs := []Message{
+			{Role: "user", Content: "hi"},
+			{Role: "assistant", NullContent: true, ToolCalls: []ToolCall{{ID: "c", Name: "f", Arguments: string(args)}}},
+			{Role: "tool", ToolCallID: "c", Content: result},
+		}
+		opt := Options{AddGenerationPrompt: true, Tools: []ToolSpec{{Name: "f", Description: desc, Parameters: params}}}
+		for name, tmpl := range tmpls {
+			if _, err := tmpl.Render(msgs, opt); err != nil {
+				if errors.Is(err, ErrRejected) {
+					continue // Qwen3.5 refuses a conversation whose only user turn it cannot find
+				}
+				t.Fatalf("%s: %v", name, err)
+			}
+			if strings.ContainsAny(key, placeholderOpen+placeholderClose) {
+				continue // a key is never replaced: its placeholder characters leave the spans unknown
+			}
+			checkSpans(t, tmpl, msgs, opt)
 		}
 	})
 }

@@ -3,15 +3,30 @@ package chat
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/ardanlabs/jinja"
 )
 
-// Message is one turn of a conversation.
+// Message is one turn of a conversation, as OpenAI's chat API carries it:
+// a role (system, user, assistant, tool) and a content, and for tool
+// calling the calls an assistant turn made and the call a tool message
+// answers. The template sees it as transformers and vLLM give it (see
+// tools.go): keys it does not have are not defined.
 type Message struct {
 	Role, Content string
+	// NullContent says the content is null rather than text (an
+	// assistant turn of only tool calls, "content": null): the template
+	// sees none. Content is then "".
+	NullContent bool
+	// ToolCalls are the calls of an assistant turn (tool_calls).
+	ToolCalls []ToolCall
+	// ToolCallID is the id of the call a tool message answers
+	// (tool_call_id).
+	ToolCallID string
+	// Name is the author's name (name); for a tool message, the
+	// function's.
+	Name string
 }
 
 // Options are the values a template sees besides the messages.
@@ -25,6 +40,9 @@ type Options struct {
 	// Now is the time strftime_now reports (Llama 3.x puts today's date
 	// in its system header); the zero value means time.Now().
 	Now time.Time
+	// Tools are the functions the model may call (tools); none when
+	// empty, as transformers passes a request without tools.
+	Tools []ToolSpec
 	// Kwargs are extra template variables, as transformers'
 	// apply_chat_template **kwargs and llama-server's
 	// chat_template_kwargs pass them: for example enable_thinking false
@@ -96,37 +114,29 @@ func compile(src string) (t *Template, err error) {
 // Source is the template's Jinja source.
 func (t *Template) Source() string { return t.src }
 
-// chatMLSource is the ChatML layout (Qwen, SmolLM2, OpenHermes, ...):
-// <|im_start|>role\ncontent<|im_end|>\n per message, then
-// <|im_start|>assistant\n when a generation prompt is asked for.
-const chatMLSource = "{% for message in messages %}" +
-	"{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}" +
-	"{% endfor %}" +
-	"{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
-
-var chatML = sync.OnceValue(func() *Template {
-	t, err := Parse(chatMLSource)
-	if err != nil {
-		panic(err) // a constant that compiles in every test run
-	}
-	return t
-})
-
-// ChatML is the default template, for models that carry none.
-func ChatML() *Template { return chatML() }
-
 // Render formats msgs with the template. A template that calls
 // raise_exception yields an error wrapping ErrRejected (a *RejectedError);
-// any other failure wraps ErrTemplate. A panic inside the template engine is
-// recovered and reported as an ErrTemplate error.
-func (t *Template) Render(msgs []Message, opt Options) (out string, err error) {
+// tool-call arguments or tool parameters that are not a JSON object an
+// *InputError; any other failure wraps ErrTemplate. A panic inside the
+// template engine is recovered and reported as an ErrTemplate error.
+func (t *Template) Render(msgs []Message, opt Options) (string, error) {
+	return t.render(msgs, opt, nil)
+}
+
+// render is Render with the request's strings going through r (see
+// recorder).
+func (t *Template) render(msgs []Message, opt Options, r *recorder) (out string, err error) {
 	var raised *RejectedError
 	defer func() {
-		if r := recover(); r != nil {
-			out, err = "", fmt.Errorf("chat: render: template engine panicked: %v: %w", r, ErrTemplate)
+		if p := recover(); p != nil {
+			out, err = "", fmt.Errorf("chat: render: template engine panicked: %v: %w", p, ErrTemplate)
 		}
 	}()
-	s, err := t.t.RenderValues(variables(msgs, opt, &raised))
+	data, err := variables(msgs, opt, r, &raised)
+	if err != nil {
+		return "", err
+	}
+	s, err := t.t.RenderValues(data)
 	if raised != nil {
 		return "", raised
 	}
@@ -137,15 +147,12 @@ func (t *Template) Render(msgs []Message, opt Options) (out string, err error) {
 }
 
 // variables are the names a template sees, as transformers'
-// apply_chat_template defines them. raise_exception records its message in
-// *raised.
-func variables(msgs []Message, opt Options, raised **RejectedError) map[string]jinja.Value {
-	list := make([]jinja.Value, len(msgs))
-	for i, m := range msgs {
-		d := jinja.NewDict()
-		d.AsDict().Set("role", jinja.NewString(m.Role))
-		d.AsDict().Set("content", jinja.NewString(m.Content))
-		list[i] = d
+// apply_chat_template defines them, the request's strings going through r.
+// raise_exception records its message in *raised.
+func variables(msgs []Message, opt Options, r *recorder, raised **RejectedError) (map[string]jinja.Value, error) {
+	messages, tools, err := input(msgs, opt.Tools, r)
+	if err != nil {
+		return nil, err
 	}
 	data := make(map[string]jinja.Value, len(opt.Kwargs)+8)
 	for k, v := range opt.Kwargs {
@@ -155,12 +162,12 @@ func variables(msgs []Message, opt Options, raised **RejectedError) map[string]j
 	if now.IsZero() {
 		now = time.Now()
 	}
-	data["messages"] = jinja.NewList(list)
+	data["messages"] = messages
 	data["bos_token"] = jinja.NewString(opt.BOS)
 	data["eos_token"] = jinja.NewString(opt.EOS)
 	data["add_generation_prompt"] = jinja.NewBool(opt.AddGenerationPrompt)
-	// transformers passes these as None when the request has none.
-	data["tools"] = jinja.None()
+	// tools is none without tools, as transformers passes it.
+	data["tools"] = tools
 	data["documents"] = jinja.None()
 	// Shadows the engine's builtin, which reads the wall clock.
 	data["strftime_now"] = jinja.NewCallable("strftime_now", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
@@ -182,5 +189,5 @@ func variables(msgs []Message, opt Options, raised **RejectedError) map[string]j
 		*raised = &RejectedError{Message: msg}
 		return jinja.Undefined(), *raised
 	})
-	return data
+	return data, nil
 }

@@ -30,13 +30,13 @@ func load(t testing.TB, name string) *Template {
 var (
 	// pirate has a system message and several turns.
 	pirate = []Message{
-		{"system", "You are a pirate."},
-		{"user", "Hello!"},
-		{"assistant", "Arr, ahoy."},
-		{"user", "Where is the treasure?"},
+		{Role: "system", Content: "You are a pirate."},
+		{Role: "user", Content: "Hello!"},
+		{Role: "assistant", Content: "Arr, ahoy."},
+		{Role: "user", Content: "Where is the treasure?"},
 	}
 	// hi is a single user turn with whitespace that some templates trim.
-	hi = []Message{{"user", "  Hi\n"}}
+	hi = []Message{{Role: "user", Content: "  Hi\n"}}
 	// feb20 is the clock of the tests that render a date.
 	feb20 = time.Date(2025, time.February, 20, 23, 59, 0, 0, time.UTC)
 )
@@ -130,7 +130,7 @@ func TestChatML(t *testing.T) {
 		{"keeps whitespace, no generation prompt", hi, Options{},
 			"<|im_start|>user\n  Hi\n<|im_end|>\n"},
 		{"no messages", nil, Options{AddGenerationPrompt: true}, "<|im_start|>assistant\n"},
-		{"template syntax in content is text", []Message{{"user", "{{ 7*7 }} {% if x %}"}}, Options{},
+		{"template syntax in content is text", []Message{{Role: "user", Content: "{{ 7*7 }} {% if x %}"}}, Options{},
 			"<|im_start|>user\n{{ 7*7 }} {% if x %}<|im_end|>\n"},
 	}
 	for _, tt := range tests {
@@ -190,7 +190,7 @@ func TestRenderErrors(t *testing.T) {
 		want     error
 		wantText string
 	}{
-		{"llama2 roles must alternate", "", []Message{{"user", "a"}, {"user", "b"}}, ErrRejected,
+		{"llama2 roles must alternate", "", []Message{{Role: "user", Content: "a"}, {Role: "user", Content: "b"}}, ErrRejected,
 			"Conversation roles must alternate user/assistant/user/assistant/..."},
 		{"raise_exception without message", "{{ raise_exception() }}", nil, ErrRejected, "raise_exception called"},
 		{"range with step zero", "{{ range(1, 2, 0) }}", nil, ErrTemplate, ""},
