@@ -129,7 +129,7 @@ func TestSchemas(t *testing.T) {
 		{"content chunk with metadata", InferenceID, "content_chunk", `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":null,"choices":[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":null}],"metadata":{}}`, false},
 		{"request", InferenceID, "chat_request", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"include_performance":null,"extra":1}`, true},
 		{"request n=17", InferenceID, "chat_request", `{"model":"m","messages":[{"role":"user","content":"hi"}],"n":17}`, false},
-		{"request n=2 with tools", InferenceID, "chat_request", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"ok"}],"n":2,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"required"}`, true},
+		{"request n=2 with tools", InferenceID, "chat_request", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"ok"}],"n":2,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"auto"}`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 
 	"github.com/kiln-ai/kiln/engine/sampling"
+	"github.com/kiln-ai/kiln/engine/toolcall"
 )
 
 // The agent fields of a chat request: tools and tool_choice, the response
@@ -61,13 +62,6 @@ type agentFields struct {
 	N              int // choices, 1..maxChoices
 }
 
-// constrained reports whether the output is held to a grammar from its
-// first token (a forced tool call or a JSON response format).
-func (a *agentFields) constrained() bool {
-	return a.ToolChoice == toolChoiceRequired || a.ToolChoice == toolChoiceNamed ||
-		a.Format.Type == "json_object" || a.Format.Type == "json_schema"
-}
-
 // toolsOffered reports whether the model sees tools and its output is
 // parsed for calls.
 func (a *agentFields) toolsOffered() bool { return len(a.Tools) > 0 && a.ToolChoice != toolChoiceNone }
@@ -103,8 +97,27 @@ func decodeAgentFields(fields map[string]json.RawMessage) (agentFields, error) {
 	if err := decodeChatLogprobs(fields, &a); err != nil {
 		return a, err
 	}
-	a.N, err = decodeN(fields)
-	return a, err
+	if a.N, err = decodeN(fields); err != nil {
+		return a, err
+	}
+	return a, rejectUnenforced(&a)
+}
+
+// rejectUnenforced refuses what needs constrained decoding, which this
+// server does not do yet: a JSON response format and a forced tool call.
+// Generating freely instead would hand the client output that may not
+// parse or call anything, with no sign of it; tools under auto are
+// offered to the model and its calls parsed, which needs no grammar.
+func rejectUnenforced(a *agentFields) error {
+	switch {
+	case a.Format.Type == "json_object" || a.Format.Type == "json_schema":
+		return invalid("response_format", "unsupported_parameter",
+			"'response_format' %s is not supported yet: Kiln cannot yet hold the output to JSON, and refuses rather than return text that may not parse", a.Format.Type)
+	case a.ToolChoice == toolChoiceRequired || a.ToolChoice == toolChoiceNamed:
+		return invalid("tool_choice", "unsupported_parameter",
+			"'tool_choice' %s is not supported yet: Kiln cannot yet force a call; use auto, under which the model's own calls are parsed", a.ToolChoice)
+	}
+	return nil
 }
 
 // decodeN reads n, the number of choices (1..maxChoices).
@@ -342,4 +355,13 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return b.Bytes()
+}
+
+// toolcallTools are the tools as the tool-call parser reads them.
+func (a *agentFields) toolcallTools() []toolcall.Tool {
+	out := make([]toolcall.Tool, len(a.Tools))
+	for i, t := range a.Tools {
+		out[i] = toolcall.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/sampling"
+	"github.com/kiln-ai/kiln/engine/toolcall"
 	"github.com/kiln-ai/kiln/telemetry"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
@@ -58,6 +59,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 	if req.adapter, err = s.requestAdapter(req); err != nil {
 		return err
 	}
+
 	setRevisionHeader(w, req.adapter)
 	release, err := s.admit()
 	if err != nil {
@@ -103,6 +105,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, p
 		streams = append(streams, stream)
 	}
 	*started = true
+	thinks := req.Agent.toolsOffered() && s.promptThinks(prompt)
 	op := telemetry.OperationChat
 	if req.Legacy {
 		op = telemetry.OperationTextCompletion
@@ -113,7 +116,11 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, p
 		if n > 1 {
 			treq.Choice(i)
 		}
-		xs = append(xs, s.newExchange(p, req, treq, i, p.cancels[i], received, len(prompt)))
+		x := s.newExchange(p, req, treq, i, p.cancels[i], received, len(prompt))
+		if req.Agent.toolsOffered() {
+			x.agent = &agentOut{p: toolcall.NewParser(s.family, req.Agent.toolcallTools(), toolcall.Options{Thinking: thinks})}
+		}
+		xs = append(xs, x)
 	}
 	return p.run(xs, streams)
 }

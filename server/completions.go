@@ -122,7 +122,7 @@ func decodeLegacyAgent(fields map[string]json.RawMessage, req *chatRequest) erro
 // messages, or a legacy completion's text as it is.
 func (s *Server) promptIDs(req *chatRequest) ([]int, error) {
 	if !req.Legacy {
-		return s.encodePrompt(req.Messages)
+		return s.encodePrompt(req)
 	}
 	ids := s.tok.WithBOS(s.tok.EncodeSpecial(req.Prompt))
 	if len(ids) == 0 {

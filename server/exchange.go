@@ -67,7 +67,6 @@ type exchange struct {
 	roleSent   bool             // the first chunk (with the role) was written
 	prefix     engine.PrefixUse // what the prompt reused from the prefix cache (prefix.go), from the engine's result
 	logprobs   []tokenLogprob   // the emitted tokens' log probabilities, when asked (logprobs.go)
-	constraint *constraintUse   // the grammar holding the output (constraint.go), nil when free
 	agent      *agentOut        // the tool-call parse of the text (toolstream.go), nil without tools
 
 	diag diagRecorder // the record's Latency diagnosis data (diagnosis.go)

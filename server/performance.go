@@ -18,7 +18,6 @@ type performance struct {
 	finishReason       string
 	adapterUsed        string
 	prefix             engine.PrefixUse
-	constraint         *constraintUse // nil: the output was free
 }
 
 // performance builds the object at the request's end; totalMs is receipt
@@ -34,7 +33,6 @@ func (x *exchange) performance(finish string, totalMs float64, sum latency.Summa
 		finishReason:     finish,
 		adapterUsed:      lora.Name(x.req.adapter),
 		prefix:           x.prefix,
-		constraint:       x.constraintUse(),
 	}
 	// Decode throughput over the gaps: tokens after the first per second
 	// between the first and the last token; null without a gap.
@@ -75,8 +73,6 @@ func (p *performance) appendJSON(b []byte) []byte {
 	b = appendJSONString(b, p.adapterUsed)
 	b = append(b, `,"prefix_cache":`...)
 	b = appendPrefixCache(b, p.prefix)
-	b = append(b, `,"constraint":`...)
-	b = p.constraint.appendJSON(b)
 	return append(b, '}')
 }
 

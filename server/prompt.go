@@ -2,7 +2,7 @@ package server
 
 import (
 	"errors"
-	"fmt"
+	"strings"
 
 	"github.com/kiln-ai/kiln/engine/chat"
 )
@@ -23,16 +23,30 @@ import (
 // such text gets exactly the ids it always had. For a template that
 // transforms contents beyond trimming, the spans are unknown: a content
 // holding control-token text is then refused (400) rather than guessed at.
-func (s *Server) encodePrompt(msgs []chatMessage) ([]int, error) {
+func (s *Server) encodePrompt(req *chatRequest) ([]int, error) {
+	msgs := req.Messages
 	cm := make([]chat.Message, len(msgs))
 	for i, m := range msgs {
-		cm[i] = chat.Message{Role: m.Role, Content: m.Content}
+		cm[i] = chat.Message{Role: m.Role, Content: m.Content, NullContent: m.ContentNull, ToolCallID: m.ToolCallID, Name: m.Name}
+		for _, c := range m.ToolCalls {
+			cm[i].ToolCalls = append(cm[i].ToolCalls, chat.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
 	}
-	ids, err := s.tmpl.EncodePrompt(cm, s.tok, chat.Options{AddGenerationPrompt: true})
+	opt := chat.Options{AddGenerationPrompt: true}
+	if req.Agent.toolsOffered() {
+		for _, t := range req.Agent.Tools {
+			opt.Tools = append(opt.Tools, chat.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		}
+	}
+	ids, err := s.tmpl.EncodePrompt(cm, s.tok, opt)
 	var ce *chat.ControlTextError
 	if errors.As(err, &ce) {
-		return nil, invalid(messageParam(ce.Message), "invalid_value",
-			"the message content contains control-token text that this model's chat template cannot carry as plain text")
+		return nil, invalid(ce.Param, "invalid_value",
+			"'%s' contains control-token text that this model's chat template cannot carry as plain text", ce.Param)
+	}
+	var ie *chat.InputError
+	if errors.As(err, &ie) {
+		return nil, invalid(ie.Param, "invalid_value", "'%s' must be a JSON object: %v", ie.Param, ie.Err)
 	}
 	if err != nil {
 		return nil, invalid("messages", "invalid_value", "the messages cannot be rendered with the model's chat template: %v", err)
@@ -43,5 +57,10 @@ func (s *Server) encodePrompt(msgs []chatMessage) ([]int, error) {
 	return ids, nil
 }
 
-// messageParam names the content of message i in an error.
-func messageParam(i int) string { return fmt.Sprintf("messages[%d].content", i) }
+// promptThinks reports whether the prompt ends inside an open thinking
+// section (Qwen3 and Qwen3.5 generation prompts open "<think>\n"): the
+// output then starts as reasoning.
+func (s *Server) promptThinks(prompt []int) bool {
+	tail := s.tok.Decode(prompt[max(len(prompt)-4, 0):])
+	return strings.HasSuffix(strings.TrimRight(tail, " \n"), "<think>")
+}

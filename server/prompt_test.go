@@ -84,7 +84,7 @@ func TestPromptInjection(t *testing.T) {
 			conv := func(content string) []chatMessage {
 				return []chatMessage{{Role: "system", Content: "Be brief."}, {Role: "user", Content: content}}
 			}
-			base, err := s.encodePrompt(conv("hello"))
+			base, err := s.encodePrompt(&chatRequest{Messages: conv("hello")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestPromptInjection(t *testing.T) {
 				t.Fatal("the harmless prompt has no control tokens: the template's markers are not special here")
 			}
 			for _, inj := range injections {
-				ids, err := s.encodePrompt(conv(inj))
+				ids, err := s.encodePrompt(&chatRequest{Messages: conv(inj)})
 				if err != nil {
 					t.Fatalf("%q: %v", inj, err)
 				}
@@ -121,7 +121,7 @@ func TestPromptUnchanged(t *testing.T) {
 			m := openPromptModel(t, name)
 			s := promptServer(m)
 			for _, conv := range convs {
-				got, err := s.encodePrompt(conv)
+				got, err := s.encodePrompt(&chatRequest{Messages: conv})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -164,10 +164,10 @@ func TestPromptTransformingTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.encodePrompt([]chatMessage{{Role: "user", Content: "x marks the spot"}}); err != nil {
+	if _, err := s.encodePrompt(&chatRequest{Messages: []chatMessage{{Role: "user", Content: "x marks the spot"}}}); err != nil {
 		t.Errorf("plain content: %v", err)
 	}
-	_, err = s.encodePrompt([]chatMessage{{Role: "user", Content: "hi"}, {Role: "user", Content: "x<|im_end|>"}})
+	_, err = s.encodePrompt(&chatRequest{Messages: []chatMessage{{Role: "user", Content: "hi"}, {Role: "user", Content: "x<|im_end|>"}}})
 	var e *Error
 	if !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Param != "messages[1].content" {
 		t.Errorf("control text in content: %v; want a 400 naming messages[1].content", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/engine/tokenizer"
+	"github.com/kiln-ai/kiln/engine/toolcall"
 	"github.com/kiln-ai/kiln/engine/train"
 	"github.com/kiln-ai/kiln/telemetry"
 )
@@ -81,6 +82,7 @@ type Server struct {
 	modelID  string
 	tok      *tokenizer.Tokenizer
 	tmpl     *chat.Template
+	family   toolcall.Family // how the model writes tool calls, from its template
 	stopIDs  []int
 	gen      generator
 	tel      *telemetry.Telemetry
@@ -159,6 +161,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.tmpl == nil {
 		s.tmpl = chat.ChatML()
 	}
+	s.family = toolcall.Detect(s.tmpl.Source())
+
 	if cfg.ServedModelName != "" {
 		s.modelID = cfg.ServedModelName
 	}

@@ -95,6 +95,7 @@ func (s *Server) newTrainJob(body sftBody) (*train.Job, error) {
 	seqLen := s.model.Model.Config.SeqLen
 	for i, ex := range exs {
 		param := fmt.Sprintf("examples[%d].messages", i)
+		enc.Tools = ex.ToolSpecs()
 		seq, err := enc.Encode(ex.Chat())
 		if err != nil {
 			return nil, invalid(param, "invalid_value", "%s", trainMessage(err))

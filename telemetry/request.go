@@ -426,35 +426,6 @@ func linked(links []trace.Link, sc trace.SpanContext) bool {
 	return false
 }
 
-// GrammarUse is what a request's grammar cost before its first token.
-type GrammarUse struct {
-	Kind       string // a closed set (AttrGrammarKind)
-	Start, End time.Time
-	CacheHit   bool
-}
-
-// Grammar records the request's grammar: a SpanGrammarCompile child and
-// the kind, cache hit and compile time on the chat span.
-func (r *Request) Grammar(g GrammarUse) {
-	if r.ended || !r.span.IsRecording() {
-		return
-	}
-	attrs := []attribute.KeyValue{
-		attribute.String(AttrGrammarKind, g.Kind),
-		attribute.Bool(AttrGrammarCacheHit, g.CacheHit),
-		attribute.Float64(AttrGrammarCompileMs, timing.Ms(timing.Elapsed(g.Start, g.End))),
-	}
-	r.child(SpanGrammarCompile, g.Start, g.End, attrs...)
-	r.span.SetAttributes(attrs...)
-}
-
-// GrammarMask records the time the request's grammar masks took.
-func (r *Request) GrammarMask(d time.Duration) {
-	if !r.ended && r.span.IsRecording() {
-		r.span.SetAttributes(attribute.Float64(AttrGrammarMaskMs, timing.Ms(d)))
-	}
-}
-
 // Choice records the choice index of a request with n > 1 choices.
 func (r *Request) Choice(i int) {
 	if !r.ended && r.span.IsRecording() {

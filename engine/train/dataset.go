@@ -15,12 +15,40 @@ import (
 // JSONL datasets spell it.
 type Message struct {
 	Role    string `json:"role"`
-	Content string `json:"content"`
+	Content string `json:"content"` // null reads as "" (an assistant turn of only tool calls)
+	// ToolCalls are an assistant turn's calls, in OpenAI's shape; a tool
+	// turn answers ToolCallID.
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is a function call of an assistant turn, as OpenAI spells it:
+// arguments is the text of a JSON object.
+type ToolCall struct {
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// Tool is a function tool the conversation offers, as a chat request's
+// tools field spells it: the template renders them as at inference, so a
+// model trained on a call makes it when served the same tools.
+type Tool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+	} `json:"function"`
 }
 
 // Example is one training conversation.
 type Example struct {
 	Messages []Message `json:"messages"`
+	Tools    []Tool    `json:"tools,omitempty"`
 }
 
 // ErrEmptyExample means a conversation has no messages.
@@ -37,9 +65,12 @@ func (e Example) Validate() error {
 		switch m.Role {
 		case "assistant":
 			assistant = true
-		case "system", "user":
+		case "system", "user", "tool":
 		default:
-			return fmt.Errorf("train: messages[%d].role %q is not system, user or assistant", i, m.Role)
+			return fmt.Errorf("train: messages[%d].role %q is not system, user, assistant or tool", i, m.Role)
+		}
+		if len(m.ToolCalls) > 0 && m.Role != "assistant" {
+			return fmt.Errorf("train: messages[%d] has tool_calls but is not an assistant turn", i)
 		}
 	}
 	if !assistant {
@@ -52,7 +83,20 @@ func (e Example) Validate() error {
 func (e Example) Chat() []chat.Message {
 	out := make([]chat.Message, len(e.Messages))
 	for i, m := range e.Messages {
-		out[i] = chat.Message{Role: m.Role, Content: m.Content}
+		out[i] = chat.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			out[i].ToolCalls = append(out[i].ToolCalls, chat.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		out[i].NullContent = len(m.ToolCalls) > 0 && m.Content == ""
+	}
+	return out
+}
+
+// ToolSpecs are the conversation's tools for the chat template.
+func (e Example) ToolSpecs() []chat.ToolSpec {
+	var out []chat.ToolSpec
+	for _, t := range e.Tools {
+		out = append(out, chat.ToolSpec{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
 	}
 	return out
 }

@@ -17,8 +17,8 @@ func TestReadJSONL(t *testing.T) {
 		{name: "two", in: `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"}]}` + "\n\n" +
 			`{"messages":[{"role":"system","content":"s"},{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`,
 			want: []Example{
-				{Messages: []Message{{"user", "hi"}, {"assistant", "yo"}}},
-				{Messages: []Message{{"system", "s"}, {"user", "a"}, {"assistant", "b"}}},
+				{Messages: []Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "yo"}}},
+				{Messages: []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "a"}, {Role: "assistant", Content: "b"}}},
 			}},
 		{name: "unknown field", in: `{"messages":[],"extra":1}`, err: "line 1"},
 		{name: "no assistant", in: `{"messages":[{"role":"user","content":"hi"}]}`, err: ErrNoAssistant.Error()},

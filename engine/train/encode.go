@@ -44,6 +44,9 @@ func (s Sequence) Targets() int {
 type Encoder struct {
 	Template  *chat.Template
 	Tokenizer *tokenizer.Tokenizer
+	// Tools are the tools the conversation offers (Example.ToolSpecs),
+	// rendered as a chat request with them renders.
+	Tools []chat.ToolSpec
 }
 
 // renderTime fixes strftime_now for every rendering of one encoding, so
@@ -167,7 +170,7 @@ func (e Encoder) encodePieces(msgs []chat.Message) (Sequence, error) {
 // Prompt tokenizes msgs with the generation prompt, as inference does for a
 // chat request (chat.EncodePrompt: BOS first when the tokenizer asks for it).
 func (e Encoder) Prompt(msgs []chat.Message) ([]int, error) {
-	ids, err := e.Template.EncodePrompt(msgs, e.Tokenizer, chat.Options{AddGenerationPrompt: true, Now: renderTime})
+	ids, err := e.Template.EncodePrompt(msgs, e.Tokenizer, chat.Options{AddGenerationPrompt: true, Now: renderTime, Tools: e.Tools})
 	if err != nil {
 		return nil, fmt.Errorf("train: render the conversation: %w", err)
 	}
@@ -177,7 +180,7 @@ func (e Encoder) Prompt(msgs []chat.Message) ([]int, error) {
 // render renders msgs and the spans of their contents (nil when the
 // template transforms contents so that they cannot be located).
 func (e Encoder) render(msgs []chat.Message, gen bool) (string, []chat.Span, error) {
-	text, spans, err := e.Template.RenderPrompt(msgs, e.Tokenizer, chat.Options{AddGenerationPrompt: gen, Now: renderTime})
+	text, spans, err := e.Template.RenderPrompt(msgs, e.Tokenizer, chat.Options{AddGenerationPrompt: gen, Now: renderTime, Tools: e.Tools})
 	if err != nil {
 		return "", nil, fmt.Errorf("train: render the conversation: %w", err)
 	}
@@ -209,6 +212,7 @@ func (e Encoder) EncodeAll(exs []Example) ([]Sequence, error) {
 		if err := ex.Validate(); err != nil {
 			return nil, fmt.Errorf("train: example %d: %w", i, err)
 		}
+		e.Tools = ex.ToolSpecs()
 		s, err := e.Encode(ex.Chat())
 		if err != nil {
 			return nil, fmt.Errorf("train: example %d: %w", i, err)

@@ -94,3 +94,38 @@ func FuzzEncode(f *testing.F) {
 		}
 	})
 }
+
+// TestEncodeToolExample: a conversation with tools trains the assistant's
+// call as the template renders it at inference (a <tool_call> block after
+// a prompt that lists the tools), and the tool's result is context.
+func TestEncodeToolExample(t *testing.T) {
+	l, err := llama.OpenTiny()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exs, err := ReadJSONL(strings.NewReader(`{"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}],` +
+		`"messages":[{"role":"user","content":"weather in Oslo"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"rain"},{"role":"assistant","content":"it rains"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs, err := Encoder{Template: l.Template, Tokenizer: l.Tokenizer}.EncodeAll(exs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target, context []int
+	for i, id := range seqs[0].IDs {
+		if seqs[0].Target[i] {
+			target = append(target, id)
+		} else {
+			context = append(context, id)
+		}
+	}
+	tgt, ctx := l.Tokenizer.Decode(target), l.Tokenizer.Decode(context)
+	if !strings.Contains(tgt, `<tool_call>`) || !strings.Contains(tgt, `"get_weather"`) || !strings.Contains(tgt, "it rains") {
+		t.Errorf("the targets %q do not hold the call and the answer", tgt)
+	}
+	if !strings.Contains(ctx, "get_weather") || !strings.Contains(ctx, "rain") || strings.Contains(tgt, "weather in Oslo") {
+		t.Errorf("the context %q should list the tool and hold the question and the result", ctx)
+	}
+}
