@@ -23,7 +23,7 @@ func TestReadJSONL(t *testing.T) {
 		{name: "unknown field", in: `{"messages":[],"extra":1}`, err: "line 1"},
 		{name: "no assistant", in: `{"messages":[{"role":"user","content":"hi"}]}`, err: ErrNoAssistant.Error()},
 		{name: "empty conversation", in: `{"messages":[]}`, err: ErrEmptyExample.Error()},
-		{name: "bad role", in: `{"messages":[{"role":"tool","content":"x"},{"role":"assistant","content":"y"}]}`, err: "role"},
+		{name: "bad role", in: `{"messages":[{"role":"robot","content":"x"},{"role":"assistant","content":"y"}]}`, err: "role"},
 		{name: "empty dataset", in: "\n \n", err: "no examples"},
 		{name: "trailing value", in: `{"messages":[{"role":"assistant","content":"y"}]} {}`, err: "more than one"},
 	} {
