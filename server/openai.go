@@ -25,23 +25,12 @@ func (x *exchange) appendChunk(b []byte, content string, lp *tokenLogprob) []byt
 	if x.req.Legacy {
 		return x.appendTextChunk(b, content, lp)
 	}
-	b = x.appendChunkHead(b)
-	b = x.appendChoiceIndex(b, `"choices":[{"index":`)
-	b = append(b, `,"delta":{`...)
-	if !x.roleSent {
-		x.roleSent = true
-		b = append(b, `"role":"assistant",`...)
-	}
-	b = append(b, `"content":`...)
-	b = appendJSONString(b, content)
-	b = append(b, `},"logprobs":`...)
-	b = x.appendChatLogprobs(b, lp)
-	b = append(b, `,"finish_reason":null}]`...)
-	return x.appendChunkTail(b)
+	pc := piece{content: content}
+	return x.appendPieceChunk(b, &pc, lp)
 }
 
-// appendPieceChunk appends the chunk of a token of a choice whose text
-// goes through the tool-call parser (toolstream.go).
+// appendPieceChunk appends a token's chat chunk whose delta is pc: the
+// content alone, or with tools the parser's pieces (toolstream.go).
 func (x *exchange) appendPieceChunk(b []byte, pc *piece, lp *tokenLogprob) []byte {
 	b = x.appendChunkHead(b)
 	b = x.appendChoiceIndex(b, `"choices":[{"index":`)
