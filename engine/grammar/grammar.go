@@ -1,0 +1,120 @@
+package grammar
+
+import (
+	"strings"
+	"sync"
+)
+
+// Grammar is a compiled grammar over a vocabulary, shared by the
+// requests that use it. It builds its deterministic states and token
+// masks as requests reach them and keeps them for the next request.
+type Grammar struct {
+	mu       sync.Mutex
+	d        *dfa
+	vocab    *Vocab
+	limits   Limits
+	starts   []int32
+	triggers []string // a lazy grammar's triggers, by entry; nil: eager
+	masks    []*mask  // by state; nil: not computed
+	kept     int64    // bytes of masks kept
+	walk     walker
+}
+
+// Compile compiles x over the vocabulary v (nil: a grammar that only
+// matches strings, for tests and tools).
+func Compile(v *Vocab, x *Expr, lim Limits) (*Grammar, error) {
+	return compile(v, []*Expr{x}, nil, lim)
+}
+
+// CompileLazy compiles a lazy grammar: output is free until it contains
+// one of the triggers, then the text right after the trigger must match
+// the trigger's expression; once that is complete, output is free again.
+func CompileLazy(v *Vocab, triggers []string, after []*Expr, lim Limits) (*Grammar, error) {
+	if len(triggers) != len(after) || len(triggers) == 0 {
+		panic("grammar: CompileLazy needs one expression per trigger")
+	}
+	for _, t := range triggers {
+		if t == "" {
+			panic("grammar: an empty trigger")
+		}
+	}
+	return compile(v, after, triggers, lim)
+}
+
+func compile(v *Vocab, entries []*Expr, triggers []string, lim Limits) (*Grammar, error) {
+	if lim.MaxStates == 0 {
+		lim = DefaultLimits()
+	}
+	n, err := compileNFA(entries, lim.MaxStates)
+	if err != nil {
+		return nil, err
+	}
+	g := &Grammar{d: newDFA(n, lim.MaxDFAStates), vocab: v, limits: lim, triggers: triggers}
+	for i := range entries {
+		g.starts = append(g.starts, g.d.start(i))
+	}
+	return g, nil
+}
+
+// Lazy reports whether the grammar waits for a trigger.
+func (g *Grammar) Lazy() bool { return g.triggers != nil }
+
+// MinBytes is the length of the shortest string the grammar (its first
+// entry) matches; -1 if it matches none.
+func (g *Grammar) MinBytes() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	d := g.d.dist[g.starts[0]]
+	if d == noDist {
+		return -1
+	}
+	return int(d)
+}
+
+// MatchString reports whether the grammar's first entry matches s whole.
+func (g *Grammar) MatchString(s string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.starts[0]
+	for i := 0; i < len(s) && st != dead; i++ {
+		st = g.d.step(st, s[i])
+	}
+	return st != dead && g.d.accept[st]
+}
+
+// Prefix reports whether s can be continued to a string the grammar's
+// first entry matches.
+func (g *Grammar) Prefix(s string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.starts[0]
+	for i := 0; i < len(s) && st != dead; i++ {
+		st = g.d.step(st, s[i])
+	}
+	return st != dead && g.d.dist[st] != noDist
+}
+
+// Shortest is the shortest string the first entry matches after prefix
+// (which must be a Prefix): how the grammar closes what is open.
+func (g *Grammar) Shortest(prefix string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.starts[0]
+	for i := 0; i < len(prefix) && st != dead; i++ {
+		st = g.d.step(st, prefix[i])
+	}
+	var b strings.Builder
+	for st != dead && g.d.dist[st] > 0 && g.d.dist[st] != noDist {
+		want := g.d.dist[st] - 1
+		next := int32(dead)
+		for c := 0; c < 256; c++ {
+			if t := g.d.step(st, byte(c)); t != dead && g.d.dist[t] == want {
+				b.WriteByte(byte(c))
+				next = t
+				break
+			}
+		}
+		st = next
+	}
+	return b.String()
+}

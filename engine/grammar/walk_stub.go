@@ -1,0 +1,5 @@
+package grammar
+
+type walker struct{}
+type mask struct{}
+type Vocab struct{}
