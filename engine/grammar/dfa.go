@@ -138,3 +138,16 @@ func (d *dfa) bytes() int64 {
 	}
 	return b + int64(len(d.trans))*4
 }
+
+// final reports whether s accepts and no byte leads on from it.
+func (d *dfa) final(s int32) bool {
+	if !d.accept[s] {
+		return false
+	}
+	for _, u := range d.sets[s] {
+		if len(d.n.edges[u]) > 0 {
+			return false
+		}
+	}
+	return true
+}

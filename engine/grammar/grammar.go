@@ -14,10 +14,10 @@ type Grammar struct {
 	vocab    *Vocab
 	limits   Limits
 	starts   []int32
-	triggers []string // a lazy grammar's triggers, by entry; nil: eager
+	lazy     *Lazy // nil: eager
 	masks    []*mask  // by state; nil: not computed
 	kept     int64    // bytes of masks kept
-	walk     walker
+	walk0    walker
 }
 
 // Compile compiles x over the vocabulary v (nil: a grammar that only
@@ -26,22 +26,35 @@ func Compile(v *Vocab, x *Expr, lim Limits) (*Grammar, error) {
 	return compile(v, []*Expr{x}, nil, lim)
 }
 
-// CompileLazy compiles a lazy grammar: output is free until it contains
-// one of the triggers, then the text right after the trigger must match
-// the trigger's expression; once that is complete, output is free again.
-func CompileLazy(v *Vocab, triggers []string, after []*Expr, lim Limits) (*Grammar, error) {
-	if len(triggers) != len(after) || len(triggers) == 0 {
+// Lazy describes a lazy grammar: output is free until it contains one of
+// the Triggers, then the text right after the trigger must match the
+// trigger's expression in After. Each expression must end with a closer
+// after which nothing can follow (such as "</tool_call>"): there the
+// part is complete, and output is free again, or, with Once, may only
+// stop.
+type Lazy struct {
+	Triggers []string
+	After    []*Expr
+	Once     bool
+
+	longest int
+}
+
+// CompileLazy compiles a lazy grammar.
+func CompileLazy(v *Vocab, l Lazy, lim Limits) (*Grammar, error) {
+	if len(l.Triggers) != len(l.After) || len(l.Triggers) == 0 {
 		panic("grammar: CompileLazy needs one expression per trigger")
 	}
-	for _, t := range triggers {
+	for _, t := range l.Triggers {
 		if t == "" {
 			panic("grammar: an empty trigger")
 		}
+		l.longest = max(l.longest, len(t))
 	}
-	return compile(v, after, triggers, lim)
+	return compile(v, l.After, &l, lim)
 }
 
-func compile(v *Vocab, entries []*Expr, triggers []string, lim Limits) (*Grammar, error) {
+func compile(v *Vocab, entries []*Expr, lazy *Lazy, lim Limits) (*Grammar, error) {
 	if lim.MaxStates == 0 {
 		lim = DefaultLimits()
 	}
@@ -49,7 +62,7 @@ func compile(v *Vocab, entries []*Expr, triggers []string, lim Limits) (*Grammar
 	if err != nil {
 		return nil, err
 	}
-	g := &Grammar{d: newDFA(n, lim.MaxDFAStates), vocab: v, limits: lim, triggers: triggers}
+	g := &Grammar{d: newDFA(n, lim.MaxDFAStates), vocab: v, limits: lim, lazy: lazy}
 	for i := range entries {
 		g.starts = append(g.starts, g.d.start(i))
 	}
@@ -57,7 +70,7 @@ func compile(v *Vocab, entries []*Expr, triggers []string, lim Limits) (*Grammar
 }
 
 // Lazy reports whether the grammar waits for a trigger.
-func (g *Grammar) Lazy() bool { return g.triggers != nil }
+func (g *Grammar) Lazy() bool { return g.lazy != nil }
 
 // MinBytes is the length of the shortest string the grammar (its first
 // entry) matches; -1 if it matches none.

@@ -1,0 +1,116 @@
+package grammar
+
+import (
+	"math"
+	"math/bits"
+)
+
+// mask is the set of tokens a state allows, as bits by token id.
+type mask struct {
+	bits    []uint64
+	allowed int
+	// maxNext is the largest distance to the end from a state an allowed
+	// token leads to: while the budget exceeds it, the mask is exact.
+	maxNext int32
+}
+
+// walker holds the scratch of one walk of the trie.
+type walker struct {
+	states []int32
+}
+
+// walk computes the tokens allowed from s into out (cleared first).
+// Under a budget (limit >= 0) a token is allowed only if its state is at
+// most limit bytes from the end, so that the document still closes.
+func (g *Grammar) walk(s int32, limit int32, out *mask) {
+	v := g.vocab
+	clear(out.bits)
+	out.allowed, out.maxNext = 0, 0
+	w := &g.walk0
+	if len(w.states) < v.maxDepth+1 {
+		w.states = make([]int32, v.maxDepth+1)
+	}
+	st := w.states
+	st[0] = s
+	d := g.d
+	n := int32(len(v.nodeByte))
+	for i := int32(0); i < n; {
+		depth := v.nodeDepth[i]
+		t := d.step(st[depth-1], v.nodeByte[i])
+		if t == dead || d.dist[t] == noDist {
+			i = v.nodeSkip[i]
+			continue
+		}
+		st[depth] = t
+		if lo, hi := v.nodeTok[i], v.nodeTok[i+1]; lo < hi {
+			dt := d.dist[t]
+			if limit < 0 || dt <= limit {
+				for _, id := range v.toks[lo:hi] {
+					out.bits[id>>6] |= 1 << (id & 63)
+				}
+				out.allowed += int(hi - lo)
+				out.maxNext = max(out.maxNext, dt)
+			}
+		}
+		i++
+	}
+	if d.accept[s] {
+		for _, id := range v.stops {
+			out.bits[id>>6] |= 1 << (id & 63)
+			out.allowed++
+		}
+	}
+}
+
+// cached is the mask of s, computed and kept on first use while the
+// grammar's masks fit Limits.MaxMaskBytes; nil if it would not fit.
+func (g *Grammar) cached(s int32) *mask {
+	for int(s) >= len(g.masks) {
+		g.masks = append(g.masks, nil)
+	}
+	if m := g.masks[s]; m != nil {
+		return m
+	}
+	size := int64(g.vocab.words()) * 8
+	if g.kept+size > g.limits.MaxMaskBytes {
+		return nil
+	}
+	m := &mask{bits: make([]uint64, g.vocab.words())}
+	g.walk(s, -1, m)
+	g.masks[s] = m
+	g.kept += size
+	return m
+}
+
+var negInf = float32(math.Inf(-1))
+
+// apply sets the logits of the tokens m forbids to -Inf, and those of
+// any ids past the vocabulary.
+func (m *mask) apply(logits []float32) {
+	n := len(logits)
+	for wi, w := range m.bits {
+		if w == math.MaxUint64 {
+			continue
+		}
+		base := wi << 6
+		if w == 0 {
+			end := min(base+64, n)
+			for i := base; i < end; i++ {
+				logits[i] = negInf
+			}
+			continue
+		}
+		for z := ^w; z != 0; z &= z - 1 {
+			if i := base + bits.TrailingZeros64(z); i < n {
+				logits[i] = negInf
+			}
+		}
+	}
+	for i := len(m.bits) << 6; i < n; i++ {
+		logits[i] = negInf
+	}
+}
+
+func (m *mask) has(id int) bool {
+	return id >= 0 && id>>6 < len(m.bits) && m.bits[id>>6]&(1<<(id&63)) != 0
+}

@@ -1,5 +1,0 @@
-package grammar
-
-type walker struct{}
-type mask struct{}
-type Vocab struct{}
