@@ -14,9 +14,10 @@ type Grammar struct {
 	vocab    *Vocab
 	limits   Limits
 	starts   []int32
-	lazy     *Lazy // nil: eager
-	masks    []*mask  // by state; nil: not computed
-	kept     int64    // bytes of masks kept
+	lazy     *Lazy   // nil: eager
+	masks    []*mask // by state; nil: not computed
+	kept     int64   // bytes of masks kept
+	stopMask *mask   // only the stop tokens, once a Once grammar is done
 	walk0    walker
 }
 

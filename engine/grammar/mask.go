@@ -84,20 +84,35 @@ func (g *Grammar) cached(s int32) *mask {
 
 var negInf = float32(math.Inf(-1))
 
+// negInfs is a run of -Inf to copy over forbidden logits: a copy runs
+// several times faster than a loop storing one float at a time.
+var negInfs = func() []float32 {
+	s := make([]float32, 1<<14)
+	for i := range s {
+		s[i] = negInf
+	}
+	return s
+}()
+
 // apply sets the logits of the tokens m forbids to -Inf, and those of
 // any ids past the vocabulary.
 func (m *mask) apply(logits []float32) {
 	n := len(logits)
-	for wi, w := range m.bits {
+	words := m.bits
+	for wi := 0; wi < len(words); wi++ {
+		w := words[wi]
 		if w == math.MaxUint64 {
 			continue
 		}
 		base := wi << 6
 		if w == 0 {
-			end := min(base+64, n)
-			for i := base; i < end; i++ {
-				logits[i] = negInf
+			// A run of words that forbid everything: one copy.
+			end := wi + 1
+			for end < len(words) && words[end] == 0 {
+				end++
 			}
+			fill(logits[base:min(end<<6, n)])
+			wi = end - 1
 			continue
 		}
 		for z := ^w; z != 0; z &= z - 1 {
@@ -106,8 +121,14 @@ func (m *mask) apply(logits []float32) {
 			}
 		}
 	}
-	for i := len(m.bits) << 6; i < n; i++ {
-		logits[i] = negInf
+	if tail := len(words) << 6; tail < n {
+		fill(logits[tail:])
+	}
+}
+
+func fill(s []float32) {
+	for len(s) > 0 {
+		s = s[copy(s, negInfs):]
 	}
 }
 

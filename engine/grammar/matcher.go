@@ -81,24 +81,18 @@ func (m *Matcher) applyMask(mk *mask, logits []float32) {
 }
 
 func (m *Matcher) onlyStops(logits []float32) {
-	v := m.g.vocab
-	if len(v.stops) == 0 {
+	g := m.g
+	if len(g.vocab.stops) == 0 {
 		return
 	}
-	keep := make([]float32, len(v.stops))
-	for i, id := range v.stops {
-		if int(id) < len(logits) {
-			keep[i] = logits[id]
+	if g.stopMask == nil {
+		g.stopMask = &mask{bits: make([]uint64, g.vocab.words())}
+		for _, id := range g.vocab.stops {
+			g.stopMask.bits[id>>6] |= 1 << (id & 63)
+			g.stopMask.allowed++
 		}
 	}
-	for i := range logits {
-		logits[i] = negInf
-	}
-	for i, id := range v.stops {
-		if int(id) < len(logits) {
-			logits[id] = keep[i]
-		}
-	}
+	g.stopMask.apply(logits)
 }
 
 // Accept advances past token id. An error means the grammar did not
