@@ -31,8 +31,8 @@ func TestCache(t *testing.T) {
 	if _, hit, _ := c.Get("a", compile); !hit {
 		t.Fatal("no hit")
 	}
-	c.Get("b", compile)
-	c.Get("c", compile) // evicts a, the least recently used
+	_, _, _ = c.Get("b", compile)
+	_, _, _ = c.Get("c", compile) // evicts a, the least recently used
 	if c.Len() != 2 {
 		t.Fatalf("%d kept", c.Len())
 	}

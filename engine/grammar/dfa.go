@@ -130,15 +130,6 @@ func (d *dfa) add(set []int32) int32 {
 	return s
 }
 
-// bytes is the memory the states take.
-func (d *dfa) bytes() int64 {
-	var b int64
-	for _, s := range d.sets {
-		b += int64(len(s))*8 + 48
-	}
-	return b + int64(len(d.trans))*4
-}
-
 // final reports whether s accepts and no byte leads on from it.
 func (d *dfa) final(s int32) bool {
 	if !d.accept[s] {

@@ -1,9 +1,6 @@
 package grammar
 
-import (
-	"strings"
-	"sync"
-)
+import "sync"
 
 // Grammar is a compiled grammar over a vocabulary, shared by the
 // requests that use it. It builds its deterministic states and token
@@ -18,6 +15,7 @@ type Grammar struct {
 	masks    []*mask // by state; nil: not computed
 	kept     int64   // bytes of masks kept
 	stopMask *mask   // only the stop tokens, once a Once grammar is done
+	tokens   []int32 // by state: closeTokens, -1 until computed
 	walk0    walker
 }
 
@@ -117,18 +115,8 @@ func (g *Grammar) Shortest(prefix string) string {
 	for i := 0; i < len(prefix) && st != dead; i++ {
 		st = g.d.step(st, prefix[i])
 	}
-	var b strings.Builder
-	for st != dead && g.d.dist[st] > 0 && g.d.dist[st] != noDist {
-		want := g.d.dist[st] - 1
-		next := int32(dead)
-		for c := 0; c < 256; c++ {
-			if t := g.d.step(st, byte(c)); t != dead && g.d.dist[t] == want {
-				b.WriteByte(byte(c))
-				next = t
-				break
-			}
-		}
-		st = next
+	if st == dead {
+		return ""
 	}
-	return b.String()
+	return g.shortestFrom(st)
 }

@@ -44,7 +44,7 @@ func (g *Grammar) walk(s int32, limit int32, out *mask) {
 		st[depth] = t
 		if lo, hi := v.nodeTok[i], v.nodeTok[i+1]; lo < hi {
 			dt := d.dist[t]
-			if limit < 0 || dt <= limit {
+			if limit < 0 || g.fits(t, limit) {
 				for _, id := range v.toks[lo:hi] {
 					out.bits[id>>6] |= 1 << (id & 63)
 				}
@@ -130,8 +130,4 @@ func fill(s []float32) {
 	for len(s) > 0 {
 		s = s[copy(s, negInfs):]
 	}
-}
-
-func (m *mask) has(id int) bool {
-	return id >= 0 && id>>6 < len(m.bits) && m.bits[id>>6]&(1<<(id&63)) != 0
 }

@@ -49,7 +49,7 @@ func (m *Matcher) Mask(logits []float32, remaining int) {
 		return
 	}
 	limit := int32(remaining - 1)
-	if g.d.dist[m.st] > int32(remaining) {
+	if !g.fits(m.st, int32(remaining)) {
 		// Even the shortest completion does not fit: say so, and keep to
 		// the grammar as far as the budget goes.
 		m.truncated = true

@@ -104,7 +104,7 @@ func idOf(t testing.TB, v *Vocab, p string) int {
 func TestAlwaysCloses(t *testing.T) {
 	v := testVocab(`{"`, `":`, `",`, `"}`, `"a`, `aaaa`, `[[`, `]]`, `,[`)
 	str := Seq(Lit(`"`), Star(Class(Range{'a', 'z'})), Lit(`"`))
-	var val *Expr = str
+	val := str
 	for range 4 {
 		val = Alt(str, Seq(Lit("["), List(val, Lit(","), 0, -1), Lit("]")))
 	}
@@ -114,9 +114,12 @@ func TestAlwaysCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	min := g.MinBytes()
+	g.mu.Lock()
+	least := int(g.closeTokens(g.starts[0]))
+	g.mu.Unlock()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 300 {
-		budget := min + rng.IntN(40)
+		budget := min/2 + rng.IntN(40)
 		m := g.NewMatcher()
 		var out strings.Builder
 		stopped := false
@@ -134,15 +137,18 @@ func TestAlwaysCloses(t *testing.T) {
 			}
 			out.WriteString(v.Piece(id))
 		}
-		if !g.MatchString(out.String()) {
+		if budget >= least && !g.MatchString(out.String()) {
 			t.Fatalf("trial %d (budget %d): %q is not a complete document", trial, budget, out.String())
 		}
-		if m.Truncated() {
-			t.Fatalf("trial %d: truncated with a budget of %d >= %d", trial, budget, min)
+		if m.Truncated() != (budget < least) {
+			t.Fatalf("trial %d: truncated %v with a budget of %d, the bound %d", trial, m.Truncated(), budget, least)
 		}
 	}
+	if least >= min || least < 4 {
+		t.Fatalf("the token bound %d is not below the byte bound %d", least, min)
+	}
 	m := g.NewMatcher()
-	allowed(m, v, min-1)
+	allowed(m, v, least-1)
 	if !m.Truncated() {
 		t.Error("a budget below the shortest document is not reported")
 	}

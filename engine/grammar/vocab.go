@@ -115,3 +115,25 @@ func (v *Vocab) isStop(id int) bool {
 }
 
 func (v *Vocab) words() int { return (v.size + 63) / 64 }
+
+// longest is the length of the longest token that s begins with; 0 if
+// none does.
+func (v *Vocab) longest(s string) int {
+	best := 0
+	n := int32(len(v.nodeByte))
+	i := int32(0) // the root's first child
+	for d := 0; d < len(s); d++ {
+		want := uint16(d + 1)
+		for i < n && v.nodeDepth[i] == want && v.nodeByte[i] < s[d] {
+			i = v.nodeSkip[i]
+		}
+		if i >= n || v.nodeDepth[i] != want || v.nodeByte[i] != s[d] {
+			break
+		}
+		if v.nodeTok[i] < v.nodeTok[i+1] {
+			best = d + 1
+		}
+		i++ // its first child, if it has one
+	}
+	return best
+}
