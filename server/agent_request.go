@@ -100,24 +100,7 @@ func decodeAgentFields(fields map[string]json.RawMessage) (agentFields, error) {
 	if a.N, err = decodeN(fields); err != nil {
 		return a, err
 	}
-	return a, rejectUnenforced(&a)
-}
-
-// rejectUnenforced refuses what needs constrained decoding, which this
-// server does not do yet: a JSON response format and a forced tool call.
-// Generating freely instead would hand the client output that may not
-// parse or call anything, with no sign of it; tools under auto are
-// offered to the model and its calls parsed, which needs no grammar.
-func rejectUnenforced(a *agentFields) error {
-	switch {
-	case a.Format.Type == "json_object" || a.Format.Type == "json_schema":
-		return invalid("response_format", "unsupported_parameter",
-			"'response_format' %s is not supported yet: Kiln cannot yet hold the output to JSON, and refuses rather than return text that may not parse", a.Format.Type)
-	case a.ToolChoice == toolChoiceRequired || a.ToolChoice == toolChoiceNamed:
-		return invalid("tool_choice", "unsupported_parameter",
-			"'tool_choice' %s is not supported yet: Kiln cannot yet force a call; use auto, under which the model's own calls are parsed", a.ToolChoice)
-	}
-	return nil
+	return a, nil
 }
 
 // decodeN reads n, the number of choices (1..maxChoices).

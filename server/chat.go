@@ -74,6 +74,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 	}
 	releaseBody(r) // the prompt is encoded: its bytes leave the in-flight budget
 	tokEnd := s.clock.Now()
+	if req.grammar, err = s.planGrammar(req, s.promptThinks(prompt)); err != nil {
+		return err
+	}
 	return s.run(w, r, req, prompt, received, tokStart, tokEnd, &started)
 }
 
@@ -89,6 +92,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, p
 	streams := make([]generation, 0, n)
 	defer p.cancel()
 	ids := make([]uint64, n)
+	cs := make([]*choiceConstraint, n)
 	for i := range n {
 		// The request's identity is reserved before submission, which may
 		// be refused (no request starts then), so that the engine names it
@@ -98,7 +102,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, p
 		ids[i] = s.tel.NewRequestID()
 		genCtx, cancel := context.WithCancel(r.Context())
 		p.cancels = append(p.cancels, cancel)
-		stream, err := s.submit(genCtx, req, prompt, tokEnd, ids[i], i)
+		cs[i] = s.newConstraint(req)
+		stream, err := s.submit(genCtx, req, prompt, tokEnd, ids[i], i, cs[i])
 		if err != nil {
 			return err
 		}
@@ -117,6 +122,10 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, p
 			treq.Choice(i)
 		}
 		x := s.newExchange(p, req, treq, i, p.cancels[i], received, len(prompt))
+		x.constr = cs[i]
+		if rg := req.grammar; rg != nil {
+			treq.Grammar(telemetry.GrammarInfo{Kind: rg.kind, Start: rg.start, End: rg.end, CacheHit: rg.cacheHit})
+		}
 		if req.Agent.toolsOffered() {
 			x.agent = &agentOut{p: toolcall.NewParser(s.family, req.Agent.toolcallTools(), toolcall.Options{Thinking: thinks})}
 		}
@@ -153,12 +162,17 @@ func (s *Server) admit() (release func(), err error) {
 }
 
 // submit hands the encoded prompt of choice to the engine.
-func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, submitted time.Time, id uint64, choice int) (generation, error) {
+func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, submitted time.Time, id uint64, choice int, c *choiceConstraint) (generation, error) {
 	sm := samplingParams(req)
 	if sm.HasSeed {
 		sm.Seed += uint64(choice) // n seeded choices differ, and repeat
 	}
+	var constraint engine.Constraint
+	if c != nil {
+		constraint = c
+	}
 	stream, err := s.gen.Submit(ctx, engine.Request{
+		Constraint:  constraint,
 		Prompt:      prompt,
 		MaxTokens:   s.maxTokens(req, len(prompt)),
 		Sampling:    sm,

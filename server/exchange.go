@@ -61,13 +61,14 @@ type exchange struct {
 		Flush() string
 	}
 
-	text       strings.Builder  // the completion (non-streaming, or captured)
-	completion int              // tokens emitted to the client
-	stopHit    bool             // a stop sequence ended the completion
-	roleSent   bool             // the first chunk (with the role) was written
-	prefix     engine.PrefixUse // what the prompt reused from the prefix cache (prefix.go), from the engine's result
-	logprobs   []tokenLogprob   // the emitted tokens' log probabilities, when asked (logprobs.go)
-	agent      *agentOut        // the tool-call parse of the text (toolstream.go), nil without tools
+	text       strings.Builder   // the completion (non-streaming, or captured)
+	completion int               // tokens emitted to the client
+	stopHit    bool              // a stop sequence ended the completion
+	roleSent   bool              // the first chunk (with the role) was written
+	prefix     engine.PrefixUse  // what the prompt reused from the prefix cache (prefix.go), from the engine's result
+	logprobs   []tokenLogprob    // the emitted tokens' log probabilities, when asked (logprobs.go)
+	agent      *agentOut         // the tool-call parse of the text (toolstream.go), nil without tools
+	constr     *choiceConstraint // the choice's grammar matcher (constraint.go), nil without one
 
 	diag diagRecorder // the record's Latency diagnosis data (diagnosis.go)
 
@@ -146,6 +147,9 @@ func (x *exchange) end(res engine.Result) {
 	// The end is read once, from the clock of every other instant of the
 	// request: the span, the performance object and the record agree.
 	ended := x.s.clock.Now()
+	if u := x.constraintUse(finish); u != nil {
+		x.treq.GrammarEnd(u.maskMs, u.forced, u.truncated)
+	}
 	sum := x.treq.End(telemetry.EndInfo{
 		Outcome:          outcome,
 		FinishReason:     finish,

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"strconv"
+
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/telemetry/latency"
@@ -18,6 +20,7 @@ type performance struct {
 	finishReason       string
 	adapterUsed        string
 	prefix             engine.PrefixUse
+	constraint         *constraintUse // nil: no constraint
 }
 
 // performance builds the object at the request's end; totalMs is receipt
@@ -33,6 +36,7 @@ func (x *exchange) performance(finish string, totalMs float64, sum latency.Summa
 		finishReason:     finish,
 		adapterUsed:      lora.Name(x.req.adapter),
 		prefix:           x.prefix,
+		constraint:       x.constraintUse(finish),
 	}
 	// Decode throughput over the gaps: tokens after the first per second
 	// between the first and the last token; null without a gap.
@@ -73,6 +77,28 @@ func (p *performance) appendJSON(b []byte) []byte {
 	b = appendJSONString(b, p.adapterUsed)
 	b = append(b, `,"prefix_cache":`...)
 	b = appendPrefixCache(b, p.prefix)
+	b = append(b, `,"constraint":`...)
+	b = p.constraint.appendJSON(b)
+	return append(b, '}')
+}
+
+// appendJSON appends the constraint object, or null without one.
+func (c *constraintUse) appendJSON(b []byte) []byte {
+	if c == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"kind":`...)
+	b = appendJSONString(b, c.kind)
+	b = append(b, `,"compile_ms":`...)
+	b = latency.AppendFloat(b, c.compileMs)
+	b = append(b, `,"cache_hit":`...)
+	b = strconv.AppendBool(b, c.cacheHit)
+	b = append(b, `,"mask_ms":`...)
+	b = latency.AppendFloat(b, c.maskMs)
+	b = append(b, `,"forced_close":`...)
+	b = strconv.AppendBool(b, c.forced)
+	b = append(b, `,"truncated":`...)
+	b = strconv.AppendBool(b, c.truncated)
 	return append(b, '}')
 }
 

@@ -24,6 +24,7 @@ type recentRecord struct {
 	adapterUsed      string // the adapter the request ran with, or "base"
 	latency          latency.Summary
 	prefix           engine.PrefixUse // what the prompt took from the prefix cache
+	constraint       *constraintUse   // the grammar the output was held to, nil for none
 	hasText          bool
 	prompt           string
 	completion       string
@@ -47,6 +48,7 @@ func (x *exchange) record(finish string, ended time.Time, totalMs float64, sum l
 		adapterUsed:      lora.Name(x.req.adapter),
 		latency:          sum,
 		prefix:           x.prefix,
+		constraint:       x.constraintUse(finish),
 		seq:              x.treq.ID(),
 		diag:             x.diag.finish(sum.StallThresholdMs, resolvers{request: x.s.recent.resolve, operation: x.s.tel.OperationRecord}),
 	}
@@ -90,6 +92,8 @@ func (r *recentRecord) appendJSON(b []byte) []byte {
 	b = r.latency.AppendJSON(b)
 	b = append(b, `,"prefix_cache":`...)
 	b = appendPrefixCache(b, r.prefix)
+	b = append(b, `,"constraint":`...)
+	b = r.constraint.appendJSON(b)
 	b = append(b, `,"prompt":`...)
 	if r.hasText {
 		b = appendJSONString(b, r.prompt)

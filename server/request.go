@@ -30,7 +30,8 @@ type chatRequest struct {
 	// (adapter_request.go).
 	AdapterGiven bool
 	Adapter      string
-	adapter      *lora.Adapter // what it runs with, resolved by generate (nil: base)
+	adapter      *lora.Adapter   // what it runs with, resolved by generate (nil: base)
+	grammar      *requestGrammar // the constraint's compiled grammar (constraint.go), nil for none
 	Penalties    penaltyParams
 	// Legacy marks a POST /v1/completions request (completions.go): Prompt
 	// is its text, Messages is empty, and the response is a

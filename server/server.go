@@ -14,6 +14,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/chat"
+	"github.com/kiln-ai/kiln/engine/grammar"
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/engine/tokenizer"
@@ -77,20 +78,23 @@ func (realClock) Now() time.Time { return time.Now() }
 // Server is Kiln's HTTP surface. Build it with New; either mount Handler in
 // an http.Server of your own, or let Start and Shutdown run one.
 type Server struct {
-	cfg      Config
-	model    *llama.Loaded
-	modelID  string
-	tok      *tokenizer.Tokenizer
-	tmpl     *chat.Template
-	family   toolcall.Family // how the model writes tool calls, from its template
-	stopIDs  []int
-	gen      generator
-	tel      *telemetry.Telemetry
-	clock    engine.Clock
-	log      zerolog.Logger
-	recent   *recentRing
-	streams  chan struct{} // the max-streams semaphore; nil when unlimited
-	inflight byteBudget    // request-body bytes held (body.go)
+	cfg       Config
+	model     *llama.Loaded
+	modelID   string
+	tok       *tokenizer.Tokenizer
+	tmpl      *chat.Template
+	family    toolcall.Family // how the model writes tool calls, from its template
+	grammars  *grammar.Cache  // compiled grammars of schemas and tools (constraint.go)
+	vocab     *grammar.Vocab  // the vocabulary as grammars read it, built once
+	vocabOnce sync.Once
+	stopIDs   []int
+	gen       generator
+	tel       *telemetry.Telemetry
+	clock     engine.Clock
+	log       zerolog.Logger
+	recent    *recentRing
+	streams   chan struct{} // the max-streams semaphore; nil when unlimited
+	inflight  byteBudget    // request-body bytes held (body.go)
 	// writeTimeout bounds every write of a response (the engine's
 	// eviction grace): a client that stops reading frees its handler,
 	// and with it its stream slot, once the engine has evicted it.
@@ -162,6 +166,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.tmpl = chat.ChatML()
 	}
 	s.family = toolcall.Detect(s.tmpl.Source())
+	s.grammars = grammar.NewCache(grammarCacheSize)
 
 	if cfg.ServedModelName != "" {
 		s.modelID = cfg.ServedModelName

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,33 +131,6 @@ type agentWant struct {
 	check   func(t *testing.T, v map[string]any)
 }
 
-// needsGrammar are the cases that need constrained decoding (a forced tool
-// call, a JSON response format), which the server refuses with 400
-// unsupported_parameter until it enforces a grammar
-// (docs/http-api.md#structured-outputs-and-tool-calls): each must fail
-// with exactly that refusal, never with unchecked output.
-var needsGrammar = map[string]bool{
-	"generateText/toolChoice-required":         true,
-	"generateText/toolChoice-named":            true,
-	"streamText/toolChoice-required":           true,
-	"generateText/tool-result-loop":            true,
-	"generateObject/nested":                    true,
-	"streamObject/nested":                      true,
-	"bindTools/tool_choice-any":                true,
-	"bindTools/tool_choice-required":           true,
-	"bindTools/tool_choice-named":              true,
-	"stream/bindTools-required":                true,
-	"invoke/tool-result-round-trip":            true,
-	"withStructuredOutput/jsonSchema":          true,
-	"withStructuredOutput/functionCalling":     true,
-	"tool-calls/required-non-streamed":         true,
-	"tool-calls/required-streamed":             true,
-	"response_format/json_schema-non-streamed": true,
-	"response_format/json_schema-streamed":     true,
-	"parse/zodResponseFormat":                  true,
-	"parse/zodFunction":                        true,
-}
-
 // agentScript is a script and the cases it must run.
 type agentScript struct {
 	script string
@@ -236,13 +208,6 @@ func checkAgentScripts(t *testing.T, node, dir, url, token string) {
 					delete(cases, w.name)
 					if c.Feature != w.feature {
 						t.Errorf("feature %q, want %q", c.Feature, w.feature)
-					}
-					if needsGrammar[w.name] {
-						if c.Pass || c.Status != http.StatusBadRequest || c.Code != "unsupported_parameter" {
-							t.Fatalf("a case that needs constrained decoding was not refused with 400 unsupported_parameter (pass %v, status %d, code %q): %s; if the server enforces grammars now, drop needsGrammar from the table",
-								c.Pass, c.Status, c.Code, c.Error)
-						}
-						return
 					}
 					if !c.Pass {
 						t.Fatalf("%s\n(rerun it alone: cd examples/clients && node agents/%s --case %s --url URL)", agentFailure(c), s.script, w.name)

@@ -13,7 +13,7 @@
 // "Authorization: Bearer <token>" on every fetch.
 
 import {
-  $, REASONS, REASON_LABEL, PHASES, h, isNum, fixed, fmtMs, fmtCount, fmtRate, fmtTime, plural, prefixCacheText,
+  $, REASONS, REASON_LABEL, PHASES, h, isNum, fixed, fmtMs, fmtCount, fmtRate, fmtTime, plural, prefixCacheText, constraintText,
 } from "./format.js";
 import { renderDetail } from "./diagnosis.js";
 import { renderMaintenance, highlightOperation } from "./maintenance.js";
@@ -405,6 +405,13 @@ function diagnosisContent(rec, kept, detail) {
     out.push(h("p", { class: "prefix-cache", id: "diagnosis-prefix-cache",
       data: { cached: String(pc.cached_tokens), source: String(pc.source ?? ""), stop: String(pc.stop_reason) } },
     h("strong", null, "Prefix cache: "), prefix));
+  }
+  const constraint = constraintText(rec.constraint);
+  if (constraint) {
+    const c = rec.constraint;
+    out.push(h("p", { class: "constraint", id: "diagnosis-constraint",
+      data: { kind: String(c.kind), cacheHit: String(c.cache_hit), truncated: String(c.truncated) } },
+    h("strong", null, "Constrained: "), constraint));
   }
   const lat = rec.latency && typeof rec.latency === "object" ? rec.latency : null;
   if (!lat) {

@@ -5,7 +5,7 @@
 //
 //   cd examples/clients && npm ci
 //   node agents/ai-sdk.mjs [--url http://127.0.0.1:8420] [--model kiln-tiny] [--token TOKEN]
-//        [--max-tokens 64] [--case NAME]
+//        [--max-tokens 160] [--case NAME]
 //
 // Prints one JSON line ({script, passed, failed, cases: [{name, feature,
 // pass, error?, ...values}]}); exits 1 with one line naming the failed

@@ -28,7 +28,10 @@ export function parseFlags(argv = process.argv.slice(2)) {
     baseURL: url.replace(/\/+$/, "").replace(/(\/v1)?$/, "/v1"),
     model: opt("--model", "kiln-tiny"),
     token: opt("--token", process.env.KILN_ACCESS_TOKEN || "unused"),
-    maxTokens: Number(opt("--max-tokens", "64")),
+    // A forced call's shortest form (<tool_call>, the name, the required
+    // arguments, </tool_call>) takes kiln-tiny about 90 tokens, at about a
+    // token a character: 160 leaves the grammar room to close it.
+    maxTokens: Number(opt("--max-tokens", "160")),
     only: opt("--case", ""),
   };
   if (args.length > 0) usage(`unknown argument ${args[0]}`);
