@@ -28,7 +28,7 @@ type dfa struct {
 const dead = 0
 
 func newDFA(n *nfa, limit int) *dfa {
-	d := &dfa{n: n, index: map[string]int32{}, limit: limit, mark: make([]uint32, len(n.edges))}
+	d := &dfa{n: n, index: map[string]int32{}, limit: limit, mark: make([]uint32, n.size)}
 	d.add(nil)
 	for i := range d.trans[:256] {
 		d.trans[i] = dead
@@ -48,7 +48,7 @@ func (d *dfa) step(s int32, c byte) int32 {
 	}
 	seeds := d.seeds[:0]
 	for _, u := range d.sets[s] {
-		for _, e := range d.n.edges[u] {
+		for _, e := range d.n.out(u) {
 			if e.lo <= c && c <= e.hi {
 				seeds = append(seeds, e.to)
 			}
@@ -75,7 +75,7 @@ func (d *dfa) closure(seeds []int32) []int32 {
 	for len(stack) > 0 {
 		u := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, v := range d.n.eps[u] {
+		for _, v := range d.n.epsOf(u) {
 			if d.mark[v] != d.gen {
 				d.mark[v] = d.gen
 				out = append(out, v)
@@ -87,7 +87,7 @@ func (d *dfa) closure(seeds []int32) []int32 {
 	// apart: dropping the rest merges sets that behave alike.
 	keep := out[:0]
 	for _, u := range out {
-		if len(d.n.edges[u]) > 0 || u == d.n.accept {
+		if len(d.n.out(u)) > 0 || u == d.n.accept {
 			keep = append(keep, u)
 		}
 	}
@@ -136,7 +136,7 @@ func (d *dfa) final(s int32) bool {
 		return false
 	}
 	for _, u := range d.sets[s] {
-		if len(d.n.edges[u]) > 0 {
+		if len(d.n.out(u)) > 0 {
 			return false
 		}
 	}

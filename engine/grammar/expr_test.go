@@ -98,7 +98,7 @@ func TestListOneCopy(t *testing.T) {
 	if !g.MatchString("[0,[0,[]],0]") || g.MatchString("[0,]") {
 		t.Error("nested list matched wrongly")
 	}
-	if n := len(g.d.n.edges); n > 2000 {
+	if n := int(g.d.n.size); n > 2000 {
 		t.Errorf("%d states for a 12-deep list", n)
 	}
 }

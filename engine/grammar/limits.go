@@ -30,7 +30,7 @@ type Limits struct {
 // under: about 20 ms and 40 MB at most for the automaton.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxStates:    200_000,
+		MaxStates:    500_000,
 		MaxDFAStates: 40_000,
 		MaxMaskBytes: 64 << 20,
 		MaxDepth:     64,

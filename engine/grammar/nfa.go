@@ -1,17 +1,27 @@
 package grammar
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // nfa is an expression compiled to a byte automaton (Thompson's
 // construction): states with byte edges and empty edges, one start per
-// entry and one accepting state.
+// entry and one accepting state. Edges are collected in one list while
+// building and laid out by state once (compressed rows): a state is a
+// number, not an allocation.
 type nfa struct {
-	edges  [][]edge
-	eps    [][]int32
+	size   int32 // states
+	built  []rawEdge
 	starts []int32
 	accept int32
-	dist   []int32 // bytes from each state to accept at the fewest; unreachable: noDist
 	limit  int
+
+	edgeAt []int32 // state u's byte edges are edges[edgeAt[u]:edgeAt[u+1]]
+	edges  []edge
+	epsAt  []int32 // and its empty edges eps[epsAt[u]:epsAt[u+1]]
+	eps    []int32
+	dist   []int32 // bytes from each state to accept at the fewest; unreachable: noDist
 }
 
 type edge struct {
@@ -19,18 +29,63 @@ type edge struct {
 	to     int32
 }
 
+// rawEdge is an edge as built: an empty one has empty set.
+type rawEdge struct {
+	from, to int32
+	lo, hi   byte
+	empty    bool
+}
+
 const noDist = math.MaxInt32
 
 func (n *nfa) state() (int32, error) {
-	if len(n.edges) >= n.limit {
+	if int(n.size) >= n.limit {
 		return 0, &LimitError{What: "grammar states", Limit: n.limit}
 	}
-	n.edges = append(n.edges, nil)
-	n.eps = append(n.eps, nil)
-	return int32(len(n.edges) - 1), nil
+	n.size++
+	return n.size - 1, nil
 }
 
-func (n *nfa) empty(from, to int32) { n.eps[from] = append(n.eps[from], to) }
+func (n *nfa) empty(from, to int32) {
+	n.built = append(n.built, rawEdge{from: from, to: to, empty: true})
+}
+
+func (n *nfa) byteEdge(from, to int32, lo, hi byte) {
+	n.built = append(n.built, rawEdge{from: from, to: to, lo: lo, hi: hi})
+}
+
+// out is u's byte edges; epsOf its empty edges.
+func (n *nfa) out(u int32) []edge    { return n.edges[n.edgeAt[u]:n.edgeAt[u+1]] }
+func (n *nfa) epsOf(u int32) []int32 { return n.eps[n.epsAt[u]:n.epsAt[u+1]] }
+
+// layout moves the built edges into rows by state.
+func (n *nfa) layout() {
+	n.edgeAt = make([]int32, n.size+1)
+	n.epsAt = make([]int32, n.size+1)
+	for _, e := range n.built {
+		if e.empty {
+			n.epsAt[e.from+1]++
+		} else {
+			n.edgeAt[e.from+1]++
+		}
+	}
+	for u := range n.size {
+		n.edgeAt[u+1] += n.edgeAt[u]
+		n.epsAt[u+1] += n.epsAt[u]
+	}
+	n.edges = make([]edge, n.edgeAt[n.size])
+	n.eps = make([]int32, n.epsAt[n.size])
+	ei, pi := slices.Clone(n.edgeAt[:n.size]), slices.Clone(n.epsAt[:n.size])
+	for _, e := range n.built {
+		if e.empty {
+			n.eps[pi[e.from]] = e.to
+			pi[e.from]++
+		} else {
+			n.edges[ei[e.from]] = edge{e.lo, e.hi, e.to}
+			ei[e.from]++
+		}
+	}
+}
 
 // build adds x to the automaton starting at from and returns where it ends.
 func (n *nfa) build(x *Expr, from int32) (int32, error) {
@@ -46,8 +101,7 @@ func (n *nfa) build(x *Expr, from int32) (int32, error) {
 			if err != nil {
 				return 0, err
 			}
-			c := x.lit[i]
-			n.edges[cur] = append(n.edges[cur], edge{c, c, next})
+			n.byteEdge(cur, next, x.lit[i], x.lit[i])
 			cur = next
 		}
 		return cur, nil
@@ -57,7 +111,7 @@ func (n *nfa) build(x *Expr, from int32) (int32, error) {
 			return 0, err
 		}
 		for _, r := range x.rng {
-			n.edges[from] = append(n.edges[from], edge{r.Lo, r.Hi, to})
+			n.byteEdge(from, to, r.Lo, r.Hi)
 		}
 		return to, nil
 	case opSeq:
@@ -244,26 +298,31 @@ func compileNFA(entries []*Expr, limit int) (*nfa, error) {
 		n.empty(end, accept)
 		n.starts = append(n.starts, start)
 	}
+	n.layout()
 	n.measure()
+	n.built = nil
 	return n, nil
 }
 
 // measure sets dist by a 0-1 breadth-first search from accept over the
 // reversed edges: an empty edge costs nothing, a byte edge one byte.
 func (n *nfa) measure() {
-	size := len(n.edges)
-	type rev struct {
-		from int32
-		w    int32
+	size := n.size
+	// The reversed edges in rows by their head: backAt/back/backW.
+	backAt := make([]int32, size+1)
+	for _, e := range n.built {
+		backAt[e.to+1]++
 	}
-	back := make([][]rev, size)
 	for u := range size {
-		for _, e := range n.edges[u] {
-			back[e.to] = append(back[e.to], rev{int32(u), 1})
-		}
-		for _, v := range n.eps[u] {
-			back[v] = append(back[v], rev{int32(u), 0})
-		}
+		backAt[u+1] += backAt[u]
+	}
+	back := make([]int32, len(n.built))
+	backW := make([]bool, len(n.built)) // a byte edge: costs one
+	at := slices.Clone(backAt[:size])
+	for _, e := range n.built {
+		back[at[e.to]] = e.from
+		backW[at[e.to]] = !e.empty
+		at[e.to]++
 	}
 	n.dist = make([]int32, size)
 	for i := range n.dist {
@@ -284,14 +343,17 @@ func (n *nfa) measure() {
 			u = dq[head]
 			head++
 		}
-		for _, r := range back[u] {
-			d := n.dist[u] + r.w
-			if d < n.dist[r.from] {
-				n.dist[r.from] = d
-				if r.w == 0 {
-					zero = append(zero, r.from)
+		for i := backAt[u]; i < backAt[u+1]; i++ {
+			from, d := back[i], n.dist[u]
+			if backW[i] {
+				d++
+			}
+			if d < n.dist[from] {
+				n.dist[from] = d
+				if backW[i] {
+					dq = append(dq, from)
 				} else {
-					dq = append(dq, r.from)
+					zero = append(zero, from)
 				}
 			}
 		}
