@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -409,5 +412,47 @@ func TestUnenforceableSchemas(t *testing.T) {
 		if status != http.StatusBadRequest || e.Error.Param != c.param || e.Error.Code != c.code || e.Error.Type != "invalid_request_error" {
 			t.Errorf("%s: %d %s, want 400 %s at %s", c.name, status, raw, c.code, c.param)
 		}
+	}
+}
+
+// slowMask holds one mask of each constrained request for stallHold: a
+// grammar whose mask is slow (a cold state of a huge grammar).
+type slowMask struct{ generator }
+
+func (g slowMask) Submit(ctx context.Context, r engine.Request) (generation, error) {
+	if r.Constraint != nil {
+		r.Constraint = &slowConstraint{Constraint: r.Constraint}
+	}
+	return g.generator.Submit(ctx, r)
+}
+
+type slowConstraint struct {
+	engine.Constraint
+	calls int
+}
+
+func (c *slowConstraint) Mask(logits []float32, remaining int) {
+	c.calls++
+	if c.calls == 2 {
+		time.Sleep(stallHold) // the slow mask under test
+	}
+	c.Constraint.Mask(logits, remaining)
+}
+
+// TestSlowMaskStallIsSampling: the mask runs inside the sampling phase,
+// so a stall it causes is attributed to sampling in every place a stall
+// is counted.
+func TestSlowMaskStallIsSampling(t *testing.T) {
+	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), func(s *harnessSetup) {
+		s.gen = func(g generator) generator { return slowMask{g} }
+	})
+	// A long enough document that one slow gap stands out of the median.
+	schema := `{"type":"object","properties":{"a":{"type":"string","minLength":30,"maxLength":40}},"required":["a"]}`
+	body := h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 80,
+		"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "long", "schema": json.RawMessage(schema)}}})
+	_, result := h.streamAsync(body)
+	ev := h.stallEvidence(t, <-result, "sampling")
+	if ev.sse != 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
+		t.Errorf("sampling stalls: sse %d summary %d window %d metric %d span %d; want 1 everywhere", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
 	}
 }
