@@ -47,3 +47,21 @@ func TestCache(t *testing.T) {
 		t.Fatal("a failed compile was kept")
 	}
 }
+
+// BenchmarkCacheHit is a request repeating a compiled schema: one lookup.
+func BenchmarkCacheHit(b *testing.B) {
+	c := NewCache(32)
+	g, err := Compile(nil, Lit("x"), DefaultLimits())
+	if err != nil {
+		b.Fatal(err)
+	}
+	compile := func() (*Grammar, error) { return g, nil }
+	key := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	_, _, _ = c.Get(key, compile)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, hit, _ := c.Get(key, compile); !hit {
+			b.Fatal("miss")
+		}
+	}
+}

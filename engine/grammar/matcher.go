@@ -55,12 +55,18 @@ func (m *Matcher) Mask(logits []float32, remaining int) {
 		m.truncated = true
 	}
 	mk := g.cached(m.st)
-	if mk != nil && (m.truncated || mk.maxNext <= limit) {
+	switch {
+	case mk != nil && m.truncated:
 		m.applyMask(mk, logits)
 		return
+	case mk != nil:
+		removed, allowed := g.applyWithin(mk, m.st, limit, logits)
+		m.forced = m.forced || removed && allowed > 0
+		m.failed = allowed == 0
+		return
 	}
-	// The budget is tight (or the masks kept are at their bound): walk
-	// again, allowing only tokens after which the document still closes.
+	// The masks kept are at their bound: walk again, allowing only tokens
+	// after which the document still closes.
 	if m.scratch.bits == nil {
 		m.scratch.bits = make([]uint64, g.vocab.words())
 	}
@@ -68,7 +74,6 @@ func (m *Matcher) Mask(logits []float32, remaining int) {
 		limit = -1
 	}
 	g.walk(m.st, limit, &m.scratch)
-	m.forced = m.forced || mk != nil
 	m.applyMask(&m.scratch, logits)
 }
 
