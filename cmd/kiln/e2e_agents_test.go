@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kiln-ai/kiln/internal/testshared"
 )
 
 // The agent client tests run examples/clients/agents/*.mjs, the SDKs
@@ -84,7 +86,8 @@ func requireAgentSDKs(t *testing.T, dir string) {
 // anything else (no report, exit 2) fails the test.
 func runAgentScript(t *testing.T, node, dir, script string, args ...string) map[string]agentCase {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// The weather demo trains for a few minutes; the others take seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("agents", script)}, args...)...)
 	cmd.Dir = dir
@@ -147,6 +150,36 @@ func TestAgentClients(t *testing.T) {
 	const token = "e2e-agents"
 	srv := startServeEnv(t, []string{"KILN_ACCESS_TOKEN=" + token})
 	checkAgentScripts(t, node, dir, srv.URL, token)
+}
+
+// TestWeatherDemo runs the weather demo (examples/clients/agents/
+// weather-demo.mjs) against the binary: an online SFT job teaches
+// kiln-tiny to call get_weather, then an unmodified AI SDK agent loop
+// under tool_choice auto gets the call, runs the tool and gets an answer
+// that uses its result. It trains for about 120 steps, too slow beside
+// the race detector's load: scripts/test runs it in a step of its own.
+func TestWeatherDemo(t *testing.T) {
+	if testing.Short() || testshared.Race {
+		t.Skip("trains kiln-tiny for about 120 steps: not under -short or the race detector (scripts/test runs it without)")
+	}
+	node := requireTool(t, "node")
+	dir := filepath.Join(repoRoot(t), "examples", "clients")
+	requireAgentSDKs(t, dir)
+	srv := startServe(t, "--adapter-dir", t.TempDir())
+	cases := runAgentScript(t, node, dir, "weather-demo.mjs", "--url", srv.URL, "--model", "kiln-tiny")
+	for _, name := range []string{"train", "agent-loop"} {
+		c, ok := cases[name]
+		if !ok {
+			t.Fatalf("the demo ran no case %q", name)
+		}
+		if !c.Pass {
+			t.Fatalf("%s: %s (values %v)", name, c.Error, c.Values)
+		}
+		t.Logf("%s: %v", name, c.Values)
+	}
+	if city := cases["agent-loop"].Values["city"]; city != "Paris" {
+		t.Errorf("the tool ran for %v, want Paris", city)
+	}
 }
 
 // agentScripts is every script and the cases it must run.
