@@ -87,10 +87,7 @@ func (g *Grammar) MinBytes() int {
 func (g *Grammar) MatchString(s string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	st := g.starts[0]
-	for i := 0; i < len(s) && st != dead; i++ {
-		st = g.d.step(st, s[i])
-	}
+	st := g.after(s)
 	return st != dead && g.d.accept[st]
 }
 
@@ -99,10 +96,7 @@ func (g *Grammar) MatchString(s string) bool {
 func (g *Grammar) Prefix(s string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	st := g.starts[0]
-	for i := 0; i < len(s) && st != dead; i++ {
-		st = g.d.step(st, s[i])
-	}
+	st := g.after(s)
 	return st != dead && g.d.dist[st] != noDist
 }
 
@@ -111,12 +105,18 @@ func (g *Grammar) Prefix(s string) bool {
 func (g *Grammar) Shortest(prefix string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	st := g.starts[0]
-	for i := 0; i < len(prefix) && st != dead; i++ {
-		st = g.d.step(st, prefix[i])
-	}
+	st := g.after(prefix)
 	if st == dead {
 		return ""
 	}
 	return g.shortestFrom(st)
+}
+
+// after is the state of the first entry after s (g.mu held).
+func (g *Grammar) after(s string) int32 {
+	st := g.starts[0]
+	for i := 0; i < len(s) && st != dead; i++ {
+		st = g.d.step(st, s[i])
+	}
+	return st
 }
