@@ -7,7 +7,8 @@
 //
 //   - expr.go: the expressions a grammar is written in (literals, byte
 //     classes, sequences, alternatives, bounded repetition).
-//   - json.go, schema.go: JSON values and JSON Schema as expressions.
+//   - json.go, schema*.go: JSON values and JSON Schema as expressions
+//     (schema.go the entry points, the others one concern each).
 //   - nfa.go: an expression compiled to a byte automaton, under Limits,
 //     with each state's shortest distance to the end of the document.
 //   - dfa.go: the automaton determinised lazily, a state at a time.

@@ -334,26 +334,7 @@ func TestSchemaLimits(t *testing.T) {
 			t.Errorf("60 levels: %v", err)
 		}
 	})
-	t.Run("big enum", func(t *testing.T) {
-		var b strings.Builder
-		b.WriteString(`{"type":"string","enum":[`)
-		for i := range 100_000 {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, `"value-%d"`, i)
-		}
-		b.WriteString("]}")
-		elapsed(t, "100k enum", func() {
-			x, err := Schema([]byte(b.String()), lim)
-			if err == nil {
-				_, err = Compile(nil, x, lim)
-			}
-			if err != nil && !isLimit(err) {
-				t.Errorf("err = %v, want a LimitError or none", err)
-			}
-		})
-	})
+	t.Run("big enum", func(t *testing.T) { limitBigEnum(t, lim) })
 	t.Run("enum trie", func(t *testing.T) {
 		var vals []string
 		for i := range 2000 {
@@ -377,22 +358,7 @@ func TestSchemaLimits(t *testing.T) {
 			})
 		}
 	})
-	t.Run("1000 tools", func(t *testing.T) {
-		var tools []string
-		for i := range 1000 {
-			tools = append(tools, strings.ReplaceAll(toolSchema, `"location"`, fmt.Sprintf(`"location%d"`, i)))
-		}
-		s := `{"anyOf":[` + strings.Join(tools, ",") + `]}`
-		elapsed(t, "1000 tools", func() {
-			x, err := Schema([]byte(s), lim)
-			if err == nil {
-				_, err = Compile(nil, x, lim)
-			}
-			if err != nil && !isLimit(err) {
-				t.Errorf("err = %v, want a LimitError or none", err)
-			}
-		})
-	})
+	t.Run("1000 tools", func(t *testing.T) { limitManyTools(t, lim) })
 	t.Run("exponential refs", func(t *testing.T) {
 		defs := []string{`"d0":{"type":"integer"}`}
 		for i := 1; i <= 40; i++ {
@@ -408,6 +374,48 @@ func TestSchemaLimits(t *testing.T) {
 	t.Run("long string", func(t *testing.T) {
 		if _, err := Schema([]byte(`{"type":"string","maxLength":100000000}`), lim); !isLimit(err) {
 			t.Errorf("err = %v, want a LimitError", err)
+		}
+	})
+}
+
+// limitBigEnum checks that a 100k-value enum compiles or hits a limit,
+// quickly.
+func limitBigEnum(t *testing.T, lim Limits) {
+	var b strings.Builder
+	b.WriteString(`{"type":"string","enum":[`)
+	for i := range 100_000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"value-%d"`, i)
+	}
+	b.WriteString("]}")
+	elapsed(t, "100k enum", func() {
+		x, err := Schema([]byte(b.String()), lim)
+		if err == nil {
+			_, err = Compile(nil, x, lim)
+		}
+		if err != nil && !isLimit(err) {
+			t.Errorf("err = %v, want a LimitError or none", err)
+		}
+	})
+}
+
+// limitManyTools checks that an anyOf of 1000 tool schemas compiles or
+// hits a limit, quickly.
+func limitManyTools(t *testing.T, lim Limits) {
+	var tools []string
+	for i := range 1000 {
+		tools = append(tools, strings.ReplaceAll(toolSchema, `"location"`, fmt.Sprintf(`"location%d"`, i)))
+	}
+	s := `{"anyOf":[` + strings.Join(tools, ",") + `]}`
+	elapsed(t, "1000 tools", func() {
+		x, err := Schema([]byte(s), lim)
+		if err == nil {
+			_, err = Compile(nil, x, lim)
+		}
+		if err != nil && !isLimit(err) {
+			t.Errorf("err = %v, want a LimitError or none", err)
 		}
 	})
 }
