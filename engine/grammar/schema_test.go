@@ -304,14 +304,14 @@ func TestSchemaErrors(t *testing.T) {
 	}
 }
 
-// elapsed fails the test when f runs longer than two seconds.
+// elapsed logs how long f ran. The bound itself is the state limit the
+// test asserts; speed is measured by the benchmarks, not by wall-clock
+// thresholds, which fail under the race detector on a loaded machine.
 func elapsed(t *testing.T, what string, f func()) {
 	t.Helper()
 	start := time.Now()
 	f()
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("%s took %v", what, d)
-	}
+	t.Logf("%s took %v", what, time.Since(start))
 }
 
 func isLimit(err error) bool {
