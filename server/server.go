@@ -149,24 +149,24 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		cfg.Engine.KVMaxTokens = deps.Engine.KVMaxTokens()
 	}
 	s := &Server{
-		cfg:     cfg,
-		model:   deps.Model,
-		modelID: deps.Model.ID,
-		tok:     deps.Model.Tokenizer,
-		tmpl:    deps.Model.Template,
-		stopIDs: deps.Model.Tokenizer.StopIDs(),
-		gen:     gen,
-		tel:     deps.Telemetry,
-		clock:   deps.Clock,
-		created: time.Now(),
-		recent:  newRecentRing(cfg.RecentRequests),
-		cut:     make(chan struct{}),
+		cfg:      cfg,
+		model:    deps.Model,
+		modelID:  deps.Model.ID,
+		tok:      deps.Model.Tokenizer,
+		tmpl:     deps.Model.Template,
+		stopIDs:  deps.Model.Tokenizer.StopIDs(),
+		grammars: grammar.NewCache(grammarCacheSize),
+		gen:      gen,
+		tel:      deps.Telemetry,
+		clock:    deps.Clock,
+		created:  time.Now(),
+		recent:   newRecentRing(cfg.RecentRequests),
+		cut:      make(chan struct{}),
 	}
 	if s.tmpl == nil {
 		s.tmpl = chat.ChatML()
 	}
 	s.family = toolcall.Detect(s.tmpl.Source())
-	s.grammars = grammar.NewCache(grammarCacheSize)
 
 	if cfg.ServedModelName != "" {
 		s.modelID = cfg.ServedModelName
