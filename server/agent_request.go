@@ -156,6 +156,13 @@ func rejectFunctions(fields map[string]json.RawMessage) error {
 }
 
 func decodeTools(raw json.RawMessage) ([]tool, error) {
+	return decodeToolList(raw, decodeTool, ".function.name")
+}
+
+// decodeToolList reads a tools array with one's decoder: at most
+// maxTools, every name once (nameParam is where a tool's name lies
+// under its item, for the error).
+func decodeToolList(raw json.RawMessage, one func(param string, raw json.RawMessage) (tool, error), nameParam string) ([]tool, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
@@ -172,12 +179,12 @@ func decodeTools(raw json.RawMessage) ([]tool, error) {
 	tools := make([]tool, 0, len(items))
 	seen := make(map[string]bool, len(items))
 	for i, it := range items {
-		t, err := decodeTool(fmt.Sprintf("tools[%d]", i), it)
+		t, err := one(fmt.Sprintf("tools[%d]", i), it)
 		if err != nil {
 			return nil, err
 		}
 		if seen[t.Name] {
-			return nil, invalid(fmt.Sprintf("tools[%d].function.name", i), "invalid_value", "the tool name '%s' is given twice", t.Name)
+			return nil, invalid(fmt.Sprintf("tools[%d]%s", i, nameParam), "invalid_value", "the tool name '%s' is given twice", t.Name)
 		}
 		seen[t.Name] = true
 		tools = append(tools, t)
@@ -205,8 +212,16 @@ func decodeTool(param string, raw json.RawMessage) (tool, error) {
 	if err := json.Unmarshal(fnRaw, &fn); err != nil || fn == nil {
 		return tool{}, wrongType(param+".function", "an object", fnRaw)
 	}
-	fp := param + ".function"
+	return decodeFunction(param+".function", fn, "parameters")
+}
+
+// decodeFunction reads a function tool's fields, which chat nests under
+// "function" and Responses and Messages give flat: name, description,
+// strict and the JSON Schema of its arguments under schemaKey
+// ("parameters", or Messages' "input_schema"). fp is the fields' param.
+func decodeFunction(fp string, fn map[string]json.RawMessage, schemaKey string) (tool, error) {
 	var t tool
+	var err error
 	if t.Name, err = requiredString(fn, "name"); err != nil {
 		return tool{}, withParam(err, fp+".name")
 	}
@@ -224,9 +239,9 @@ func decodeTool(param string, raw json.RawMessage) (tool, error) {
 	} else if s != nil {
 		t.Strict = *s
 	}
-	if p := fn["parameters"]; !isNull(p) {
+	if p := fn[schemaKey]; !isNull(p) {
 		if jsonKind(p) != "an object" {
-			return tool{}, wrongType(fp+".parameters", "a JSON Schema object", p)
+			return tool{}, wrongType(fp+"."+schemaKey, "a JSON Schema object", p)
 		}
 		t.Parameters = compactJSON(p)
 	}
@@ -244,17 +259,7 @@ func decodeToolChoice(raw json.RawMessage, a *agentFields) error {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		switch s {
-		case toolChoiceNone:
-		case toolChoiceAuto, toolChoiceRequired:
-			if len(a.Tools) == 0 {
-				return invalid("tool_choice", "invalid_value", "'tool_choice' '%s' needs 'tools'", s)
-			}
-		default:
-			return invalid("tool_choice", "invalid_value", "'tool_choice' must be none, auto, required or an object naming a function, got '%s'", clip(s))
-		}
-		a.ToolChoice = s
-		return nil
+		return setToolChoice(a, "tool_choice", s)
 	}
 	var obj struct {
 		Type     string `json:"type"`
@@ -268,16 +273,42 @@ func decodeToolChoice(raw json.RawMessage, a *agentFields) error {
 	if obj.Type != "function" {
 		return invalid("tool_choice.type", "invalid_value", "'tool_choice.type' must be 'function'")
 	}
-	if obj.Function == nil || obj.Function.Name == "" {
-		return invalid("tool_choice.function.name", "missing_required_parameter", "missing required parameter: 'tool_choice.function.name'")
+	if obj.Function == nil {
+		return nameToolChoice(a, "tool_choice.function.name", "")
+	}
+	return nameToolChoice(a, "tool_choice.function.name", obj.Function.Name)
+}
+
+// setToolChoice applies a tool choice given by name: none, auto or
+// required (which need tools). The three APIs spell their choices
+// differently and share this rule.
+func setToolChoice(a *agentFields, param, s string) error {
+	switch s {
+	case toolChoiceNone:
+	case toolChoiceAuto, toolChoiceRequired:
+		if len(a.Tools) == 0 {
+			return invalid(param, "invalid_value", "'%s' '%s' needs 'tools'", param, s)
+		}
+	default:
+		return invalid(param, "invalid_value", "'%s' must be none, auto, required or an object naming a function, got '%s'", param, clip(s))
+	}
+	a.ToolChoice = s
+	return nil
+}
+
+// nameToolChoice forces the call of the named tool, which must be among
+// the request's tools; param is where the name lies.
+func nameToolChoice(a *agentFields, param, name string) error {
+	if name == "" {
+		return invalid(param, "missing_required_parameter", "missing required parameter: '%s'", param)
 	}
 	for _, t := range a.Tools {
-		if t.Name == obj.Function.Name {
+		if t.Name == name {
 			a.ToolChoice, a.ToolChoiceName = toolChoiceNamed, t.Name
 			return nil
 		}
 	}
-	return invalid("tool_choice.function.name", "invalid_value", "'tool_choice' names the function '%s', which is not among 'tools'", clip(obj.Function.Name))
+	return invalid(param, "invalid_value", "'tool_choice' names the function '%s', which is not among 'tools'", clip(name))
 }
 
 func decodeResponseFormat(raw json.RawMessage) (responseFormat, error) {
@@ -308,22 +339,30 @@ func decodeResponseFormat(raw json.RawMessage) (responseFormat, error) {
 	if err := json.Unmarshal(jsRaw, &js); err != nil || js == nil {
 		return responseFormat{}, wrongType("response_format.json_schema", "an object", jsRaw)
 	}
-	f := responseFormat{Type: typ}
+	return decodeSchemaFormat("response_format.json_schema", js)
+}
+
+// decodeSchemaFormat reads a json_schema format's name, strict and
+// schema, which chat nests under response_format.json_schema and
+// Responses gives flat in text.format; param is where they lie.
+func decodeSchemaFormat(param string, js map[string]json.RawMessage) (responseFormat, error) {
+	f := responseFormat{Type: "json_schema"}
+	var err error
 	if f.Name, err = requiredString(js, "name"); err != nil {
-		return responseFormat{}, withParam(err, "response_format.json_schema.name")
+		return responseFormat{}, withParam(err, param+".name")
 	}
 	if !toolNameRE.MatchString(f.Name) {
-		return responseFormat{}, invalid("response_format.json_schema.name", "invalid_value",
+		return responseFormat{}, invalid(param+".name", "invalid_value",
 			"the schema name must be 1 to 64 letters, digits, underscores or dashes")
 	}
 	if s, err := optionalBool(js, "strict"); err != nil {
-		return responseFormat{}, withParam(err, "response_format.json_schema.strict")
+		return responseFormat{}, withParam(err, param+".strict")
 	} else if s != nil {
 		f.Strict = *s
 	}
 	if sc := js["schema"]; !isNull(sc) {
 		if k := jsonKind(sc); k != "an object" && k != "a boolean" {
-			return responseFormat{}, wrongType("response_format.json_schema.schema", "a JSON Schema object", sc)
+			return responseFormat{}, wrongType(param+".schema", "a JSON Schema object", sc)
 		}
 		f.Schema = compactJSON(sc)
 	}

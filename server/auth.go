@@ -8,7 +8,8 @@ import (
 )
 
 // requireToken wraps the handler of route rt so that the request carries
-// "Authorization: Bearer <token>", unless the route is open: GET /health,
+// "Authorization: Bearer <token>" (or "x-api-key: <token>", as
+// Anthropic's clients send it), unless the route is open: GET /health,
 // and reads of the dashboard's static files (GET /ui, /ui/...), which are
 // open because a browser cannot send a bearer header when it loads a
 // page; they are embedded static assets that hold no data, and the page
@@ -25,7 +26,7 @@ func (s *Server) requireToken(next http.Handler, rt route) http.Handler {
 	deny := s.handle(func(w http.ResponseWriter, _ *http.Request) error {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="kiln"`)
 		return &Error{Status: http.StatusUnauthorized, Type: typeAuthentication, Code: "invalid_api_key",
-			Message: "missing or invalid access token: send 'Authorization: Bearer <token>'"}
+			Message: "missing or invalid access token: send 'Authorization: Bearer <token>' (or 'x-api-key: <token>')"}
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rt.access == openReads && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
@@ -33,6 +34,10 @@ func (s *Server) requireToken(next http.Handler, rt route) http.Handler {
 			return
 		}
 		got, ok := bearer(r.Header.Get("Authorization"))
+		if !ok {
+			got = r.Header.Get("X-Api-Key") // Anthropic's clients send the key so
+			ok = got != ""
+		}
 		sum := sha256.Sum256([]byte(got))
 		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 			deny.ServeHTTP(w, r)

@@ -30,7 +30,7 @@ func parseCompletionRequest(data []byte) (*chatRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &chatRequest{Legacy: true}
+	req := &chatRequest{Legacy: true, api: apiCompletions}
 	if req.Model, err = requiredString(fields, "model"); err != nil {
 		return nil, err
 	}

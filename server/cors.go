@@ -65,7 +65,7 @@ func cors(h http.Handler, origins []string) http.Handler {
 			hdr.Add("Vary", "Access-Control-Request-Method")
 			hdr.Add("Vary", "Access-Control-Request-Headers")
 			hdr.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-			hdr.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, traceparent, tracestate")
+			hdr.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Api-Key, Anthropic-Version, Anthropic-Beta, traceparent, tracestate")
 			hdr.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return

@@ -105,8 +105,10 @@ func appendNullableString(b []byte, s string) []byte {
 	return appendJSONString(b, s)
 }
 
-// writeError writes e as the response. The caller has not written yet.
-func writeError(w http.ResponseWriter, e *Error) {
+// writeError writes e as the response, in the shape of the route r
+// matched: Anthropic's under /v1/messages, OpenAI's elsewhere. The
+// caller has not written yet.
+func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Del("Content-Length")
@@ -115,6 +117,10 @@ func writeError(w http.ResponseWriter, e *Error) {
 		h.Set("Retry-After", strconv.Itoa(max(secs, 1)))
 	}
 	w.WriteHeader(e.Status)
+	if anthropicRoute(r.Pattern) {
+		_, _ = w.Write(appendAnthropicError(nil, e))
+		return
+	}
 	_, _ = w.Write(appendError(nil, e))
 }
 
@@ -186,7 +192,7 @@ func (s *Server) handle(h handlerFunc) http.Handler {
 		if tw.wrote {
 			return // the response (a stream) is under way; the handler ended it as it could
 		}
-		writeError(tw, e)
+		writeError(tw, r, e)
 	})
 }
 

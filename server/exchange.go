@@ -22,6 +22,7 @@ type reply struct {
 	w       http.ResponseWriter
 	r       *http.Request
 	sse     *sseWriter // nil unless streaming
+	wire    wire       // the request's wire format (wire.go)
 	id      string
 	created int64
 
@@ -78,7 +79,7 @@ type exchange struct {
 }
 
 func (s *Server) newReply(w http.ResponseWriter, r *http.Request, req *chatRequest) *reply {
-	return &reply{w: w, r: r, id: completionID(req), created: time.Now().Unix()}
+	return &reply{w: w, r: r, id: completionID(req), created: time.Now().Unix(), wire: newWire(req)}
 }
 
 func (s *Server) newExchange(p *reply, req *chatRequest, treq *telemetry.Request, index int,
@@ -105,6 +106,8 @@ func (p *reply) run(xs []*exchange, streams []generation) error {
 		if err := p.sse.start(); err != nil {
 			p.writeErr = err
 			p.cancel()
+		} else {
+			p.wire.open(xs[0])
 		}
 	}
 	if len(xs) == 1 {
@@ -122,7 +125,11 @@ func (p *reply) run(xs []*exchange, streams []generation) error {
 	}
 	x := xs[0]
 	if p.cutOff {
-		return p.endCut(x.req.Stream)
+		if !x.req.Stream {
+			return errCut
+		}
+		p.wire.cut(x)
+		return nil
 	}
 	if !x.req.Stream {
 		for i, x := range xs {
@@ -130,9 +137,10 @@ func (p *reply) run(xs []*exchange, streams []generation) error {
 				return fmt.Errorf("generation failed: %w", errOr(res.Err))
 			}
 		}
-		return writeCompletion(xs)
+		return p.wire.whole(xs)
 	}
-	return endStream(xs)
+	p.wire.close(xs)
+	return nil // a failed write means the client left; nothing to report to it
 }
 
 // end ends the choice's telemetry and records it, and sets what the
@@ -231,18 +239,7 @@ func (s *Server) logFault(r *http.Request, err error) {
 // msSince is the saturating difference b - a in milliseconds.
 func msSince(a, b time.Time) float64 { return timing.Ms(timing.Elapsed(a, b)) }
 
-// errCut is what a request cut at the end of the shutdown grace gets.
+// errCut is what a request cut at the end of the shutdown grace gets: a
+// stream gets it in its wire's error event (wire.cut).
 var errCut = &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "service_unavailable",
 	Message: "the server shut down before the request completed; retry it"}
-
-// endCut ends a request cut by shutdown: a stream gets an OpenAI error
-// event and [DONE], so the client sees why it ended rather than a bare
-// EOF; a non-streaming request gets the 503.
-func (p *reply) endCut(stream bool) error {
-	if !stream {
-		return errCut
-	}
-	p.write(func(b []byte) []byte { return appendErrorObject(b, errCut) })
-	p.done()
-	return nil
-}

@@ -18,17 +18,6 @@ func newID() string {
 	return "chatcmpl-" + hex.EncodeToString(b[:])
 }
 
-// appendChunk appends one chat.completion.chunk carrying content (and,
-// when the request asked, the token's log probability). The first chunk
-// of each choice also carries the assistant role, as OpenAI's do.
-func (x *exchange) appendChunk(b []byte, content string, lp *tokenLogprob) []byte {
-	if x.req.Legacy {
-		return x.appendTextChunk(b, content, lp)
-	}
-	pc := piece{content: content}
-	return x.appendPieceChunk(b, &pc, lp)
-}
-
 // appendPieceChunk appends a token's chat chunk whose delta is pc: the
 // content alone, or with tools the parser's pieces (toolstream.go).
 func (x *exchange) appendPieceChunk(b []byte, pc *piece, lp *tokenLogprob) []byte {
@@ -81,7 +70,7 @@ func (x *exchange) appendChunkTail(b []byte) []byte {
 
 // endStream writes each choice's terminal chunk (finish_reason, and its
 // metadata when it applies), the usage chunk when asked, and [DONE].
-func endStream(xs []*exchange) error {
+func endStream(xs []*exchange) {
 	p := xs[0].reply
 	for _, x := range xs {
 		p.write(x.appendTerminal)
@@ -95,7 +84,6 @@ func endStream(xs []*exchange) error {
 		})
 	}
 	p.done()
-	return nil // a failed write means the client left; nothing to report to it
 }
 
 // appendTerminal appends the choice's terminal chunk.

@@ -12,11 +12,18 @@ import "strings"
 const textCompletionObject = "text_completion"
 
 // completionID is the response id: chatcmpl-… for chat, cmpl-… for a
-// legacy completion, as OpenAI names them.
+// legacy completion, resp_… for Responses, msg_… for Messages, as their
+// APIs name them.
 func completionID(req *chatRequest) string {
 	id := newID()
-	if req.Legacy {
-		return "cmpl-" + strings.TrimPrefix(id, "chatcmpl-")
+	hex := strings.TrimPrefix(id, "chatcmpl-")
+	switch req.api {
+	case apiCompletions:
+		return "cmpl-" + hex
+	case apiResponses:
+		return "resp_" + hex
+	case apiMessages:
+		return "msg_" + hex
 	}
 	return id
 }

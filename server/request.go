@@ -38,6 +38,13 @@ type chatRequest struct {
 	// text_completion.
 	Legacy bool
 	Prompt string
+	// api is the wire format the request came in (wire.go).
+	api api
+	// Responses holds what a Responses request adds (responses_request.go).
+	Responses *responsesCall
+	// Messages holds what an Anthropic Messages request adds
+	// (anthropic_request.go).
+	Anthropic *messagesCall
 	// Agent holds tools, tool_choice, response_format, logprobs and n
 	// (agent_request.go).
 	Agent agentFields

@@ -49,6 +49,9 @@ func (s *Server) routeTable() []route {
 	return []route{
 		{pattern: chatPath, method: http.MethodPost, h: s.chat},
 		{pattern: completionsPath, method: http.MethodPost, h: s.completions},
+		{pattern: responsesPath, method: http.MethodPost, h: s.responses},
+		{pattern: messagesPath, method: http.MethodPost, h: s.anthropicMessages},
+		{pattern: countTokensPath, method: http.MethodPost, h: s.countTokens},
 		{pattern: "/tokenize", method: http.MethodPost, h: s.tokenize},
 		{pattern: "/detokenize", method: http.MethodPost, h: s.detokenize},
 		{pattern: "/v1/models", method: get, h: s.models},

@@ -93,8 +93,9 @@ type Server struct {
 	clock     engine.Clock
 	log       zerolog.Logger
 	recent    *recentRing
-	streams   chan struct{} // the max-streams semaphore; nil when unlimited
-	inflight  byteBudget    // request-body bytes held (body.go)
+	stored    *responseStore // the Responses API's kept responses (responses_store.go)
+	streams   chan struct{}  // the max-streams semaphore; nil when unlimited
+	inflight  byteBudget     // request-body bytes held (body.go)
 	// writeTimeout bounds every write of a response (the engine's
 	// eviction grace): a client that stops reading frees its handler,
 	// and with it its stream slot, once the engine has evicted it.
@@ -161,6 +162,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		clock:    deps.Clock,
 		created:  time.Now(),
 		recent:   newRecentRing(cfg.RecentRequests),
+		stored:   newResponseStore(time.Now),
 		cut:      make(chan struct{}),
 	}
 	if s.tmpl == nil {

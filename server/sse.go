@@ -41,6 +41,22 @@ func (s *sseWriter) event(fill func([]byte) []byte) error {
 	return s.rc.Flush()
 }
 
+// named writes one record of the named event type ("event: <name>"
+// before its data line), as Responses and Anthropic Messages streams
+// type their events.
+func (s *sseWriter) named(name string, fill func([]byte) []byte) error {
+	b := append(s.buf[:0], "event: "...)
+	b = append(b, name...)
+	b = append(b, "\ndata: "...)
+	b = fill(b)
+	b = append(b, '\n', '\n')
+	s.buf = b
+	if _, err := s.w.Write(b); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
 // done writes the terminating "data: [DONE]" record.
 func (s *sseWriter) done() error {
 	if _, err := s.w.Write([]byte("data: [DONE]\n\n")); err != nil {

@@ -9,6 +9,7 @@ import "strings"
 type stopMatcher struct {
 	stops   []string
 	pending string // held back: a suffix that is a prefix of some stop
+	hit     string // the stop sequence that ended the text, once one has
 }
 
 // push adds decoded text and returns the text that is safe to emit. When a
@@ -21,7 +22,7 @@ func (m *stopMatcher) push(text string) (out string, stopped bool) {
 	first := -1
 	for _, s := range m.stops {
 		if i := strings.Index(buf, s); i >= 0 && (first < 0 || i < first) {
-			first = i
+			first, m.hit = i, s
 		}
 	}
 	if first >= 0 {

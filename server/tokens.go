@@ -97,19 +97,16 @@ func (x *exchange) tail() {
 	if tail != "" {
 		x.text.WriteString(tail)
 	}
+	pc := piece{content: tail}
 	if x.agent != nil {
-		pc := x.agent.push(tail)
+		pc = x.agent.push(tail)
 		rest := x.agent.flush()
 		pc.content += rest.content
 		pc.reasoning += rest.reasoning
 		pc.calls = append(pc.calls, rest.calls...)
-		if x.sse != nil && !pc.empty() {
-			x.write(func(b []byte) []byte { return x.appendPieceChunk(b, &pc, nil) })
-		}
-		return
 	}
-	if tail != "" && x.sse != nil {
-		x.write(func(b []byte) []byte { return x.appendChunk(b, tail, nil) })
+	if x.sse != nil && !pc.empty() {
+		x.wire.piece(x, &pc, nil)
 	}
 }
 
@@ -125,16 +122,13 @@ func (x *exchange) token(tok engine.Token) {
 	x.completion++
 	lp := x.logprob(&tok)
 
+	pc := piece{content: out}
+	if x.agent != nil {
+		pc = x.agent.push(out)
+	}
 	var enq time.Time
-	switch {
-	case x.agent != nil:
-		pc := x.agent.push(out)
-		if x.sse != nil {
-			x.write(func(b []byte) []byte { return x.appendPieceChunk(b, &pc, lp) })
-			enq = x.s.clock.Now()
-		}
-	case x.sse != nil:
-		x.write(func(b []byte) []byte { return x.appendChunk(b, out, lp) })
+	if x.sse != nil {
+		x.wire.piece(x, &pc, lp)
 		enq = x.s.clock.Now()
 	}
 	ev := x.treq.Token(latency.TokenTiming{
@@ -149,7 +143,7 @@ func (x *exchange) token(tok engine.Token) {
 	})
 	x.diag.observe(&ev, &tok.Phases, tokenBlockers(&tok), x.treq.ID(), x.received)
 	if x.sse != nil && x.events {
-		x.write(ev.AppendJSON)
+		x.wire.timing(x, &ev)
 	}
 	if hit {
 		x.stopHit = true
@@ -164,6 +158,17 @@ func (p *reply) write(fill func([]byte) []byte) {
 		return
 	}
 	if err := p.sse.event(fill); err != nil {
+		p.writeErr = err
+		p.cancel()
+	}
+}
+
+// writeNamed sends one SSE record of the named event type.
+func (p *reply) writeNamed(name string, fill func([]byte) []byte) {
+	if p.writeErr != nil {
+		return
+	}
+	if err := p.sse.named(name, fill); err != nil {
 		p.writeErr = err
 		p.cancel()
 	}

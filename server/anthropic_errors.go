@@ -1,0 +1,56 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+)
+
+// Anthropic's error shape: {"type":"error","error":{"type","message"}},
+// for every route under /v1/messages, whatever refused the request (the
+// access check, the body limit, the drain gate, the handler). The status
+// is the same as the OpenAI routes'; the type is Anthropic's name for it.
+
+// anthropicRoute reports whether the matched route pattern speaks
+// Anthropic's shape.
+func anthropicRoute(pattern string) bool {
+	return pattern == messagesPath || strings.HasPrefix(pattern, messagesPath+"/")
+}
+
+// anthropicType is Anthropic's error type for a status.
+func anthropicType(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case http.StatusServiceUnavailable:
+		return "overloaded_error"
+	}
+	if status >= 500 {
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// appendAnthropicErrorBody appends `,"error":{"type","message"}`, the
+// rest of an object that opened with "type":"error".
+func appendAnthropicErrorBody(b []byte, e *Error) []byte {
+	b = append(b, `,"error":{"type":`...)
+	b = appendJSONString(b, anthropicType(e.Status))
+	b = append(b, `,"message":`...)
+	b = appendJSONString(b, e.Message)
+	return append(b, '}')
+}
+
+// appendAnthropicError appends the whole error body, with a newline.
+func appendAnthropicError(b []byte, e *Error) []byte {
+	b = append(b, `{"type":"error"`...)
+	b = appendAnthropicErrorBody(b, e)
+	return append(b, "}\n"...)
+}

@@ -1,0 +1,181 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// A Messages request's messages: user and assistant turns whose content
+// is a string or content blocks. An assistant's text and tool_use blocks
+// become one assistant message with tool calls; a user's tool_result
+// blocks become tool messages naming the call they answer, before the
+// text of the same turn.
+
+func decodeAnthropicMessages(raw json.RawMessage) ([]chatMessage, error) {
+	if isNull(raw) {
+		return nil, invalid("messages", "missing_required_parameter", "missing required parameter: 'messages'")
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, wrongType("messages", "an array", raw)
+	}
+	if len(items) == 0 {
+		return nil, invalid("messages", "empty_array", "'messages' must hold at least one message")
+	}
+	names := map[string]string{} // tool_use id → name
+	var msgs []chatMessage
+	for i, it := range items {
+		param := fmt.Sprintf("messages[%d]", i)
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(it, &m); err != nil || m == nil {
+			return nil, wrongType(param, "an object", it)
+		}
+		role, err := requiredString(m, "role")
+		if err != nil {
+			return nil, withParam(err, param+".role")
+		}
+		if role != "user" && role != "assistant" {
+			return nil, invalid(param+".role", "invalid_value",
+				"invalid value for '%s.role': supported roles are user and assistant (the system prompt is the top-level 'system')", param)
+		}
+		turn, err := decodeTurn(param+".content", role, m["content"], names)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, turn...)
+	}
+	return msgs, nil
+}
+
+// block is one content block as the decoder reads it.
+type block struct {
+	Type      string          `json:"type"`
+	Text      *string         `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// decodeTurn reads one turn's content into its messages.
+func decodeTurn(param, role string, raw json.RawMessage, names map[string]string) ([]chatMessage, error) {
+	if isNull(raw) {
+		return nil, invalid(param, "missing_required_parameter", "missing required parameter: '%s'", param)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return []chatMessage{{Role: role, Content: s}}, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, wrongType(param, "a string or an array of content blocks", raw)
+	}
+	var text strings.Builder
+	var calls []toolCall
+	var results []chatMessage
+	for i, it := range items {
+		bp := fmt.Sprintf("%s[%d]", param, i)
+		var b block
+		if err := json.Unmarshal(it, &b); err != nil || jsonKind(it) != "an object" {
+			return nil, wrongType(bp, "a content block object", it)
+		}
+		switch {
+		case b.Type == "text":
+			if b.Text == nil {
+				return nil, invalid(bp+".text", "missing_required_parameter", "missing required parameter: '%s.text'", bp)
+			}
+			text.WriteString(*b.Text)
+		case b.Type == "tool_use" && role == "assistant":
+			c, err := decodeToolUse(bp, &b)
+			if err != nil {
+				return nil, err
+			}
+			names[c.ID] = c.Name
+			calls = append(calls, c)
+		case b.Type == "tool_result" && role == "user":
+			if b.ToolUseID == "" {
+				return nil, invalid(bp+".tool_use_id", "missing_required_parameter", "missing required parameter: '%s.tool_use_id'", bp)
+			}
+			out := ""
+			if !isNull(b.Content) {
+				var err error
+				if out, err = decodeTextBlocks(bp+".content", b.Content); err != nil {
+					return nil, err
+				}
+			}
+			if b.IsError {
+				out = "Error: " + out
+			}
+			results = append(results, chatMessage{Role: "tool", Content: out, ToolCallID: b.ToolUseID, Name: names[b.ToolUseID]})
+		case b.Type == "thinking" || b.Type == "redacted_thinking":
+			// Earlier turns' thinking: the chat template drops it.
+		default:
+			return nil, invalid(bp+".type", "invalid_value",
+				"content blocks of type '%s' are not supported in a %s turn: this model takes text%s", clip(b.Type), role, blockKinds(role))
+		}
+	}
+	msgs := results
+	if role == "assistant" {
+		m := chatMessage{Role: role, Content: text.String(), ToolCalls: calls}
+		m.ContentNull = m.Content == "" && len(calls) > 0
+		return append(msgs, m), nil
+	}
+	if text.Len() > 0 || len(results) == 0 {
+		msgs = append(msgs, chatMessage{Role: role, Content: text.String()})
+	}
+	return msgs, nil
+}
+
+func blockKinds(role string) string {
+	if role == "assistant" {
+		return " and tool_use blocks"
+	}
+	return " and tool_result blocks"
+}
+
+// decodeToolUse reads an assistant's tool_use block: id, name and the
+// input object.
+func decodeToolUse(bp string, b *block) (toolCall, error) {
+	if b.ID == "" {
+		return toolCall{}, invalid(bp+".id", "missing_required_parameter", "missing required parameter: '%s.id'", bp)
+	}
+	if b.Name == "" {
+		return toolCall{}, invalid(bp+".name", "missing_required_parameter", "missing required parameter: '%s.name'", bp)
+	}
+	if jsonKind(b.Input) != "an object" {
+		return toolCall{}, wrongType(bp+".input", "an object", b.Input)
+	}
+	return toolCall{ID: b.ID, Name: b.Name, Arguments: string(compactJSON(b.Input))}, nil
+}
+
+// decodeTextBlocks reads a string or text blocks, joined without
+// separator: system, and a tool_result's content.
+func decodeTextBlocks(param string, raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return "", wrongType(param, "a string or an array of text blocks", raw)
+	}
+	var b strings.Builder
+	for i, it := range items {
+		bp := fmt.Sprintf("%s[%d]", param, i)
+		var blk block
+		if err := json.Unmarshal(it, &blk); err != nil || jsonKind(it) != "an object" {
+			return "", wrongType(bp, "a text block object", it)
+		}
+		if blk.Type != "text" {
+			return "", invalid(bp+".type", "invalid_value", "blocks of type '%s' are not supported here: only text", clip(blk.Type))
+		}
+		if blk.Text == nil {
+			return "", invalid(bp+".text", "missing_required_parameter", "missing required parameter: '%s.text'", bp)
+		}
+		b.WriteString(*blk.Text)
+	}
+	return b.String(), nil
+}

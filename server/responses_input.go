@@ -1,0 +1,196 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// A Responses request's input: a string (one user message) or a list of
+// items, turned into the internal messages. Consecutive function_call
+// items (and the assistant message before them) become one assistant
+// message with tool calls, as the chat template expects; a
+// function_call_output is a tool message naming the call it answers.
+
+// responsesRoles are the roles a message item may have.
+var responsesRoles = map[string]string{"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
+
+func decodeResponsesInput(raw json.RawMessage, st *responseStore) ([]chatMessage, error) {
+	if isNull(raw) {
+		return nil, invalid("input", "missing_required_parameter", "missing required parameter: 'input'")
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return []chatMessage{{Role: "user", Content: one}}, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, wrongType("input", "a string or an array of input items", raw)
+	}
+	if len(items) == 0 {
+		return nil, invalid("input", "empty_array", "'input' must hold at least one item")
+	}
+	d := inputDecoder{st: st, names: map[string]string{}}
+	for i, it := range items {
+		if err := d.item(fmt.Sprintf("input[%d]", i), it); err != nil {
+			return nil, err
+		}
+	}
+	return d.msgs, nil
+}
+
+// inputDecoder builds the messages item by item.
+type inputDecoder struct {
+	st    *responseStore
+	msgs  []chatMessage
+	names map[string]string // call_id → function name, for the tool messages
+}
+
+func (d *inputDecoder) item(param string, raw json.RawMessage) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return wrongType(param, "an object", raw)
+	}
+	typ := "message"
+	if t, err := optionalString(m, "type"); err != nil {
+		return withParam(err, param+".type")
+	} else if t != nil {
+		typ = *t
+	}
+	switch typ {
+	case "message":
+		return d.message(param, m)
+	case "function_call":
+		return d.functionCall(param, m)
+	case "function_call_output":
+		return d.callOutput(param, m)
+	case "item_reference":
+		id, err := requiredString(m, "id")
+		if err != nil {
+			return withParam(err, param+".id")
+		}
+		msgs, ok := d.st.item(id)
+		if !ok {
+			return &Error{Status: 404, Type: typeInvalidRequest, Param: param + ".id", Code: "not_found",
+				Message: fmt.Sprintf("the item '%s' was not found: it was never stored (store: false), or its response has expired", clip(id))}
+		}
+		for _, msg := range msgs {
+			d.add(msg)
+		}
+		return nil
+	case "reasoning":
+		return nil // this server keeps no reasoning between turns: the template drops it
+	}
+	return invalid(param+".type", "invalid_value",
+		"input items of type '%s' are not supported: only message, function_call, function_call_output, item_reference and reasoning", clip(typ))
+}
+
+func (d *inputDecoder) message(param string, m map[string]json.RawMessage) error {
+	role, err := requiredString(m, "role")
+	if err != nil {
+		return withParam(err, param+".role")
+	}
+	mapped, ok := responsesRoles[role]
+	if !ok {
+		return invalid(param+".role", "invalid_value", "invalid value for '%s.role': supported roles are user, system, developer and assistant", param)
+	}
+	text, err := decodeInputContent(param+".content", m["content"])
+	if err != nil {
+		return err
+	}
+	d.add(chatMessage{Role: mapped, Content: text})
+	return nil
+}
+
+func (d *inputDecoder) functionCall(param string, m map[string]json.RawMessage) error {
+	var c toolCall
+	var err error
+	if c.ID, err = requiredString(m, "call_id"); err != nil {
+		return withParam(err, param+".call_id")
+	}
+	if c.Name, err = requiredString(m, "name"); err != nil {
+		return withParam(err, param+".name")
+	}
+	if c.Arguments, err = requiredString(m, "arguments"); err != nil {
+		return withParam(err, param+".arguments")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(c.Arguments), &obj); err != nil || obj == nil {
+		return invalid(param+".arguments", "invalid_value", "'%s.arguments' must be the text of a JSON object", param)
+	}
+	d.names[c.ID] = c.Name
+	d.add(chatMessage{Role: "assistant", ContentNull: true, ToolCalls: []toolCall{c}})
+	return nil
+}
+
+func (d *inputDecoder) callOutput(param string, m map[string]json.RawMessage) error {
+	id, err := requiredString(m, "call_id")
+	if err != nil {
+		return withParam(err, param+".call_id")
+	}
+	out, err := decodeInputContent(param+".output", m["output"])
+	if err != nil {
+		return err
+	}
+	d.add(chatMessage{Role: "tool", Content: out, ToolCallID: id, Name: d.names[id]})
+	return nil
+}
+
+// add appends msg, folding a call into the assistant message before it.
+func (d *inputDecoder) add(msg chatMessage) {
+	for _, c := range msg.ToolCalls {
+		d.names[c.ID] = c.Name
+	}
+	if n := len(d.msgs); n > 0 && msg.Role == "assistant" && msg.ContentNull && d.msgs[n-1].Role == "assistant" {
+		last := &d.msgs[n-1]
+		last.ToolCalls = append(last.ToolCalls, msg.ToolCalls...)
+		return
+	}
+	d.msgs = append(d.msgs, msg)
+}
+
+// decodeInputContent reads a message's content or a call's output: a
+// string, or text parts (input_text, output_text or text) joined without
+// separator.
+func decodeInputContent(param string, raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", invalid(param, "missing_required_parameter", "missing required parameter: '%s'", param)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", wrongType(param, "a string or an array of content parts", raw)
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		pp := fmt.Sprintf("%s[%d]", param, i)
+		var part map[string]json.RawMessage
+		if err := json.Unmarshal(p, &part); err != nil || part == nil {
+			return "", wrongType(pp, "an object", p)
+		}
+		typ, err := requiredString(part, "type")
+		if err != nil {
+			return "", withParam(err, pp+".type")
+		}
+		switch typ {
+		case "input_text", "output_text", "text":
+		case "refusal":
+			continue
+		default:
+			return "", invalid(pp+".type", "invalid_value",
+				"content parts of type '%s' are not supported: this model accepts text parts only", clip(typ))
+		}
+		text, err := optionalString(part, "text")
+		if err != nil {
+			return "", withParam(err, pp+".text")
+		}
+		if text == nil {
+			return "", invalid(pp+".text", "missing_required_parameter", "missing required parameter: '%s.text'", pp)
+		}
+		b.WriteString(*text)
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,317 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+)
+
+// The Responses response object and its output items, streamed (in
+// response.created and the terminal event) or whole.
+
+// whole writes the response of a request that was not streamed
+// (outlineOf gives its items).
+func (w *responsesWire) whole(xs []*exchange) error {
+	x := xs[0]
+	w.out = *outlineOf(x)
+	for _, it := range w.out.items {
+		it.id = newItemID(map[itemKind]string{itemText: "msg_", itemReasoning: "rs_", itemCall: "fc_"}[it.kind])
+	}
+	b := w.appendResponse(make([]byte, 0, 1024+x.text.Len()), x, w.out.items, true)
+	b = append(b, '\n')
+	x.w.Header().Set("Content-Type", "application/json")
+	x.w.WriteHeader(http.StatusOK)
+	w.keep(x)
+	if _, err := x.w.Write(b); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	return nil
+}
+
+// keep stores the response for previous_response_id and item_reference
+// when the request said store (OpenAI's default) and it completed.
+func (w *responsesWire) keep(x *exchange) {
+	rc := x.req.Responses
+	if !rc.store || responseStatus(x.finishReason) == "failed" {
+		return
+	}
+	conv := append([]chatMessage(nil), x.req.Messages[rc.history:]...)
+	items := map[string][]chatMessage{}
+	answer := chatMessage{Role: "assistant"}
+	for _, it := range w.out.items {
+		switch it.kind {
+		case itemText:
+			answer.Content = it.text.String()
+			items[it.id] = []chatMessage{{Role: "assistant", Content: answer.Content}}
+		case itemCall:
+			c := toolCall{ID: it.callID, Name: it.name, Arguments: it.text.String()}
+			answer.ToolCalls = append(answer.ToolCalls, c)
+			items[it.id] = []chatMessage{{Role: "assistant", ContentNull: true, ToolCalls: []toolCall{c}}}
+		}
+	}
+	answer.ContentNull = answer.Content == "" && len(answer.ToolCalls) > 0
+	x.s.stored.put(x.id, append(conv, answer), items)
+}
+
+// appendResponse appends the response object: in progress (final false:
+// no output, no usage) or at its end.
+func (w *responsesWire) appendResponse(b []byte, x *exchange, items []*outItem, final bool) []byte {
+	rc := x.req.Responses
+	status := "in_progress"
+	if final {
+		status = responseStatus(x.finishReason)
+	}
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, x.id)
+	b = append(b, `,"object":"response","created_at":`...)
+	b = appendInt(b, x.created)
+	b = append(b, `,"status":"`...)
+	b = append(b, status...)
+	b = append(b, `","error":`...)
+	if status == "failed" {
+		b = append(b, `{"code":"server_error","message":`...)
+		b = appendJSONString(b, "the generation ended early: "+x.finishReason)
+		b = append(b, '}')
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"incomplete_details":`...)
+	if status == "incomplete" {
+		b = append(b, `{"reason":"max_output_tokens"}`...)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"instructions":`...)
+	if rc.hasInstr {
+		b = appendJSONString(b, rc.instructions)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"max_output_tokens":`...)
+	b = appendNullableInt(b, rc.maxOutput)
+	b = append(b, `,"model":`...)
+	b = appendJSONString(b, x.s.modelID)
+	b = append(b, `,"output":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = x.appendItem(b, it, "completed")
+	}
+	b = append(b, `],"parallel_tool_calls":`...)
+	b = strconv.AppendBool(b, x.req.Agent.Parallel)
+	b = append(b, `,"previous_response_id":`...)
+	b = appendNullableString(b, rc.previous)
+	b = append(b, `,"reasoning":{"effort":null,"summary":null},"store":`...)
+	b = strconv.AppendBool(b, rc.store)
+	b = w.appendSettings(b, x)
+	b = append(b, `,"truncation":"disabled","usage":`...)
+	if final {
+		b = appendResponsesUsage(b, x)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"user":`...)
+	b = appendNullableString(b, x.req.User)
+	b = append(b, `,"metadata":`...)
+	b = appendResponsesMetadata(b, rc.metadata, x, final)
+	return append(b, '}')
+}
+
+// appendSettings appends temperature, text, tool_choice, tools and
+// top_p as the request set them (OpenAI's defaults otherwise).
+func (w *responsesWire) appendSettings(b []byte, x *exchange) []byte {
+	req := x.req
+	b = append(b, `,"temperature":`...)
+	b = appendOptFloat(b, req.Temperature, 1)
+	b = append(b, `,"text":{"format":`...)
+	switch f := req.Agent.Format; f.Type {
+	case "json_object":
+		b = append(b, `{"type":"json_object"}`...)
+	case "json_schema":
+		b = append(b, `{"type":"json_schema","name":`...)
+		b = appendJSONString(b, f.Name)
+		b = append(b, `,"schema":`...)
+		if f.Schema == nil {
+			b = append(b, "{}"...)
+		} else {
+			b = append(b, f.Schema...)
+		}
+		b = append(b, `,"strict":`...)
+		b = strconv.AppendBool(b, f.Strict)
+		b = append(b, '}')
+	default:
+		b = append(b, `{"type":"text"}`...)
+	}
+	b = append(b, `},"tool_choice":`...)
+	if a := req.Agent; a.ToolChoice == toolChoiceNamed {
+		b = append(b, `{"type":"function","name":`...)
+		b = appendJSONString(b, a.ToolChoiceName)
+		b = append(b, '}')
+	} else {
+		b = appendJSONString(b, a.ToolChoice)
+	}
+	b = append(b, `,"tools":[`...)
+	for i, t := range req.Agent.Tools {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":"function","name":`...)
+		b = appendJSONString(b, t.Name)
+		b = append(b, `,"description":`...)
+		b = appendNullableString(b, t.Description)
+		b = append(b, `,"parameters":`...)
+		if t.Parameters == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, t.Parameters...)
+		}
+		b = append(b, `,"strict":`...)
+		b = strconv.AppendBool(b, t.Strict)
+		b = append(b, '}')
+	}
+	b = append(b, `],"top_p":`...)
+	return appendOptFloat(b, req.TopP, 1)
+}
+
+// appendItem appends one output item.
+func (x *exchange) appendItem(b []byte, it *outItem, status string) []byte {
+	b = append(b, `{"id":`...)
+	b = appendJSONString(b, it.id)
+	b = append(b, `,"type":"`...)
+	b = append(b, itemType(it.kind)...)
+	b = append(b, '"')
+	switch it.kind {
+	case itemText:
+		b = append(b, `,"status":"`...)
+		b = append(b, status...)
+		b = append(b, `","role":"assistant","content":[`...)
+		if status == "completed" {
+			b = x.appendTextPart(b, it)
+		}
+		b = append(b, ']')
+	case itemCall:
+		b = append(b, `,"status":"`...)
+		b = append(b, status...)
+		b = append(b, `","call_id":`...)
+		b = appendJSONString(b, it.callID)
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, it.name)
+		b = append(b, `,"arguments":`...)
+		args := ""
+		if status == "completed" {
+			args = it.text.String()
+		}
+		b = appendJSONString(b, args)
+	case itemReasoning:
+		b = append(b, `,"summary":[],"content":[`...)
+		if status == "completed" {
+			b = append(b, `{"type":"reasoning_text","text":`...)
+			b = appendJSONString(b, it.text.String())
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendTextPart appends a message's output_text part.
+func (x *exchange) appendTextPart(b []byte, it *outItem) []byte {
+	b = append(b, `{"type":"output_text","text":`...)
+	b = appendJSONString(b, it.text.String())
+	b = append(b, `,"annotations":[],"logprobs":`...)
+	b = x.appendLogprobArray(b, it.lps)
+	return append(b, '}')
+}
+
+// appendLogprobArray appends the entries of lps ([] when not asked).
+func (x *exchange) appendLogprobArray(b []byte, lps []tokenLogprob) []byte {
+	b = append(b, '[')
+	for i := range lps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = x.appendLogprobEntry(b, &lps[i])
+	}
+	return append(b, ']')
+}
+
+// appendItemRef appends an event's item_id and output_index (and
+// content_index, 0, for a message's or a reasoning's part).
+func (w *responsesWire) appendItemRef(b []byte, it *outItem) []byte {
+	b = append(b, `,"item_id":`...)
+	b = appendJSONString(b, it.id)
+	b = w.appendOutputIndex(b, it)
+	if it.kind != itemCall {
+		b = append(b, `,"content_index":0`...)
+	}
+	return b
+}
+
+func (w *responsesWire) appendOutputIndex(b []byte, it *outItem) []byte {
+	b = append(b, `,"output_index":`...)
+	return appendInt(b, int64(w.out.index(it)))
+}
+
+// appendResponsesUsage appends usage: the prompt's tokens with what the
+// prefix cache gave, and the output's.
+func appendResponsesUsage(b []byte, x *exchange) []byte {
+	b = append(b, `{"input_tokens":`...)
+	b = appendInt(b, int64(x.promptLen))
+	b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
+	b = appendInt(b, int64(x.prefix.Cached))
+	b = append(b, `},"output_tokens":`...)
+	b = appendInt(b, int64(x.completion))
+	b = append(b, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
+	b = appendInt(b, int64(x.promptLen+x.completion))
+	return append(b, '}')
+}
+
+// appendResponsesMetadata appends the request's metadata and, at the end
+// when the performance object applies, metadata.performance.
+func appendResponsesMetadata(b []byte, md map[string]string, x *exchange, final bool) []byte {
+	keys := make([]string, 0, len(md))
+	for k := range md {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b = append(b, '{')
+	perf := final && x.perf.ok
+	n := 0
+	for _, k := range keys {
+		if perf && k == "performance" {
+			continue // the server's object takes the key
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = appendJSONString(b, md[k])
+	}
+	if perf {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"performance":`...)
+		b = x.perf.appendJSON(b)
+	}
+	return append(b, '}')
+}
+
+func appendNullableInt(b []byte, v int) []byte {
+	if v == 0 {
+		return append(b, "null"...)
+	}
+	return appendInt(b, int64(v))
+}
+
+func appendOptFloat(b []byte, v *float64, def float64) []byte {
+	f := def
+	if v != nil {
+		f = *v
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// The Responses store: what previous_response_id and item_reference
+// read. A response made with store true (OpenAI's default) keeps its
+// conversation (the input and earlier turns without the instructions,
+// then its output) and its output items, in memory only, for
+// responseTTL, and at most responseStoreCap responses: the oldest goes
+// first. Nothing is written to disk or to telemetry; store false keeps
+// nothing.
+
+const (
+	responseStoreCap = 256
+	responseTTL      = time.Hour
+)
+
+// responseStore is safe for concurrent use.
+type responseStore struct {
+	now func() time.Time
+
+	mu    sync.Mutex
+	order []string // ids, oldest first
+	resp  map[string]*storedResponse
+	items map[string]itemRef
+}
+
+type storedResponse struct {
+	conv    []chatMessage
+	items   []string // its output items' ids
+	expires time.Time
+}
+
+// itemRef is one stored output item: its response and its messages.
+type itemRef struct {
+	resp string
+	msgs []chatMessage
+}
+
+func newResponseStore(now func() time.Time) *responseStore {
+	return &responseStore{now: now, resp: map[string]*storedResponse{}, items: map[string]itemRef{}}
+}
+
+// put keeps the response id with its conversation and output items.
+func (st *responseStore) put(id string, conv []chatMessage, items map[string][]chatMessage) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.expire()
+	for len(st.order) >= responseStoreCap {
+		st.drop(st.order[0])
+	}
+	sr := &storedResponse{conv: conv, expires: st.now().Add(responseTTL)}
+	for iid, msgs := range items {
+		sr.items = append(sr.items, iid)
+		st.items[iid] = itemRef{resp: id, msgs: msgs}
+	}
+	st.resp[id] = sr
+	st.order = append(st.order, id)
+}
+
+// conversation is a stored response's conversation, or the 404 that
+// says it is not kept.
+func (st *responseStore) conversation(id string) ([]chatMessage, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.expire()
+	if sr, ok := st.resp[id]; ok {
+		return append([]chatMessage(nil), sr.conv...), nil
+	}
+	return nil, &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_found",
+		Message: fmt.Sprintf("the response '%s' was not found: it was never stored (store: false), it has expired (responses are kept for %s, at most %d of them), or the server restarted",
+			clip(id), responseTTL, responseStoreCap)}
+}
+
+// item is a stored output item's messages.
+func (st *responseStore) item(id string) ([]chatMessage, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.expire()
+	ref, ok := st.items[id]
+	return ref.msgs, ok
+}
+
+// expire drops the responses past their time (the order is by expiry).
+func (st *responseStore) expire() {
+	now := st.now()
+	for len(st.order) > 0 && !now.Before(st.resp[st.order[0]].expires) {
+		st.drop(st.order[0])
+	}
+}
+
+func (st *responseStore) drop(id string) {
+	if sr, ok := st.resp[id]; ok {
+		for _, iid := range sr.items {
+			delete(st.items, iid)
+		}
+		delete(st.resp, id)
+	}
+	for i, o := range st.order {
+		if o == id {
+			st.order = append(st.order[:i], st.order[i+1:]...)
+			break
+		}
+	}
+}
