@@ -104,9 +104,9 @@ func TestParseCompletionRequestValid(t *testing.T) {
 		want *chatRequest
 	}{
 		{"string prompt, OpenAI's default max_tokens", `{"model":"m","prompt":"Once"}`,
-			&chatRequest{Agent: plainAgent, Legacy: true, Model: "m", Prompt: "Once", MaxTokens: defaultLegacyMaxTokens}},
+			&chatRequest{Agent: plainAgent, Legacy: true, api: apiCompletions, Model: "m", Prompt: "Once", MaxTokens: defaultLegacyMaxTokens}},
 		{"array of one prompt and the shared options", `{"model":"m","prompt":["Once"],"max_tokens":3,"stream":true,"stop":"\n","top_k":5,"min_p":0.1,"echo":false,"logprobs":null,"best_of":1,"suffix":""}`,
-			&chatRequest{Agent: plainAgent, Legacy: true, Model: "m", Prompt: "Once", MaxTokens: 3, Stream: true, Stop: []string{"\n"}, TopK: 5, Penalties: penaltyParams{MinP: 0.1}}},
+			&chatRequest{Agent: plainAgent, Legacy: true, api: apiCompletions, Model: "m", Prompt: "Once", MaxTokens: 3, Stream: true, Stop: []string{"\n"}, TopK: 5, Penalties: penaltyParams{MinP: 0.1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -30,7 +30,7 @@ import (
 // examples/clients/package.json.
 var agentPackages = []string{
 	"ai", "@ai-sdk/openai-compatible", "@ai-sdk/openai",
-	"@langchain/openai", "@langchain/core", "openai", "zod",
+	"@langchain/openai", "@langchain/core", "openai", "zod", "@anthropic-ai/sdk",
 }
 
 // agentFeatures says what the server must support for a case of each
@@ -43,6 +43,8 @@ var agentFeatures = map[string]string{
 	"response_format": "response_format json_schema (a grammar-constrained document)",
 	"logprobs":        "logprobs with top_logprobs",
 	"n":               "n > 1 (several choices)",
+	"responses":       "the Responses API (POST /v1/responses)",
+	"messages":        "Anthropic's Messages API (POST /v1/messages)",
 }
 
 // agentReport is the line a script prints.
@@ -223,6 +225,41 @@ func agentScripts() []agentScript {
 			{"parse/zodResponseFormat", "response_format", wantForecast},
 			{"parse/zodFunction", "tool_choice", wantArgs},
 		}},
+		{"responses.mjs", []agentWant{
+			{"openai/create-plain", "responses", wantText("text")},
+			{"openai/create-streamed", "responses", wantText("text")},
+			{"openai/tool-required", "tool_choice", wantCalls("get_weather")},
+			{"openai/tool-required-streamed", "tool_choice", wantCalls("get_weather")},
+			{"openai/tool-result-round-trip", "tool_result", allOf(wantCalls("get_weather"), wantText("text"))},
+			{"openai/json_schema", "response_format", wantForecast},
+			{"openai/json_schema-streamed", "response_format", wantForecast},
+			{"openai/parse-zodTextFormat", "response_format", wantForecast},
+			{"openai/logprobs", "logprobs", wantLogprobs},
+			{"ai-sdk/generateText", "responses", wantText("text")},
+			{"ai-sdk/streamText", "responses", wantText("text")},
+			{"ai-sdk/generateObject", "response_format", wantForecast},
+			{"ai-sdk/tool-loop", "tool_result", allOf(wantCalls("get_weather"), wantText("text"), wantToolMessages)},
+		}},
+		{"anthropic.mjs", []agentWant{
+			{"create/plain", "messages", wantText("text")},
+			{"stream/plain", "messages", wantText("text")},
+			{"create/stop_sequences", "messages", wantValue("stop_reason", "stop_sequence")},
+			{"create/tool-any", "tool_choice", wantCalls("get_weather")},
+			{"stream/tool-named", "tool_choice", wantCalls("get_weather")},
+			{"tool-result-round-trip", "tool_result", allOf(wantCalls("get_weather"), wantText("text"), wantToolMessages)},
+			{"countTokens", "messages", nil},
+			{"error/shape", "messages", wantValue("type", "invalid_request_error")},
+		}},
+	}
+}
+
+// wantValue checks that the case recorded key with the value want.
+func wantValue(key, want string) func(*testing.T, map[string]any) {
+	return func(t *testing.T, v map[string]any) {
+		t.Helper()
+		if got, _ := v[key].(string); got != want {
+			t.Errorf("%s = %v, want %q", key, v[key], want)
+		}
 	}
 }
 
