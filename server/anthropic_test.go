@@ -137,7 +137,9 @@ func TestMessagesWhole(t *testing.T) {
 	status, _, body := h.do(http.MethodPost, countTokensPath, map[string]any{"model": h.model.ID, "system": "Be brief.",
 		"messages": []any{map[string]any{"role": "user", "content": "Tell me about the sun."}}}, nil)
 	validate(t, "anthropic_count_tokens", body)
-	var n struct{ InputTokens int `json:"input_tokens"` }
+	var n struct {
+		InputTokens int `json:"input_tokens"`
+	}
 	_ = json.Unmarshal(body, &n)
 	if status != http.StatusOK || n.InputTokens != first.Usage.Input+first.Usage.CacheRead {
 		t.Errorf("count_tokens %d %s, the message's prompt %d", status, body, first.Usage.Input+first.Usage.CacheRead)
