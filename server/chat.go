@@ -116,7 +116,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, p
 		op = telemetry.OperationTextCompletion
 	}
 	for i := range n {
-		_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: ids[i], Operation: op})
+		_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: ids[i], Operation: op, API: apiNames[req.api]})
 		treq.Phase(latency.PhaseTokenization, tokStart, tokEnd)
 		if n > 1 {
 			treq.Choice(i)

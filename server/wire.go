@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/kiln-ai/kiln/telemetry"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -20,6 +21,10 @@ const (
 	apiResponses
 	apiMessages
 )
+
+// apiNames are the APIs' names on the chat span (kiln.request.api).
+var apiNames = [...]string{apiChat: telemetry.APIChatCompletions, apiCompletions: telemetry.APICompletions,
+	apiResponses: telemetry.APIResponses, apiMessages: telemetry.APIMessages}
 
 // wire renders one response of a wire format. Only the handler goroutine
 // calls it. The exchanges are the response's choices (only chat and

@@ -63,8 +63,17 @@ const (
 	OperationTextCompletion = "text_completion"
 )
 
+// The wire formats a request can come in (kiln.request.api): a closed set.
+const (
+	APIChatCompletions = "chat_completions" // POST /v1/chat/completions
+	APICompletions     = "completions"      // POST /v1/completions
+	APIResponses       = "responses"        // POST /v1/responses
+	APIMessages        = "messages"         // POST /v1/messages (Anthropic)
+)
+
 // Kiln attributes on the chat span.
 const (
+	AttrAPI    = "kiln.request.api"    // one of the API* names
 	AttrStream = "kiln.request.stream" // bool
 	AttrStatus = "kiln.request.status" // ok, error, timeout, rejected, client_disconnect
 

@@ -23,6 +23,9 @@ type RequestInfo struct {
 	// Operation is gen_ai.operation.name: OperationChat (when empty) or
 	// OperationTextCompletion; the span is "{operation} {model}".
 	Operation string
+	// API is the wire format the request came in (an API* name,
+	// kiln.request.api); empty leaves the attribute out.
+	API string
 }
 
 // EndInfo describes how a request ended.
@@ -90,6 +93,9 @@ func (t *Telemetry) StartRequest(ctx context.Context, info RequestInfo) (context
 			attribute.String(AttrGenAIRequestModel, info.Model),
 			attribute.Bool(AttrStream, info.Stream),
 		))
+	if info.API != "" {
+		span.SetAttributes(attribute.String(AttrAPI, info.API))
+	}
 	id := info.ID
 	if id == 0 {
 		id = t.NewRequestID()
