@@ -80,19 +80,11 @@ func decodeAgentFields(fields map[string]json.RawMessage) (agentFields, error) {
 	if err := decodeToolChoice(fields["tool_choice"], &a); err != nil {
 		return a, err
 	}
-	if p, err := optionalBool(fields, "parallel_tool_calls"); err != nil {
-		return a, err
-	} else if p != nil {
-		a.Parallel = *p
-	}
 	if a.Format, err = decodeResponseFormat(fields["response_format"]); err != nil {
 		return a, err
 	}
-	if a.Format.Type == "json_object" || a.Format.Type == "json_schema" {
-		if a.ToolChoice == toolChoiceRequired || a.ToolChoice == toolChoiceNamed {
-			return a, invalid("response_format", "invalid_value",
-				"'response_format' %s cannot be combined with tool_choice '%s': the output is either a tool call or a document", a.Format.Type, a.ToolChoice)
-		}
+	if err := decodeParallel(fields, &a, "response_format"); err != nil {
+		return a, err
 	}
 	if err := decodeChatLogprobs(fields, &a); err != nil {
 		return a, err
@@ -101,6 +93,24 @@ func decodeAgentFields(fields map[string]json.RawMessage) (agentFields, error) {
 		return a, err
 	}
 	return a, nil
+}
+
+// decodeParallel reads parallel_tool_calls, and refuses a document format
+// (named formatParam) beside a required or named tool choice: the output
+// is either a call or a document.
+func decodeParallel(fields map[string]json.RawMessage, a *agentFields, formatParam string) error {
+	if p, err := optionalBool(fields, "parallel_tool_calls"); err != nil {
+		return err
+	} else if p != nil {
+		a.Parallel = *p
+	}
+	if a.Format.Type == "json_object" || a.Format.Type == "json_schema" {
+		if a.ToolChoice == toolChoiceRequired || a.ToolChoice == toolChoiceNamed {
+			return invalid(formatParam, "invalid_value",
+				"'%s' %s cannot be combined with tool_choice '%s': the output is either a tool call or a document", formatParam, a.Format.Type, a.ToolChoice)
+		}
+	}
+	return nil
 }
 
 // decodeN reads n, the number of choices (1..maxChoices).
@@ -312,24 +322,9 @@ func nameToolChoice(a *agentFields, param, name string) error {
 }
 
 func decodeResponseFormat(raw json.RawMessage) (responseFormat, error) {
-	if isNull(raw) {
-		return responseFormat{}, nil
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return responseFormat{}, wrongType("response_format", "an object", raw)
-	}
-	typ, err := requiredString(fields, "type")
-	if err != nil {
-		return responseFormat{}, withParam(err, "response_format.type")
-	}
-	switch typ {
-	case "text", "json_object":
-		return responseFormat{Type: typ}, nil
-	case "json_schema":
-	default:
-		return responseFormat{}, invalid("response_format.type", "invalid_value",
-			"'response_format.type' must be text, json_object or json_schema, got '%s'", clip(typ))
+	typ, fields, err := decodeFormatType("response_format", raw)
+	if err != nil || typ != "json_schema" {
+		return responseFormat{Type: typ}, err
 	}
 	jsRaw := fields["json_schema"]
 	if isNull(jsRaw) {
@@ -340,6 +335,28 @@ func decodeResponseFormat(raw json.RawMessage) (responseFormat, error) {
 		return responseFormat{}, wrongType("response_format.json_schema", "an object", jsRaw)
 	}
 	return decodeSchemaFormat("response_format.json_schema", js)
+}
+
+// decodeFormatType reads a format object (chat's response_format,
+// Responses' text.format, named param): its type, text, json_object or
+// json_schema ("" when absent), and its fields.
+func decodeFormatType(param string, raw json.RawMessage) (string, map[string]json.RawMessage, error) {
+	if isNull(raw) {
+		return "", nil, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return "", nil, wrongType(param, "an object", raw)
+	}
+	typ, err := requiredString(fields, "type")
+	if err != nil {
+		return "", nil, withParam(err, param+".type")
+	}
+	switch typ {
+	case "text", "json_object", "json_schema":
+		return typ, fields, nil
+	}
+	return "", nil, invalid(param+".type", "invalid_value", "'%s.type' must be text, json_object or json_schema, got '%s'", param, clip(typ))
 }
 
 // decodeSchemaFormat reads a json_schema format's name, strict and

@@ -154,28 +154,5 @@ func decodeToolUse(bp string, b *block) (toolCall, error) {
 // decodeTextBlocks reads a string or text blocks, joined without
 // separator: system, and a tool_result's content.
 func decodeTextBlocks(param string, raw json.RawMessage) (string, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return "", wrongType(param, "a string or an array of text blocks", raw)
-	}
-	var b strings.Builder
-	for i, it := range items {
-		bp := fmt.Sprintf("%s[%d]", param, i)
-		var blk block
-		if err := json.Unmarshal(it, &blk); err != nil || jsonKind(it) != "an object" {
-			return "", wrongType(bp, "a text block object", it)
-		}
-		if blk.Type != "text" {
-			return "", invalid(bp+".type", "invalid_value", "blocks of type '%s' are not supported here: only text", clip(blk.Type))
-		}
-		if blk.Text == nil {
-			return "", invalid(bp+".text", "missing_required_parameter", "missing required parameter: '%s.text'", bp)
-		}
-		b.WriteString(*blk.Text)
-	}
-	return b.String(), nil
+	return joinTextParts(param, raw, chatParts)
 }

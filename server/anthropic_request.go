@@ -116,18 +116,10 @@ func decodeMessagesOptions(fields map[string]json.RawMessage, req *chatRequest) 
 	if err := decodeSampling(fields, req); err != nil {
 		return err
 	}
-	if err := validateSampling(req, fields, 0); err != nil {
-		return err
-	}
 	if req.Stop, err = decodeStopSequences(fields["stop_sequences"]); err != nil {
 		return err
 	}
-	if st, err := optionalBool(fields, "stream"); err != nil {
-		return err
-	} else if st != nil {
-		req.Stream = *st
-	}
-	if req.IncludePerformance, err = optionalBool(fields, "include_performance"); err != nil {
+	if err := decodeStreaming(fields, req); err != nil {
 		return err
 	}
 	return decodeAdapter(fields, req)

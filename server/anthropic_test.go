@@ -11,14 +11,7 @@ import (
 func (h *harness) messagesBody(extra map[string]any) map[string]any {
 	b := map[string]any{"model": h.model.ID, "max_tokens": 6, "temperature": 0,
 		"messages": []any{map[string]any{"role": "user", "content": "Tell me about the sun."}}}
-	for k, v := range extra {
-		if v == nil {
-			delete(b, k)
-			continue
-		}
-		b[k] = v
-	}
-	return b
+	return withFields(b, extra)
 }
 
 func weatherClientTool() map[string]any {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/kiln-ai/kiln/telemetry/latency"
@@ -135,12 +134,7 @@ func (w *messagesWire) whole(xs []*exchange) error {
 	b := w.appendMessage(make([]byte, 0, 1024+x.text.Len()), x, w.out.items, true)
 	b = x.perf.appendMetadata(b[:len(b)-1])
 	b = append(b, "}\n"...)
-	x.w.Header().Set("Content-Type", "application/json")
-	x.w.WriteHeader(http.StatusOK)
-	if _, err := x.w.Write(b); err != nil {
-		return fmt.Errorf("write response: %w", err)
-	}
-	return nil
+	return x.writeWhole(b)
 }
 
 // stopReason is the message's stop_reason, and the stop sequence that

@@ -196,6 +196,12 @@ func (h *harness) chatBody(extra map[string]any) map[string]any {
 		"max_tokens":  6,
 		"temperature": 0,
 	}
+	return withFields(b, extra)
+}
+
+// withFields sets extra's fields on a request body b; a nil value
+// removes the field.
+func withFields(b, extra map[string]any) map[string]any {
 	for k, v := range extra {
 		if v == nil {
 			delete(b, k)

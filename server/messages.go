@@ -134,6 +134,24 @@ func decodeToolCalls(param string, raw json.RawMessage) ([]toolCall, error) {
 // decodeContent accepts a string or an array of text parts
 // ({"type":"text","text":"..."}), joined without separator as OpenAI does.
 func decodeContent(param string, raw json.RawMessage) (string, error) {
+	return joinTextParts(param, raw, chatParts)
+}
+
+// Part kinds: text to join, or a part to skip.
+const (
+	partText = iota + 1
+	partSkip
+)
+
+// chatParts are the content parts chat accepts.
+var chatParts = map[string]int{"text": partText}
+
+// joinTextParts reads a content that is a string or an array of parts
+// whose type is among kinds, and joins the text parts without separator:
+// chat's content, a Responses message's content or a call's output, an
+// Anthropic system prompt or tool result. Any other part (an image, a
+// file, audio) is a 400 naming it.
+func joinTextParts(param string, raw json.RawMessage, kinds map[string]int) (string, error) {
 	if isNull(raw) {
 		return "", invalid(param, "missing_required_parameter", "missing required parameter: '%s'", param)
 	}
@@ -156,19 +174,22 @@ func decodeContent(param string, raw json.RawMessage) (string, error) {
 		if err != nil {
 			return "", withParam(err, pp+".type")
 		}
-		if typ != "text" {
+		switch kinds[typ] {
+		case partSkip:
+			continue
+		case partText:
+		default:
 			return "", invalid(pp+".type", "invalid_value",
 				"content parts of type '%s' are not supported: this model accepts text parts only", clip(typ))
 		}
-		textRaw, ok := part["text"]
-		if !ok || isNull(textRaw) {
+		text, err := optionalString(part, "text")
+		if err != nil {
+			return "", withParam(err, pp+".text")
+		}
+		if text == nil {
 			return "", invalid(pp+".text", "missing_required_parameter", "missing required parameter: '%s.text'", pp)
 		}
-		var text string
-		if err := json.Unmarshal(textRaw, &text); err != nil {
-			return "", wrongType(pp+".text", "a string", textRaw)
-		}
-		b.WriteString(text)
+		b.WriteString(*text)
 	}
 	return b.String(), nil
 }

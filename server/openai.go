@@ -3,8 +3,6 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
-	"net/http"
 )
 
 // The OpenAI wire format of a chat completion: the chat.completion.chunk
@@ -156,12 +154,7 @@ func writeCompletion(xs []*exchange) error {
 	b = appendUsage(b, xs)
 	b = appendChoicesMetadata(b, xs)
 	b = append(b, "}\n"...)
-	x.w.Header().Set("Content-Type", "application/json")
-	x.w.WriteHeader(http.StatusOK)
-	if _, err := x.w.Write(b); err != nil {
-		return fmt.Errorf("write response: %w", err)
-	}
-	return nil
+	return x.writeWhole(b)
 }
 
 // appendMessageChoice appends one choice of a chat.completion.

@@ -109,19 +109,11 @@ func decodeOptions(fields map[string]json.RawMessage, req *chatRequest) error {
 	if err := decodeSampling(fields, req); err != nil {
 		return err
 	}
-	if req.Penalties, err = decodePenalties(fields); err != nil {
-		return err
-	}
-	if err := validateSampling(req, fields, 0); err != nil {
-		return err
-	}
 	if req.Stop, err = decodeStop(fields["stop"]); err != nil {
 		return err
 	}
-	if s, err := optionalBool(fields, "stream"); err != nil {
+	if err := decodeStreaming(fields, req); err != nil {
 		return err
-	} else if s != nil {
-		req.Stream = *s
 	}
 	if err := decodeStreamOptions(fields["stream_options"], req); err != nil {
 		return err
@@ -131,10 +123,20 @@ func decodeOptions(fields map[string]json.RawMessage, req *chatRequest) error {
 	} else if u != nil {
 		req.User = *u
 	}
-	if req.IncludePerformance, err = optionalBool(fields, "include_performance"); err != nil {
-		return err
-	}
 	return decodeAdapter(fields, req)
+}
+
+// decodeStreaming reads stream and include_performance, which every API
+// spells alike.
+func decodeStreaming(fields map[string]json.RawMessage, req *chatRequest) error {
+	if s, err := optionalBool(fields, "stream"); err != nil {
+		return err
+	} else if s != nil {
+		req.Stream = *s
+	}
+	var err error
+	req.IncludePerformance, err = optionalBool(fields, "include_performance")
+	return err
 }
 
 // decodeObject parses the body as exactly one JSON object. It unmarshals
@@ -178,9 +180,22 @@ func jsonErrText(err error) string {
 	return "malformed JSON"
 }
 
-// decodeSampling reads temperature, top_p, top_k and seed; their ranges
-// are sampling.Params.Validate's (validateSampling).
+// decodeSampling reads temperature, top_p, top_k, seed and the
+// penalties, and checks them with sampling.Params.Validate
+// (validateSampling): every API's sampling fields, one rule.
 func decodeSampling(fields map[string]json.RawMessage, req *chatRequest) error {
+	if err := decodeSamplingFields(fields, req); err != nil {
+		return err
+	}
+	var err error
+	if req.Penalties, err = decodePenalties(fields); err != nil {
+		return err
+	}
+	return validateSampling(req, fields, 0)
+}
+
+// decodeSamplingFields reads temperature, top_p, top_k and seed.
+func decodeSamplingFields(fields map[string]json.RawMessage, req *chatRequest) error {
 	var err error
 	if req.Temperature, err = optionalNumber(fields, "temperature"); err != nil {
 		return err

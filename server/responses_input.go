@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // A Responses request's input: a string (one user message) or a list of
@@ -149,48 +148,12 @@ func (d *inputDecoder) add(msg chatMessage) {
 	d.msgs = append(d.msgs, msg)
 }
 
+// responsesParts are the content parts a Responses input accepts: text
+// in or out (a refusal is no text the model can be given back).
+var responsesParts = map[string]int{"input_text": partText, "output_text": partText, "text": partText, "refusal": partSkip}
+
 // decodeInputContent reads a message's content or a call's output: a
-// string, or text parts (input_text, output_text or text) joined without
-// separator.
+// string, or text parts joined without separator.
 func decodeInputContent(param string, raw json.RawMessage) (string, error) {
-	if isNull(raw) {
-		return "", invalid(param, "missing_required_parameter", "missing required parameter: '%s'", param)
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
-	}
-	var parts []json.RawMessage
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", wrongType(param, "a string or an array of content parts", raw)
-	}
-	var b strings.Builder
-	for i, p := range parts {
-		pp := fmt.Sprintf("%s[%d]", param, i)
-		var part map[string]json.RawMessage
-		if err := json.Unmarshal(p, &part); err != nil || part == nil {
-			return "", wrongType(pp, "an object", p)
-		}
-		typ, err := requiredString(part, "type")
-		if err != nil {
-			return "", withParam(err, pp+".type")
-		}
-		switch typ {
-		case "input_text", "output_text", "text":
-		case "refusal":
-			continue
-		default:
-			return "", invalid(pp+".type", "invalid_value",
-				"content parts of type '%s' are not supported: this model accepts text parts only", clip(typ))
-		}
-		text, err := optionalString(part, "text")
-		if err != nil {
-			return "", withParam(err, pp+".text")
-		}
-		if text == nil {
-			return "", invalid(pp+".text", "missing_required_parameter", "missing required parameter: '%s.text'", pp)
-		}
-		b.WriteString(*text)
-	}
-	return b.String(), nil
+	return joinTextParts(param, raw, responsesParts)
 }

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"fmt"
-	"net/http"
 	"sort"
 	"strconv"
 )
@@ -20,13 +18,8 @@ func (w *responsesWire) whole(xs []*exchange) error {
 	}
 	b := w.appendResponse(make([]byte, 0, 1024+x.text.Len()), x, w.out.items, true)
 	b = append(b, '\n')
-	x.w.Header().Set("Content-Type", "application/json")
-	x.w.WriteHeader(http.StatusOK)
 	w.keep(x)
-	if _, err := x.w.Write(b); err != nil {
-		return fmt.Errorf("write response: %w", err)
-	}
-	return nil
+	return x.writeWhole(b)
 }
 
 // keep stores the response for previous_response_id and item_reference

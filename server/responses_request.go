@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 
 	"github.com/kiln-ai/kiln/engine/sampling"
 )
@@ -125,27 +126,16 @@ func decodeResponsesOptions(fields map[string]json.RawMessage, req *chatRequest)
 	if err := decodeSampling(fields, req); err != nil {
 		return err
 	}
-	if req.Penalties, err = decodePenalties(fields); err != nil {
-		return err
-	}
-	if err := validateSampling(req, fields, 0); err != nil {
-		return err
-	}
 	if req.Stop, err = decodeStop(fields["stop"]); err != nil {
 		return err
 	}
-	if st, err := optionalBool(fields, "stream"); err != nil {
+	if err := decodeStreaming(fields, req); err != nil {
 		return err
-	} else if st != nil {
-		req.Stream = *st
 	}
 	if u, err := optionalString(fields, "user"); err != nil {
 		return err
 	} else if u != nil {
 		req.User = *u
-	}
-	if req.IncludePerformance, err = optionalBool(fields, "include_performance"); err != nil {
-		return err
 	}
 	if t, err := optionalString(fields, "truncation"); err != nil {
 		return err
@@ -166,19 +156,11 @@ func decodeResponsesAgent(fields map[string]json.RawMessage) (agentFields, error
 	if err := decodeResponsesToolChoice(fields["tool_choice"], &a); err != nil {
 		return a, err
 	}
-	if p, err := optionalBool(fields, "parallel_tool_calls"); err != nil {
-		return a, err
-	} else if p != nil {
-		a.Parallel = *p
-	}
 	if a.Format, err = decodeTextFormat(fields["text"]); err != nil {
 		return a, err
 	}
-	if a.Format.Type == "json_object" || a.Format.Type == "json_schema" {
-		if a.ToolChoice == toolChoiceRequired || a.ToolChoice == toolChoiceNamed {
-			return a, invalid("text.format", "invalid_value",
-				"'text.format' %s cannot be combined with tool_choice '%s': the output is either a tool call or a document", a.Format.Type, a.ToolChoice)
-		}
+	if err := decodeParallel(fields, &a, "text.format"); err != nil {
+		return a, err
 	}
 	return a, decodeResponsesLogprobs(fields, &a)
 }
@@ -241,25 +223,14 @@ func decodeTextFormat(raw json.RawMessage) (responseFormat, error) {
 	if isNull(fr) {
 		return responseFormat{}, nil
 	}
-	var f map[string]json.RawMessage
-	if err := json.Unmarshal(fr, &f); err != nil || f == nil {
-		return responseFormat{}, wrongType("text.format", "an object", fr)
+	typ, f, err := decodeFormatType("text.format", fr)
+	if err != nil || typ != "json_schema" {
+		return responseFormat{Type: typ}, err
 	}
-	typ, err := requiredString(f, "type")
-	if err != nil {
-		return responseFormat{}, withParam(err, "text.format.type")
+	if isNull(f["schema"]) {
+		return responseFormat{}, invalid("text.format.schema", "missing_required_parameter", "missing required parameter: 'text.format.schema'")
 	}
-	switch typ {
-	case "text", "json_object":
-		return responseFormat{Type: typ}, nil
-	case "json_schema":
-		if isNull(f["schema"]) {
-			return responseFormat{}, invalid("text.format.schema", "missing_required_parameter", "missing required parameter: 'text.format.schema'")
-		}
-		return decodeSchemaFormat("text.format", f)
-	}
-	return responseFormat{}, invalid("text.format.type", "invalid_value",
-		"'text.format.type' must be text, json_object or json_schema, got '%s'", clip(typ))
+	return decodeSchemaFormat("text.format", f)
 }
 
 // decodeResponsesLogprobs reads include and top_logprobs (0..20):
@@ -300,12 +271,12 @@ func responsesParam(err error) error {
 	if !ok {
 		return err
 	}
-	switch {
-	case e.Param == "messages":
+	switch e.Param {
+	case "messages":
 		e.Param = "input"
-	case e.Param == "max_tokens" || e.Param == "max_completion_tokens":
+	case "max_tokens", "max_completion_tokens":
 		e.Param = "max_output_tokens"
-	case e.Param == "response_format.json_schema.schema":
+	case "response_format.json_schema.schema":
 		e.Param = "text.format.schema"
 	}
 	if t, ok := cutToolParam(e.Param); ok {
@@ -317,9 +288,6 @@ func responsesParam(err error) error {
 // cutToolParam returns "tools[i]" of a chat param
 // "tools[i].function.parameters".
 func cutToolParam(param string) (string, bool) {
-	const suffix = ".function.parameters"
-	if len(param) > len(suffix) && param[len(param)-len(suffix):] == suffix && len(param) > 6 && param[:6] == "tools[" {
-		return param[:len(param)-len(suffix)], true
-	}
-	return "", false
+	t, ok := strings.CutSuffix(param, ".function.parameters")
+	return t, ok && strings.HasPrefix(t, "tools[")
 }

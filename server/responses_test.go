@@ -11,14 +11,7 @@ import (
 
 func (h *harness) responsesBody(extra map[string]any) map[string]any {
 	b := map[string]any{"model": h.model.ID, "input": "Tell me about the sun.", "max_output_tokens": 6, "temperature": 0}
-	for k, v := range extra {
-		if v == nil {
-			delete(b, k)
-			continue
-		}
-		b[k] = v
-	}
-	return b
+	return withFields(b, extra)
 }
 
 func weatherFunction() map[string]any {

@@ -31,7 +31,12 @@ func (s *sseWriter) start() error {
 // event writes one data record built by fill (which appends the payload to
 // its argument) and flushes it.
 func (s *sseWriter) event(fill func([]byte) []byte) error {
-	b := append(s.buf[:0], "data: "...)
+	return s.write(append(s.buf[:0], "data: "...), fill)
+}
+
+// write completes the record b with fill's payload and a blank line,
+// writes and flushes it.
+func (s *sseWriter) write(b []byte, fill func([]byte) []byte) error {
 	b = fill(b)
 	b = append(b, '\n', '\n')
 	s.buf = b
@@ -47,14 +52,7 @@ func (s *sseWriter) event(fill func([]byte) []byte) error {
 func (s *sseWriter) named(name string, fill func([]byte) []byte) error {
 	b := append(s.buf[:0], "event: "...)
 	b = append(b, name...)
-	b = append(b, "\ndata: "...)
-	b = fill(b)
-	b = append(b, '\n', '\n')
-	s.buf = b
-	if _, err := s.w.Write(b); err != nil {
-		return err
-	}
-	return s.rc.Flush()
+	return s.write(append(b, "\ndata: "...), fill)
 }
 
 // done writes the terminating "data: [DONE]" record.

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"fmt"
+	"net/http"
+
 	"github.com/kiln-ai/kiln/telemetry"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
@@ -85,4 +88,14 @@ func (openaiWire) whole(xs []*exchange) error { return writeCompletion(xs) }
 func (openaiWire) cut(x *exchange) {
 	x.write(func(b []byte) []byte { return appendErrorObject(b, errCut) })
 	x.done()
+}
+
+// writeWhole writes the body of a response that was not streamed.
+func (p *reply) writeWhole(b []byte) error {
+	p.w.Header().Set("Content-Type", "application/json")
+	p.w.WriteHeader(http.StatusOK)
+	if _, err := p.w.Write(b); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	return nil
 }
