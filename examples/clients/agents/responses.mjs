@@ -93,7 +93,7 @@ await r.run("openai/create-plain", "responses", async () => {
   check(resp.output_text === outputText(resp) && resp.output_text.length > 0, "no output_text");
   check(resp.usage.input_tokens > 0 && resp.usage.output_tokens === 8, "usage does not count the 8 output tokens", { usage: resp.usage });
   check(resp.status === "incomplete" && resp.incomplete_details?.reason === "max_output_tokens", `status ${resp.status}, want incomplete at max_output_tokens`);
-  return { text: clipText(resp.output_text), status: resp.status, usage: resp.usage };
+  return { text: clipText(resp.output_text), response_status: resp.status, usage: resp.usage };
 });
 
 await r.run("openai/create-streamed", "responses", async () => {
@@ -109,7 +109,7 @@ await r.run("openai/create-streamed", "responses", async () => {
 
 await r.run("openai/tool-required", "tool_choice", async () => {
   const resp = await client.responses.create({ ...base, input: weatherPrompt, tools: [weatherFn], tool_choice: "required", max_output_tokens: flags.maxTokens });
-  return { calls: weatherCalls(resp), status: resp.status };
+  return { calls: weatherCalls(resp), response_status: resp.status };
 });
 
 await r.run("openai/tool-required-streamed", "tool_choice", async () => {
@@ -146,13 +146,13 @@ await r.run("openai/tool-result-round-trip", "tool_result", async () => {
 
 await r.run("openai/json_schema", "response_format", async () => {
   const resp = await client.responses.create({ ...base, input: forecastPrompt, text: forecastFormat, max_output_tokens: flags.maxTokens * 2 });
-  return { object: fits(Forecast, parseJSON(resp.output_text, "the document", resp.status), "the document"), status: resp.status };
+  return { object: fits(Forecast, parseJSON(resp.output_text, "the document", resp.status), "the document"), response_status: resp.status };
 });
 
 await r.run("openai/json_schema-streamed", "response_format", async () => {
   const stream = await client.responses.create({ ...base, input: forecastPrompt, text: forecastFormat, max_output_tokens: flags.maxTokens * 2, stream: true });
   const { text, final } = await collect(stream);
-  return { object: fits(Forecast, parseJSON(text, "the document", final.status), "the document"), status: final.status };
+  return { object: fits(Forecast, parseJSON(text, "the document", final.status), "the document"), response_status: final.status };
 });
 
 await r.run("openai/parse-zodTextFormat", "response_format", async () => {
