@@ -81,7 +81,36 @@ func parseMessagesRequest(data []byte, generate bool) (*chatRequest, error) {
 	if req.Agent, err = decodeMessagesAgent(fields); err != nil {
 		return nil, err
 	}
-	return req, nil
+	if req.TemplateKwargs, err = decodeTemplateKwargs(fields["chat_template_kwargs"]); err != nil {
+		return nil, err
+	}
+	return req, decodeThinking(fields["thinking"], req)
+}
+
+// decodeThinking reads thinking: {"type":"enabled"} (its budget_tokens
+// is not enforced: the template's thinking section ends when the model
+// ends it) or {"type":"disabled"}, as the template's enable_thinking;
+// adaptive leaves the template's default.
+func decodeThinking(raw json.RawMessage, req *chatRequest) error {
+	if isNull(raw) {
+		return nil
+	}
+	var t map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &t); err != nil || t == nil {
+		return wrongType("thinking", "an object", raw)
+	}
+	typ, err := requiredString(t, "type")
+	if err != nil {
+		return withParam(err, "thinking.type")
+	}
+	switch typ {
+	case "enabled", "disabled":
+		req.setThinking(typ == "enabled")
+	case "adaptive":
+	default:
+		return invalid("thinking.type", "invalid_value", "'thinking.type' must be enabled, disabled or adaptive, got '%s'", clip(typ))
+	}
+	return nil
 }
 
 // decodeSystem reads system: a string or text blocks, as one system

@@ -32,7 +32,7 @@ func (s *Server) encodePrompt(req *chatRequest) ([]int, error) {
 			cm[i].ToolCalls = append(cm[i].ToolCalls, chat.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 	}
-	opt := chat.Options{AddGenerationPrompt: true}
+	opt := chat.Options{AddGenerationPrompt: true, Kwargs: req.TemplateKwargs}
 	if req.Agent.toolsOffered() {
 		for _, t := range req.Agent.Tools {
 			opt.Tools = append(opt.Tools, chat.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})

@@ -48,6 +48,9 @@ type chatRequest struct {
 	// Agent holds tools, tool_choice, response_format, logprobs and n
 	// (agent_request.go).
 	Agent agentFields
+	// TemplateKwargs are extra chat-template variables
+	// (chat_template_kwargs, such as enable_thinking), nil for none.
+	TemplateKwargs map[string]any
 }
 
 type chatMessage struct {
@@ -95,7 +98,52 @@ func parseChatRequest(data []byte) (*chatRequest, error) {
 	if req.Agent, err = decodeAgentFields(fields); err != nil {
 		return nil, err
 	}
+	if req.TemplateKwargs, err = decodeTemplateKwargs(fields["chat_template_kwargs"]); err != nil {
+		return nil, err
+	}
 	return req, nil
+}
+
+// Limits of chat_template_kwargs.
+const maxTemplateKwargs = 32
+
+// templateReserved are the template variables the server sets itself; a
+// request cannot pass them.
+var templateReserved = map[string]bool{"messages": true, "tools": true, "documents": true, "bos_token": true,
+	"eos_token": true, "add_generation_prompt": true, "strftime_now": true, "raise_exception": true}
+
+// decodeTemplateKwargs reads chat_template_kwargs: an object of extra
+// template variables, as vLLM and llama-server take them (Qwen3's
+// enable_thinking false turns thinking off).
+func decodeTemplateKwargs(raw json.RawMessage) (map[string]any, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var kw map[string]any
+	if err := json.Unmarshal(raw, &kw); err != nil || kw == nil {
+		return nil, wrongType("chat_template_kwargs", "an object", raw)
+	}
+	if len(kw) > maxTemplateKwargs {
+		return nil, invalid("chat_template_kwargs", "invalid_value", "'chat_template_kwargs' may hold at most %d keys, got %d", maxTemplateKwargs, len(kw))
+	}
+	for k := range kw {
+		if templateReserved[k] {
+			return nil, invalid("chat_template_kwargs", "invalid_value", "'chat_template_kwargs' cannot set '%s': the server sets it from the request", clip(k))
+		}
+	}
+	return kw, nil
+}
+
+// setThinking sets enable_thinking, what Anthropic's thinking and
+// Responses' reasoning.effort ask for, unless chat_template_kwargs set it.
+func (req *chatRequest) setThinking(on bool) {
+	if _, set := req.TemplateKwargs["enable_thinking"]; set {
+		return
+	}
+	if req.TemplateKwargs == nil {
+		req.TemplateKwargs = map[string]any{}
+	}
+	req.TemplateKwargs["enable_thinking"] = on
 }
 
 // decodeOptions reads the fields chat and legacy completions share: the

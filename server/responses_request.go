@@ -78,7 +78,36 @@ func (s *Server) parseResponsesRequest(data []byte) (*chatRequest, error) {
 	if req.Agent, err = decodeResponsesAgent(fields); err != nil {
 		return nil, err
 	}
-	return req, nil
+	if req.TemplateKwargs, err = decodeTemplateKwargs(fields["chat_template_kwargs"]); err != nil {
+		return nil, err
+	}
+	return req, decodeReasoning(fields["reasoning"], req)
+}
+
+// decodeReasoning reads reasoning.effort as the template's
+// enable_thinking: none turns thinking off, any other effort on (a
+// thinking section's length is the model's own).
+func decodeReasoning(raw json.RawMessage, req *chatRequest) error {
+	if isNull(raw) {
+		return nil
+	}
+	var r map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &r); err != nil || r == nil {
+		return wrongType("reasoning", "an object", raw)
+	}
+	effort, err := optionalString(r, "effort")
+	if err != nil || effort == nil {
+		return withParam(err, "reasoning.effort")
+	}
+	switch *effort {
+	case "none":
+		req.setThinking(false)
+	case "minimal", "low", "medium", "high", "xhigh":
+		req.setThinking(true)
+	default:
+		return invalid("reasoning.effort", "invalid_value", "'reasoning.effort' must be none, minimal, low, medium, high or xhigh, got '%s'", clip(*effort))
+	}
+	return nil
 }
 
 // decodeResponsesState reads instructions, previous_response_id, store
