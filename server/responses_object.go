@@ -44,7 +44,8 @@ func (w *responsesWire) keep(x *exchange) {
 		}
 	}
 	answer.ContentNull = answer.Content == "" && len(answer.ToolCalls) > 0
-	x.s.stored.put(x.id, append(conv, answer), items)
+	body := append(w.appendResponse(nil, x, w.out.items, true), '\n')
+	x.s.stored.put(x.id, body, append(conv, answer), items)
 }
 
 // appendResponse appends the response object: in progress (final false:

@@ -44,6 +44,15 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
 	return responsesParam(s.generate(w, r, s.parseResponsesRequest))
 }
 
+// getResponse serves GET /v1/responses/{id}: a stored response's object.
+func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) error {
+	body, ok := s.stored.body(r.PathValue("id"))
+	if !ok {
+		return responseNotFound(r.PathValue("id"), "", "not_found")
+	}
+	return writeJSON(w, http.StatusOK, body)
+}
+
 func (s *Server) parseResponsesRequest(data []byte) (*chatRequest, error) {
 	fields, err := decodeObject(data)
 	if err != nil {

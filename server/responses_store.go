@@ -31,6 +31,7 @@ type responseStore struct {
 }
 
 type storedResponse struct {
+	body    []byte // the response object, as GET /v1/responses/{id} serves it
 	conv    []chatMessage
 	items   []string // its output items' ids
 	expires time.Time
@@ -47,14 +48,14 @@ func newResponseStore(now func() time.Time) *responseStore {
 }
 
 // put keeps the response id with its conversation and output items.
-func (st *responseStore) put(id string, conv []chatMessage, items map[string][]chatMessage) {
+func (st *responseStore) put(id string, body []byte, conv []chatMessage, items map[string][]chatMessage) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.expire()
 	for len(st.order) >= responseStoreCap {
 		st.drop(st.order[0])
 	}
-	sr := &storedResponse{conv: conv, expires: st.now().Add(responseTTL)}
+	sr := &storedResponse{body: body, conv: conv, expires: st.now().Add(responseTTL)}
 	for iid, msgs := range items {
 		sr.items = append(sr.items, iid)
 		st.items[iid] = itemRef{resp: id, msgs: msgs}
@@ -72,9 +73,26 @@ func (st *responseStore) conversation(id string) ([]chatMessage, error) {
 	if sr, ok := st.resp[id]; ok {
 		return append([]chatMessage(nil), sr.conv...), nil
 	}
-	return nil, &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "previous_response_id", Code: "previous_response_not_found",
+	return nil, responseNotFound(id, "previous_response_id", "previous_response_not_found")
+}
+
+// responseNotFound is the 404 of a response that is not kept.
+func responseNotFound(id, param, code string) *Error {
+	return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: param, Code: code,
 		Message: fmt.Sprintf("the response '%s' was not found: it was never stored (store: false), it has expired (responses are kept for %s, at most %d of them), or the server restarted",
 			clip(id), responseTTL, responseStoreCap)}
+}
+
+// body is a stored response's object.
+func (st *responseStore) body(id string) ([]byte, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.expire()
+	sr, ok := st.resp[id]
+	if !ok {
+		return nil, false
+	}
+	return sr.body, true
 }
 
 // item is a stored output item's messages.

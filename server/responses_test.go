@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func (h *harness) responsesBody(extra map[string]any) map[string]any {
@@ -227,8 +229,20 @@ func TestResponsesStore(t *testing.T) {
 		}
 	}
 	wantNotFound(unstored["id"])
+
+	// GET /v1/responses/{id} serves a stored response as it was answered.
+	status, _, got := h.do(http.MethodGet, responsesPath+"/"+first["id"].(string), nil, nil)
+	if d := cmp.Diff(first, decodeResponse(t, got)); status != http.StatusOK || d != "" {
+		t.Errorf("GET the first response: %d (-answered +stored):\n%s", status, d)
+	}
+	if status, _, body := h.do(http.MethodGet, responsesPath+"/"+unstored["id"].(string), nil, nil); status != http.StatusNotFound {
+		t.Errorf("GET an unstored response: %d %s", status, body)
+	}
 	h.srv.stored.now = func() time.Time { return time.Now().Add(responseTTL + time.Minute) }
 	wantNotFound(first["id"])
+	if status, _, body := h.do(http.MethodGet, responsesPath+"/"+first["id"].(string), nil, nil); status != http.StatusNotFound {
+		t.Errorf("GET an expired response: %d %s", status, body)
+	}
 }
 
 // TestResponsesBadInput: each malformed request is a 400 (or 404) in the

@@ -50,6 +50,7 @@ func (s *Server) routeTable() []route {
 		{pattern: chatPath, method: http.MethodPost, h: s.chat},
 		{pattern: completionsPath, method: http.MethodPost, h: s.completions},
 		{pattern: responsesPath, method: http.MethodPost, h: s.responses},
+		{pattern: responsesPath + "/{id}", method: get, h: s.getResponse},
 		{pattern: messagesPath, method: http.MethodPost, h: s.anthropicMessages},
 		{pattern: countTokensPath, method: http.MethodPost, h: s.countTokens},
 		{pattern: "/tokenize", method: http.MethodPost, h: s.tokenize},

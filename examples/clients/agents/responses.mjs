@@ -2,7 +2,8 @@
 // unmodified: the official openai npm package's responses.create (plain,
 // streamed, a function tool under tool_choice required, text.format
 // json_schema, logprobs, a previous_response_id round trip with
-// function_call_output, responses.parse with zodTextFormat), and the
+// function_call_output and responses.retrieve, responses.parse with
+// zodTextFormat), and the
 // Vercel AI SDK's default openai provider (createOpenAI()(model) speaks
 // Responses: generateText, streamText, generateObject and a tool loop).
 //
@@ -137,6 +138,8 @@ await r.run("openai/tool-result-round-trip", "tool_result", async () => {
     max_output_tokens: 12,
   });
   check(second.previous_response_id === first.id, "previous_response_id is not echoed");
+  const kept = await client.responses.retrieve(first.id);
+  check(kept.id === first.id && JSON.stringify(kept.output) === JSON.stringify(first.output), "responses.retrieve does not give the first response back", { kept: kept.output });
   // The call (first.usage.output_tokens) is in the second prompt, with
   // the output; the tool listing is not (tool_choice none hides it).
   check(second.usage.input_tokens > first.usage.output_tokens + 10, `the second turn's prompt (${second.usage.input_tokens} tokens) does not hold the first turn's call (${first.usage.output_tokens})`);
