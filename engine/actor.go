@@ -23,10 +23,10 @@ type actor struct {
 	kvUsed  int
 	c       counters
 	rows    []llama.Row
-	logits  [][]float32 // argument of Forward, one entry per row wanting logits
-	slotBuf [][]float32 // a logits row per slot
-	fresh   []*request  // requests whose logits row is fresh this cycle: sampled next
-	snap    Snapshot    // published at the end of every cycle
+	logits  [][]float32           // argument of Forward, one entry per row wanting logits
+	slotBuf [][]float32           // a logits row per slot
+	fresh   []*request            // requests whose logits row is fresh this cycle: sampled next
+	snap    timing.EngineSnapshot // published at the end of every cycle
 
 	segs      segments   // recent prefill passes and ownership waits, for Token.Blockers
 	prefilled []*request // requests with rows in this cycle's prefill pass

@@ -54,7 +54,7 @@ type Engine struct {
 	hooks  FaultHooks            // test-only fault injection
 
 	snapMu sync.Mutex
-	snap   Snapshot
+	snap   timing.EngineSnapshot
 
 	a actor // owned by the actor goroutine
 }
@@ -156,7 +156,7 @@ func (e *Engine) Ready() bool {
 }
 
 // Snapshot returns the runtime state (see Snapshot).
-func (e *Engine) Snapshot() Snapshot {
+func (e *Engine) Snapshot() timing.EngineSnapshot {
 	e.snapMu.Lock()
 	s := e.snap
 	e.snapMu.Unlock()

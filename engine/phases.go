@@ -24,8 +24,8 @@ const observedSlots = 1<<timing.SlotSampling | 1<<timing.SlotGPULockWait
 
 // phasesSince returns the work between mark and now (now's values minus
 // mark's).
-func (now *counters) phasesSince(mark *counters) Phases {
-	var p Phases
+func (now *counters) phasesSince(mark *counters) timing.Phases {
+	var p timing.Phases
 	p.Admission = now.admission - mark.admission
 	p.Prefill = now.prefill - mark.prefill
 	p.Decode = now.decode - mark.decode

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // The automatic memory policy (--memory-reclaim automatic): the engine
@@ -85,11 +87,13 @@ func newResizePolicy(base, seq, kvMax int) resizePolicy {
 
 // engineBusy reports whether the snapshot shows work: a request active,
 // queued or draining. The resize and trim policies both wait for its end.
-func engineBusy(s Snapshot) bool { return s.Active > 0 || s.QueueDepth > 0 || s.Draining > 0 }
+func engineBusy(s timing.EngineSnapshot) bool {
+	return s.Active > 0 || s.QueueDepth > 0 || s.Draining > 0
+}
 
 // observe takes the engine's snapshot at now and returns the budget to
 // resize to, if one is due.
-func (p *resizePolicy) observe(now time.Time, s Snapshot) (int, bool) {
+func (p *resizePolicy) observe(now time.Time, s timing.EngineSnapshot) (int, bool) {
 	if p.limit <= p.base {
 		return 0, false
 	}
@@ -122,7 +126,7 @@ type idleTrigger struct {
 }
 
 // observe takes the engine's snapshot at now and reports whether to trim.
-func (t *idleTrigger) observe(now time.Time, s Snapshot) bool {
+func (t *idleTrigger) observe(now time.Time, s timing.EngineSnapshot) bool {
 	busy := engineBusy(s)
 	if busy || s.TokensGenerated != t.lastTokens || t.idleSince.IsZero() {
 		t.dirty = t.dirty || busy || s.TokensGenerated != t.lastTokens

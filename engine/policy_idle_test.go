@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // TestIdleTrigger: an automatic trim is due once the engine has been idle
@@ -35,7 +36,7 @@ func TestIdleTrigger(t *testing.T) {
 			trig := idleTrigger{idle: 30 * time.Second}
 			var got []bool
 			for _, o := range tc.seq {
-				got = append(got, trig.observe(t0.Add(o.at), Snapshot{Active: o.active, TokensGenerated: o.tokens}))
+				got = append(got, trig.observe(t0.Add(o.at), timing.EngineSnapshot{Active: o.active, TokensGenerated: o.tokens}))
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("trims (-want +got):\n%s", d)

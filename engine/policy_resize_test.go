@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // TestResizePolicy: the automatic policy grows (doubling, up to four times
@@ -54,7 +55,7 @@ func TestResizePolicy(t *testing.T) {
 			p := newResizePolicy(200, seq, tc.kvMax)
 			var out []got
 			for _, o := range tc.seq {
-				tok, due := p.observe(t0.Add(o.at), Snapshot{QueueDepth: o.queue, Active: o.active, KVReserved: o.reserved, KVBudget: o.budget, KVSlots: o.slots})
+				tok, due := p.observe(t0.Add(o.at), timing.EngineSnapshot{QueueDepth: o.queue, Active: o.active, KVReserved: o.reserved, KVBudget: o.budget, KVSlots: o.slots})
 				out = append(out, got{tok, due})
 			}
 			if d := cmp.Diff(tc.want, out); d != "" {

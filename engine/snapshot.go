@@ -2,12 +2,6 @@ package engine
 
 import "github.com/kiln-ai/kiln/internal/timing"
 
-// Snapshot is the engine's runtime state for health and metrics: a plain
-// copy, consistent as of the end of the actor's latest cycle (QueueDepth is
-// read live). It is defined in internal/timing so that telemetry reads the
-// same struct (telemetry.EngineStats) without importing the engine.
-type Snapshot = timing.EngineSnapshot
-
 // The prefix cache's per-request outcome and its closed sets
 // (internal/timing/prefix.go).
 type (

@@ -8,13 +8,12 @@ import (
 )
 
 // The per-token vocabulary is defined once in internal/timing and shared
-// with the latency core: Phases (a token's phase durations, its Slots
-// indexed by timing.Slot), Blocker (one identified piece of work inside a
-// token's interval) and BlockerKind are latency.GapPhases, latency.Blocker
-// and latency.BlockerKind, so a Token's record reaches telemetry without
+// with the latency core: a token's phase durations are timing.Phases (its
+// Slots indexed by timing.Slot), and Blocker (one identified piece of work
+// inside a token's interval) and BlockerKind are latency.Blocker and
+// latency.BlockerKind, so a Token's record reaches telemetry without
 // conversion and the two sides cannot drift.
 type (
-	Phases      = timing.Phases
 	Blocker     = timing.Blocker
 	BlockerKind = timing.BlockerKind
 )
@@ -32,11 +31,11 @@ const MaxBlockers = 4
 // Token is the timing record of one emitted token, delivered on the
 // request's channel. Instants come from the engine's clock (monotonic).
 type Token struct {
-	Index     int       // zero-based index within the request
-	ID        int       // the accepted token id (special tokens included)
-	Ready     time.Time // the token was sampled and ready
-	Delivered time.Time // the actor handed it to the request's channel
-	Phases    Phases    // work that overlapped the interval ending at Ready
+	Index     int           // zero-based index within the request
+	ID        int           // the accepted token id (special tokens included)
+	Ready     time.Time     // the token was sampled and ready
+	Delivered time.Time     // the actor handed it to the request's channel
+	Phases    timing.Phases // work that overlapped the interval ending at Ready
 	// Logprob and TopLogprobs are set when the request asked for log
 	// probabilities (Request.Logprobs).
 	Logprob     float32

@@ -39,7 +39,7 @@ func (m MaintTimes) Get(p timing.Slot) time.Duration { return m[maintIndex(p)] }
 
 // AddTo charges the non-zero phases to p (a zero phase stays unobserved:
 // null, not 0).
-func (m *MaintTimes) AddTo(p *Phases) {
+func (m *MaintTimes) AddTo(p *timing.Phases) {
 	for i, d := range m {
 		if d > 0 {
 			p.Observe(PhaseResize+timing.Slot(i), d)

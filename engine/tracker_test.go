@@ -101,7 +101,7 @@ func TestPhaseTrackerRules(t *testing.T) {
 // TestMaintTimesAddToObservesOnlyNonZero: a phase that did not overlap
 // stays unobserved (null), not 0.
 func TestMaintTimesAddToObservesOnlyNonZero(t *testing.T) {
-	var p engine.Phases
+	var p timing.Phases
 	m := maint(0, 4, 0, 0)
 	m.AddTo(&p)
 	got := []bool{p.Has(timing.SlotResize), p.Has(timing.SlotTrim), p.Has(timing.SlotAdapter), p.Has(timing.SlotTraining)}

@@ -115,7 +115,7 @@ type diagRecorder struct {
 // observe records one token: its row, and for a gap of at least the stall
 // floor, the gap's attribution and blockers (this path allocates; stalls
 // are rare by definition). received is the request's receipt.
-func (d *diagRecorder) observe(e *latency.TokenEvent, phases *latency.GapPhases, blockers []latency.Blocker, self uint64, received time.Time) {
+func (d *diagRecorder) observe(e *latency.TokenEvent, phases *timing.Phases, blockers []latency.Blocker, self uint64, received time.Time) {
 	if d.buf == nil {
 		d.buf = tokenRowPool.Get().(*[]tokenRow)
 		*d.buf = (*d.buf)[:0]

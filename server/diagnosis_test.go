@@ -217,7 +217,7 @@ func TestDiagRecorderBounds(t *testing.T) {
 	received := time.Unix(1000, 0)
 	var d diagRecorder
 	n := latency.MaxRetainedGaps + 10
-	var ph latency.GapPhases
+	var ph timing.Phases
 	for i := range n {
 		e := latency.TokenEvent{Index: i, ID: i, ReadyMs: float64(i), HasBlocking: i > 0}
 		e.Gap.Gap = time.Millisecond
@@ -287,7 +287,7 @@ func TestRecentRingReleasesOldTokenRows(t *testing.T) {
 func BenchmarkDiagObserve(b *testing.B) {
 	received := time.Unix(1000, 0)
 	var d diagRecorder
-	var ph latency.GapPhases
+	var ph timing.Phases
 	e := latency.TokenEvent{HasBlocking: true}
 	e.Gap.Gap = time.Millisecond
 	for i := range latency.MaxRetainedGaps {

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry"
@@ -50,7 +49,7 @@ type outcomeCounts struct {
 	ClientDisconnect uint64 `json:"client_disconnect"`
 }
 
-// engineSnapshot is engine.Snapshot with stable JSON names and
+// engineSnapshot is timing.EngineSnapshot with stable JSON names and
 // milliseconds for durations.
 type engineSnapshot struct {
 	Ready            bool    `json:"ready"`
@@ -88,14 +87,14 @@ type engineSnapshot struct {
 
 // recurrentBytes is the recurrent state held, nil for a model without
 // recurrent layers (the fact does not apply).
-func recurrentBytes(s engine.Snapshot) *int64 {
+func recurrentBytes(s timing.EngineSnapshot) *int64 {
 	if !s.Recurrent {
 		return nil
 	}
 	return &s.RecurrentBytes
 }
 
-func snapshotJSON(s engine.Snapshot) engineSnapshot {
+func snapshotJSON(s timing.EngineSnapshot) engineSnapshot {
 	return engineSnapshot{
 		Ready: s.Ready, QueueDepth: s.QueueDepth, Active: s.Active, Prefilling: s.Prefilling, Draining: s.Draining,
 		KVReserved: s.KVReserved, KVBudget: s.KVBudget, RecurrentBytes: recurrentBytes(s),

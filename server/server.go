@@ -20,6 +20,7 @@ import (
 	"github.com/kiln-ai/kiln/engine/tokenizer"
 	"github.com/kiln-ai/kiln/engine/toolcall"
 	"github.com/kiln-ai/kiln/engine/train"
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -48,7 +49,7 @@ type Deps struct {
 // generator is what the server needs of the batching engine.
 type generator interface {
 	Submit(ctx context.Context, r engine.Request) (generation, error)
-	Snapshot() engine.Snapshot
+	Snapshot() timing.EngineSnapshot
 	Ready() bool
 }
 
@@ -68,8 +69,8 @@ func (g engineGenerator) Submit(ctx context.Context, r engine.Request) (generati
 	}
 	return s, nil
 }
-func (g engineGenerator) Snapshot() engine.Snapshot { return g.e.Snapshot() }
-func (g engineGenerator) Ready() bool               { return g.e.Ready() }
+func (g engineGenerator) Snapshot() timing.EngineSnapshot { return g.e.Snapshot() }
+func (g engineGenerator) Ready() bool                     { return g.e.Ready() }
 
 type realClock struct{}
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkRequestToken(b *testing.B) {
 			tts := make([]latency.TokenTiming, n)
 			ready := time.Duration(0)
 			for i := range tts {
-				p := latency.GapPhases{Decode: 18 * msD}
+				p := timing.Phases{Decode: 18 * msD}
 				gap := 20 * msD
 				if bc.stalls && i%64 == 63 {
 					p.Prefill, gap = 300*msD, 320*msD

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // snapshotLeaves lists the settable leaf fields of the engine's snapshot
 // by path: a nested struct's fields as "PrefixCache.Bytes", every element
 // of an array as one leaf ("PrefixCache.Evictions[2]").
-func snapshotLeaves(t *testing.T, v reflect.Value, path string, out map[string]func(*EngineStats) reflect.Value, get func(*EngineStats) reflect.Value) {
+func snapshotLeaves(t *testing.T, v reflect.Value, path string, out map[string]func(*timing.EngineSnapshot) reflect.Value, get func(*timing.EngineSnapshot) reflect.Value) {
 	t.Helper()
 	switch v.Kind() {
 	case reflect.Struct:
@@ -21,11 +23,11 @@ func snapshotLeaves(t *testing.T, v reflect.Value, path string, out map[string]f
 			if path != "" {
 				name = path + "." + name
 			}
-			snapshotLeaves(t, v.Field(i), name, out, func(s *EngineStats) reflect.Value { return get(s).Field(i) })
+			snapshotLeaves(t, v.Field(i), name, out, func(s *timing.EngineSnapshot) reflect.Value { return get(s).Field(i) })
 		}
 	case reflect.Array:
 		for i := range v.Len() {
-			snapshotLeaves(t, v.Index(i), path+"["+strconv.Itoa(i)+"]", out, func(s *EngineStats) reflect.Value { return get(s).Index(i) })
+			snapshotLeaves(t, v.Index(i), path+"["+strconv.Itoa(i)+"]", out, func(s *timing.EngineSnapshot) reflect.Value { return get(s).Index(i) })
 		}
 	default:
 		out[path] = get
@@ -39,21 +41,21 @@ func snapshotLeaves(t *testing.T, v reflect.Value, path string, out map[string]f
 // without mapping or listing it, mapping a listed one, or a family reading
 // nothing, fails here.
 func TestEngineFamiliesCoverSnapshot(t *testing.T) {
-	values := func(s *EngineStats) []float64 {
+	values := func(s *timing.EngineSnapshot) []float64 {
 		v := make([]float64, len(engineFamilies))
 		for k, f := range engineFamilies {
 			v[k] = f.v(s)
 		}
 		return v
 	}
-	var zero EngineStats
+	var zero timing.EngineSnapshot
 	base := values(&zero)
 	read := make([]bool, len(engineFamilies))
-	leaves := map[string]func(*EngineStats) reflect.Value{}
-	snapshotLeaves(t, reflect.ValueOf(zero), "", leaves, func(s *EngineStats) reflect.Value { return reflect.ValueOf(s).Elem() })
+	leaves := map[string]func(*timing.EngineSnapshot) reflect.Value{}
+	snapshotLeaves(t, reflect.ValueOf(zero), "", leaves, func(s *timing.EngineSnapshot) reflect.Value { return reflect.ValueOf(s).Elem() })
 	changedBy := map[string]bool{} // field (array fields without the index) -> some element changed a family
 	for path, get := range leaves {
-		var s EngineStats
+		var s timing.EngineSnapshot
 		fv := get(&s)
 		switch fv.Kind() {
 		case reflect.Bool:

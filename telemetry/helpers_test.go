@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -98,7 +99,7 @@ func (h *harness) scrapeAll(t testing.TB, accept string) string {
 }
 
 // tok is a streamed token ready at r with hops of 1 ms each.
-func tok(i int, r time.Duration, p latency.GapPhases) latency.TokenTiming {
+func tok(i int, r time.Duration, p timing.Phases) latency.TokenTiming {
 	return latency.TokenTiming{Index: i, ID: 100 + i, Ready: at(r), ProducerDelivered: at(r + msD),
 		HandlerReceived: at(r + 2*msD), BodyEnqueued: at(r + 3*msD), Phases: p}
 }
@@ -106,7 +107,7 @@ func tok(i int, r time.Duration, p latency.GapPhases) latency.TokenTiming {
 // runRequest plays a request: tokens ready at the given instants (the
 // gap ending at readies[k] gets phases[k] when given), then End at the
 // last token + 10 ms.
-func (h *harness) runRequest(ctx context.Context, model string, readies []time.Duration, phases map[int]latency.GapPhases, outcome Outcome) latency.Summary {
+func (h *harness) runRequest(ctx context.Context, model string, readies []time.Duration, phases map[int]timing.Phases, outcome Outcome) latency.Summary {
 	_, r := h.tel.StartRequest(ctx, RequestInfo{Model: model, Received: t0, Stream: true})
 	r.Phase(latency.PhaseTokenization, at(msD), at(3*msD))
 	last := time.Duration(0)

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -171,8 +172,8 @@ func TestStallLinks(t *testing.T) {
 			for _, b := range tc.blockers {
 				bs = append(bs, latency.Blocker{Kind: b.kind, Request: ids[b.who], Start: at(b.start), End: at(b.end)})
 			}
-			s.Token(tok(0, 50*msD, latency.GapPhases{}))
-			tt := tok(1, 400*msD, latency.GapPhases{Prefill: 300 * msD, Decode: 40 * msD})
+			s.Token(tok(0, 50*msD, timing.Phases{}))
+			tt := tok(1, 400*msD, timing.Phases{Prefill: 300 * msD, Decode: 40 * msD})
 			tt.Blockers = bs
 			s.Token(tt)
 			s.End(EndInfo{})
@@ -219,8 +220,8 @@ func TestStallLinkToUnsampledSpan(t *testing.T) {
 			bctx, b := h.tel.StartRequest(remote(1, tc.blocker), RequestInfo{Model: "m", Received: t0})
 			blockerSC := trace.SpanContextFromContext(bctx)
 			sctx, s := h.tel.StartRequest(remote(2, tc.stalled), RequestInfo{Model: "m", Received: t0})
-			s.Token(tok(0, 50*msD, latency.GapPhases{}))
-			tt := tok(1, 400*msD, latency.GapPhases{Prefill: 300 * msD})
+			s.Token(tok(0, 50*msD, timing.Phases{}))
+			tt := tok(1, 400*msD, timing.Phases{Prefill: 300 * msD})
 			tt.Blockers = []latency.Blocker{{Kind: latency.BlockerPrefill, Request: b.ID(), Start: at(60 * msD), End: at(360 * msD)}}
 			s.Token(tt)
 			s.End(EndInfo{})

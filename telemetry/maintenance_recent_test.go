@@ -59,7 +59,7 @@ func TestBarrierChatLinks(t *testing.T) {
 			runOp(h.tel, 3, timing.OpResize, 0, 15*msD, 30*msD, 60*msD, nil) // overlaps, not named
 			runOp(h.tel, 4, timing.OpTrim, 0, 30*msD, 30*msD, 35*msD, nil)
 			ctx, r := h.tel.StartRequest(context.Background(), RequestInfo{Model: "m", Received: t0})
-			tt := tok(0, 100*msD, latency.GapPhases{ActorQueue: 60 * msD})
+			tt := tok(0, 100*msD, timing.Phases{ActorQueue: 60 * msD})
 			tt.Blockers = tc.bs
 			r.Token(tt)
 			r.End(EndInfo{Submitted: at(10 * msD), Admitted: at(70 * msD), AdmissionDone: at(70 * msD), PrefillDone: at(90 * msD), End: at(110 * msD)})
@@ -93,8 +93,8 @@ func TestStallLinksOperationByID(t *testing.T) {
 	runOp(h.tel, 11, timing.OpTrainingStep, 10, 100*msD, 100*msD, 400*msD, step)
 	runOp(h.tel, 12, timing.OpTrim, 0, 150*msD, 150*msD, 160*msD, nil) // overlaps, not named
 	_, r := h.tel.StartRequest(context.Background(), RequestInfo{Model: "m", Received: t0})
-	r.Token(tok(0, 90*msD, latency.GapPhases{Prefill: 80 * msD}))
-	var p latency.GapPhases
+	r.Token(tok(0, 90*msD, timing.Phases{Prefill: 80 * msD}))
+	var p timing.Phases
 	p.Decode = 310 * msD
 	p.Observe(latency.SlotGPULockWait, 302*msD)
 	p.Observe(latency.SlotTraining, 300*msD)

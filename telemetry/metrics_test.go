@@ -73,12 +73,12 @@ func playTraffic(h *harness) {
 	h.tel.SetActiveAdapter(true, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
 	ctx := context.Background()
 	h.runRequest(ctx, "secret-model-xyz", []time.Duration{50 * msD, 70 * msD, 400 * msD, 410 * msD},
-		map[int]latency.GapPhases{2: {Prefill: 300 * msD, Decode: 20 * msD}}, OutcomeOK)
+		map[int]timing.Phases{2: {Prefill: 300 * msD, Decode: 20 * msD}}, OutcomeOK)
 	h.runRequest(ctx, "secret-model-xyz", []time.Duration{30 * msD}, nil, OutcomeClientDisconnect)
 	h.runRequest(ctx, "secret-model-xyz", nil, nil, OutcomeTimeout)
 	h.tel.CountRejected()
-	h.tel.SetEngineSource(func() EngineStats {
-		return EngineStats{QueueDepth: 3, Active: 2, BatchLast: 2, ForwardTotal: 1500 * msD, Forwards: 10, Cycles: 12,
+	h.tel.SetEngineSource(func() timing.EngineSnapshot {
+		return timing.EngineSnapshot{QueueDepth: 3, Active: 2, BatchLast: 2, ForwardTotal: 1500 * msD, Forwards: 10, Cycles: 12,
 			KVReserved: 96, KVBudget: 512, PrefixCache: playPrefixCache}
 	})
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // The prefix cache's families (docs/latency-guide.md#the-prefix-cache),
-// read from the engine's snapshot (EngineStats.PrefixCache) at collection
+// read from the engine's snapshot (timing.EngineSnapshot.PrefixCache) at collection
 // like the other engine families. Every label takes its values from a
 // closed set and every series exists from the start at 0.
 const (
@@ -77,35 +77,37 @@ const (
 func prefixCacheFamilies() []engineFamily {
 	fs := []engineFamily{
 		{name: instPrefixQueriedTokens, desc: "Prompt tokens looked up in the prefix cache.", counter: true,
-			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.QueriedTokens) }},
+			v: func(s *timing.EngineSnapshot) float64 { return float64(s.PrefixCache.QueriedTokens) }},
 		{name: instPrefixHitTokens, desc: "Prompt tokens reused from the prefix cache (not prefilled).", counter: true,
-			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.HitTokens) }},
+			v: func(s *timing.EngineSnapshot) float64 { return float64(s.PrefixCache.HitTokens) }},
 		{name: instPrefixLookups, desc: "Prompts looked up in the prefix cache.", counter: true,
-			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.Lookups) }},
+			v: func(s *timing.EngineSnapshot) float64 { return float64(s.PrefixCache.Lookups) }},
 		{name: instPrefixHits, desc: "Prefix cache lookups that reused at least one token.", counter: true,
-			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.Hits) }},
+			v: func(s *timing.EngineSnapshot) float64 { return float64(s.PrefixCache.Hits) }},
 	}
 	for r := range timing.NumPrefixEvicts {
 		fs = append(fs, engineFamily{name: instPrefixEvictions, desc: "Prefix cache entries evicted, by reason.", counter: true,
-			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.Evictions[r]) }, attr: attribute.String(LabelReason, r.String())})
+			v: func(s *timing.EngineSnapshot) float64 { return float64(s.PrefixCache.Evictions[r]) }, attr: attribute.String(LabelReason, r.String())})
 	}
 	for r := range timing.NumPrefixEvicts {
 		fs = append(fs, engineFamily{name: instPrefixEvictedBytes, desc: "KV bytes of the prefix cache entries evicted, by reason.", counter: true,
-			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.EvictedBytes[r]) }, attr: attribute.String(LabelReason, r.String())})
+			v: func(s *timing.EngineSnapshot) float64 { return float64(s.PrefixCache.EvictedBytes[r]) }, attr: attribute.String(LabelReason, r.String())})
 	}
 	const bytesDesc = "KV bytes the prefix cache holds: in_use, shared with an active request; idle, used by none (evictable)."
 	return append(fs,
 		engineFamily{name: MetricPrefixCacheBytes, desc: bytesDesc,
-			v:    func(s *EngineStats) float64 { return float64(max(0, s.PrefixCache.Bytes-s.PrefixCache.IdleBytes)) },
+			v: func(s *timing.EngineSnapshot) float64 {
+				return float64(max(0, s.PrefixCache.Bytes-s.PrefixCache.IdleBytes))
+			},
 			attr: attribute.String(LabelPrefixCacheState, PrefixCacheStateInUse)},
 		engineFamily{name: MetricPrefixCacheBytes, desc: bytesDesc,
-			v:    func(s *EngineStats) float64 { return float64(s.PrefixCache.IdleBytes) },
+			v:    func(s *timing.EngineSnapshot) float64 { return float64(s.PrefixCache.IdleBytes) },
 			attr: attribute.String(LabelPrefixCacheState, PrefixCacheStateIdle)},
 		engineFamily{name: MetricPrefixCacheLimitBytes, desc: "The prefix cache's byte bound now (the configured bytes, or less when the free KV budget is smaller).",
-			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.LimitBytes) }},
+			v: func(s *timing.EngineSnapshot) float64 { return float64(s.PrefixCache.LimitBytes) }},
 		engineFamily{name: MetricPrefixCacheBlocks, desc: "Blocks the prefix cache holds.",
-			v: func(s *EngineStats) float64 { return float64(s.PrefixCache.Blocks) }},
+			v: func(s *timing.EngineSnapshot) float64 { return float64(s.PrefixCache.Blocks) }},
 		engineFamily{name: MetricPrefixCacheEnabled, desc: "1 while the prefix cache is on, 0 while it is off.",
-			v: func(s *EngineStats) float64 { return b2f(s.PrefixCache.Enabled) }},
+			v: func(s *timing.EngineSnapshot) float64 { return b2f(s.PrefixCache.Enabled) }},
 	)
 }

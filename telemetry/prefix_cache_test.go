@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // TestPrefixCacheFamiliesFromTheStart: before the cache has looked up or
@@ -14,7 +15,7 @@ import (
 // all at 0, so rate() and sum by (reason) see zeros, not absent series.
 func TestPrefixCacheFamiliesFromTheStart(t *testing.T) {
 	h := newHarness(t, Config{})
-	h.tel.SetEngineSource(func() EngineStats { return EngineStats{} })
+	h.tel.SetEngineSource(func() timing.EngineSnapshot { return timing.EngineSnapshot{} })
 	types, samples := parseSamples(h.scrape(t, ""))
 	want := map[string]string{
 		MetricPrefixCacheQueriedTokens: "counter",
@@ -83,7 +84,7 @@ func TestKVUtilization(t *testing.T) {
 		{5, 0, 1},
 	}
 	for _, tc := range tests {
-		if got := kvUtilization(&EngineStats{KVReserved: tc.reserved, KVBudget: tc.budget}); got != tc.want {
+		if got := kvUtilization(&timing.EngineSnapshot{KVReserved: tc.reserved, KVBudget: tc.budget}); got != tc.want {
 			t.Errorf("reserved %d of %d: %v, want %v", tc.reserved, tc.budget, got, tc.want)
 		}
 	}

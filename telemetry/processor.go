@@ -12,6 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -48,7 +49,7 @@ type Processor struct {
 	byPhase   [latency.NumPhases][]metric.RecordOption
 	byOutcome [numOutcomes][]metric.AddOption
 
-	engine atomic.Pointer[func() EngineStats]
+	engine atomic.Pointer[func() timing.EngineSnapshot]
 	// adapter is what kiln_adapter_active and kiln_adapter_revision
 	// report (adapter_metric.go); nil until the server sets it.
 	adapter atomic.Pointer[adapterState]

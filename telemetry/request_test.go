@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -22,7 +23,7 @@ func TestSpans(t *testing.T) {
 	// the otelhttp server span stands in as the parent
 	ctx, server := h.tel.TracerProvider().Tracer("test").Start(context.Background(), "POST /v1/chat/completions")
 	sum := h.runRequest(ctx, "tiny", []time.Duration{50 * msD, 70 * msD, 400 * msD},
-		map[int]latency.GapPhases{2: {Prefill: 300 * msD, Decode: 20 * msD}}, OutcomeOK)
+		map[int]timing.Phases{2: {Prefill: 300 * msD, Decode: 20 * msD}}, OutcomeOK)
 	server.End()
 
 	spans := h.exp.GetSpans()
@@ -140,7 +141,7 @@ func TestEnd(t *testing.T) {
 	if diff := cmp.Diff(s1, s2); diff != "" {
 		t.Errorf("End is not idempotent (-first +second):\n%s", diff)
 	}
-	if ev := r.Token(tok(0, 0, latency.GapPhases{})); ev != (latency.TokenEvent{}) {
+	if ev := r.Token(tok(0, 0, timing.Phases{})); ev != (latency.TokenEvent{}) {
 		t.Errorf("Token after End recorded %+v", ev)
 	}
 	// zero tokens: null TTFT and ITL, the queue from the engine instants
@@ -169,7 +170,7 @@ func TestEnd(t *testing.T) {
 func TestTokenEventReturned(t *testing.T) {
 	h := newHarness(t, Config{})
 	_, r := h.tel.StartRequest(context.Background(), RequestInfo{Model: "m", Received: t0, Stream: true})
-	e := r.Token(tok(0, 12*msD, latency.GapPhases{}))
+	e := r.Token(tok(0, 12*msD, timing.Phases{}))
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -216,7 +217,7 @@ func (t *Telemetry) CountRejected() { t.proc.CountRejected(context.Background())
 // SetEngineSource sets the function the engine's families
 // (kiln_batching_engine_*, the trim's, kiln_prefix_cache_*) read at
 // collection time; it must be safe to call from any goroutine.
-func (t *Telemetry) SetEngineSource(f func() EngineStats) { t.proc.SetEngineSource(f) }
+func (t *Telemetry) SetEngineSource(f func() timing.EngineSnapshot) { t.proc.SetEngineSource(f) }
 
 // Logger returns the process logger.
 func (t *Telemetry) Logger() zerolog.Logger { return t.log }

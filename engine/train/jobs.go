@@ -111,7 +111,7 @@ type Engine interface {
 	BeginOperation(kind timing.OpKind, reason string, parent uint64, detail func(*engine.Operation)) *engine.Operation
 	EndOperation(op *engine.Operation, err error)
 	Exclusive(ctx context.Context, op *engine.Operation, fn func() error) error
-	Snapshot() engine.Snapshot
+	Snapshot() timing.EngineSnapshot
 	lora.Swapper
 }
 

@@ -3,6 +3,8 @@ package latency
 import (
 	"testing"
 	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // benchTimings is a cyclic stream of realistic token timings: 20 ms gaps
@@ -11,7 +13,7 @@ func benchTimings(n int) []TokenTiming {
 	tts := make([]TokenTiming, n)
 	ready := time.Duration(0)
 	for i := range tts {
-		p := GapPhases{Decode: 18 * msD, CycleIdle: msD}
+		p := timing.Phases{Decode: 18 * msD, CycleIdle: msD}
 		p.Observe(SlotSampling, 200*time.Microsecond)
 		gap := 20 * msD
 		if i%64 == 63 {

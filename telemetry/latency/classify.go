@@ -39,7 +39,7 @@ func stallThresholdMs(p50 float64) float64 { return max(timing.Ms(StallThreshold
 // not a candidate (null is not zero). The largest candidate wins and a tie
 // goes to the later one. If the winner is shorter than min(250 ms, gap/2)
 // the reason is unexplained, and Candidate keeps the winner's duration.
-func Classify(gap time.Duration, p *GapPhases) Attribution {
+func Classify(gap time.Duration, p *timing.Phases) Attribution {
 	gap = max(gap, 0)
 	var maxSlot time.Duration
 	for s := range NumSlots {
@@ -84,7 +84,7 @@ func Classify(gap time.Duration, p *GapPhases) Attribution {
 // maxMaintenance is the largest observed maintenance phase (resize, trim,
 // adapter, training): what explains an ownership wait. 0 when none was
 // observed.
-func maxMaintenance(p *GapPhases) time.Duration {
+func maxMaintenance(p *timing.Phases) time.Duration {
 	var m time.Duration
 	for s := SlotResize; s <= SlotTraining; s++ {
 		if p.Has(s) {

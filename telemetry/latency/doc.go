@@ -16,11 +16,11 @@
 //     never decreases within a request, and each later instant is at
 //     least the previous one (a difference saturates at 0).
 //   - Phase totals: the actor phases and observed backend slots are the
-//     sums of each token's GapPhases (the first token's interval included:
+//     sums of each token's timing.Phases (the first token's interval included:
 //     that is where actor_queue, admission and the prefill appear).
 //     response_delivery, handler_queue and client_delivery totals are the
 //     sums of each token's own hops (delivered-ready, received-delivered,
-//     enqueued-received); GapPhases.ResponseDelivery (the actor delivering
+//     enqueued-received); Phases.ResponseDelivery (the actor delivering
 //     during the gap, which includes this request's previous hop) is a
 //     classification candidate only, so the hop is not counted twice.
 //     client_delivery is null unless a token was streamed (BodyEnqueued

@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // FuzzAppendFloat: the hand-written float encoder agrees with
@@ -44,7 +46,7 @@ func FuzzTracker(f *testing.F) {
 		n := 0
 		for len(data) >= 8 {
 			d := func(i int) time.Duration { return time.Duration(int8(data[i])) * 7 * msD }
-			var p GapPhases
+			var p timing.Phases
 			p.Prefill = d(4)
 			p.Decode = d(5)
 			p.ResponseDelivery = d(6)

@@ -7,21 +7,14 @@ import (
 )
 
 // The per-token vocabulary is shared with the engine through
-// internal/timing: Slot, GapPhases, BlockerKind and Blocker are the
-// engine's own types (engine.Slot, engine.Phases, engine.BlockerKind,
-// engine.Blocker), so the server passes a token's record through without
+// internal/timing: Slot, BlockerKind and Blocker are the engine's own
+// types (timing.Slot, engine.BlockerKind, engine.Blocker), and a gap's
+// phase durations are timing.Phases, so the server passes a token's record through without
 // conversion and the two sides cannot drift.
 
 // Slot names a backend phase inside the actor's decode phase, in the
 // closed order of docs/latency-guide.md#stall-reasons; String gives its snake_case name.
 type Slot = timing.Slot
-
-// GapPhases are the phase durations that overlapped one interval of one
-// request, as the engine reports them: for a token after the first, the
-// gap since the previous token became ready; for the first, the time
-// since submission. A backend slot counts only when its bit is set in
-// Observed.
-type GapPhases = timing.Phases
 
 // BlockerKind says what kind of work a Blocker was; String gives the stall
 // reason it belongs to.
@@ -72,7 +65,7 @@ type TokenTiming struct {
 	HandlerReceived   time.Time // taken from the channel by the handler
 	BodyEnqueued      time.Time // bytes entered the response body; zero when not streaming
 
-	Phases GapPhases // work that overlapped the interval ending at Ready
+	Phases timing.Phases // work that overlapped the interval ending at Ready
 
 	// Blockers are the identified pieces of work inside the token's
 	// interval, largest first (engine.Token.Blockers). The latency core

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -20,7 +21,7 @@ var t0 = time.Unix(1_700_000_000, 0)
 func at(d time.Duration) time.Time { return t0.Add(d) }
 
 // tok is a streamed token ready at r ms with hops of 2, 3 and 3 ms.
-func tok(i int, r time.Duration, p GapPhases) TokenTiming {
+func tok(i int, r time.Duration, p timing.Phases) TokenTiming {
 	return TokenTiming{
 		Index: i, ID: 4000 + i,
 		Ready: at(r), ProducerDelivered: at(r + 2*msD), HandlerReceived: at(r + 5*msD), BodyEnqueued: at(r + 8*msD),
@@ -49,11 +50,11 @@ func TestTokenEventExample(t *testing.T) {
 	// A worked example: token 7, ready 12 ms,
 	// hops of 2, 3, 3 ms, and a gap blocked by a 280 ms prefill chunk.
 	tr := NewTracker(t0)
-	tr.Observe(tok(6, -300*msD, GapPhases{})) // ready before receipt: saturates at 0
+	tr.Observe(tok(6, -300*msD, timing.Phases{})) // ready before receipt: saturates at 0
 	tt := TokenTiming{
 		Index: 7, ID: 4242,
 		Ready: at(12 * msD), ProducerDelivered: at(14 * msD), HandlerReceived: at(17 * msD), BodyEnqueued: at(20 * msD),
-		Phases: GapPhases{Prefill: 280 * msD, Decode: 10 * msD},
+		Phases: timing.Phases{Prefill: 280 * msD, Decode: 10 * msD},
 	}
 	e := tr.Observe(tt)
 	want := TokenEvent{
@@ -76,7 +77,7 @@ func TestTokenEventExample(t *testing.T) {
 
 func TestTokenEventFirstTokenNulls(t *testing.T) {
 	tr := NewTracker(t0)
-	e := tr.Observe(tok(0, 40*msD, GapPhases{ActorQueue: 30 * msD}))
+	e := tr.Observe(tok(0, 40*msD, timing.Phases{ActorQueue: 30 * msD}))
 	got := string(e.AppendJSON(nil))
 	want := `{"object":"kiln.token_timing","source":"batching_engine","token_index":0,"token_id":4000,"ready_ms":40,"producer_delivered_ms":42,"handler_received_ms":45,"body_enqueued_ms":48,"response_delivery_ms":2,"handler_queue_ms":3,"queue_delay_ms":5,"client_delivery_ms":3,"blocking_phase":null,"blocking_phase_ms":null}`
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -143,7 +144,7 @@ func totals(kv ...any) PhaseTotals {
 func TestSummary(t *testing.T) {
 	type step struct {
 		ready  time.Duration
-		phases GapPhases
+		phases timing.Phases
 	}
 	steps := func(readies ...time.Duration) []step {
 		var s []step
@@ -170,7 +171,7 @@ func TestSummary(t *testing.T) {
 		},
 		{
 			name:     "one token: TTFT and no ITL",
-			tokens:   []step{{ready: 120 * msD, phases: GapPhases{ActorQueue: 20 * msD, Admission: msD, Prefill: 90 * msD}}},
+			tokens:   []step{{ready: 120 * msD, phases: timing.Phases{ActorQueue: 20 * msD, Admission: msD, Prefill: 90 * msD}}},
 			streamed: true,
 			want: Summary{
 				EmittedTokens: 1, TTFTMs: Float(120),
@@ -180,7 +181,7 @@ func TestSummary(t *testing.T) {
 		},
 		{
 			name:   "two tokens: one gap is every percentile; not streamed leaves client_delivery null",
-			tokens: []step{{ready: 100 * msD}, {ready: 130 * msD, phases: GapPhases{Decode: 25 * msD}}},
+			tokens: []step{{ready: 100 * msD}, {ready: 130 * msD, phases: timing.Phases{Decode: 25 * msD}}},
 			want: Summary{
 				EmittedTokens: 2, GapSamples: 1, RetainedGapSamples: 1, TTFTMs: Float(100),
 				ITLP50Ms: Float(30), ITLP99Ms: Float(30), ITLP999Ms: Float(30), MaxITLMs: Float(30), StallThresholdMs: Float(250),
@@ -203,7 +204,7 @@ func TestSummary(t *testing.T) {
 			name: "threshold is 250 when 5 x p50 is smaller; stalls by reason",
 			// gaps: 10, 10, 10, 300 (prefill 280), 260 (nothing measured)
 			tokens: []step{{ready: 0}, {ready: 10 * msD}, {ready: 20 * msD}, {ready: 30 * msD},
-				{ready: 330 * msD, phases: GapPhases{Prefill: 280 * msD}}, {ready: 590 * msD}},
+				{ready: 330 * msD, phases: timing.Phases{Prefill: 280 * msD}}, {ready: 590 * msD}},
 			want: Summary{
 				EmittedTokens: 6, GapSamples: 5, RetainedGapSamples: 5, TTFTMs: Float(0),
 				ITLP50Ms: Float(10), ITLP99Ms: Float(298.4), ITLP999Ms: Float(299.84), MaxITLMs: Float(300), StallThresholdMs: Float(250),
@@ -265,7 +266,7 @@ func TestSummary(t *testing.T) {
 	}
 }
 
-func withDecode(p GapPhases, d time.Duration) GapPhases { p.Decode = d; return p }
+func withDecode(p timing.Phases, d time.Duration) timing.Phases { p.Decode = d; return p }
 
 // approx compares floats to 1e-9 relative: the hand-computed decimals
 // (19.9) are not exactly representable.
@@ -283,10 +284,10 @@ func TestSummaryTruncation(t *testing.T) {
 	const gaps = MaxRetainedGaps + 10
 	tr := NewTracker(t0)
 	ready := time.Duration(0)
-	tr.Observe(tok(0, ready, GapPhases{}))
+	tr.Observe(tok(0, ready, timing.Phases{}))
 	for i := 1; i <= gaps; i++ {
 		ready += time.Duration(i) * msD
-		tr.Observe(tok(i, ready, GapPhases{}))
+		tr.Observe(tok(i, ready, timing.Phases{}))
 	}
 	s := tr.Summary()
 	if s.GapSamples != gaps || s.RetainedGapSamples != MaxRetainedGaps || !s.GapSamplesTruncated || s.EmittedTokens != gaps+1 {
@@ -312,7 +313,7 @@ func TestSummaryTruncation(t *testing.T) {
 	// exactly MaxRetainedGaps gaps is not truncated
 	tr.Reset(t0)
 	for i := 0; i <= MaxRetainedGaps; i++ {
-		tr.Observe(tok(i, time.Duration(i)*msD, GapPhases{}))
+		tr.Observe(tok(i, time.Duration(i)*msD, timing.Phases{}))
 	}
 	if s := tr.Summary(); s.GapSamplesTruncated || s.RetainedGapSamples != MaxRetainedGaps {
 		t.Errorf("8192 gaps: truncated %v retained %d", s.GapSamplesTruncated, s.RetainedGapSamples)
@@ -328,9 +329,9 @@ func TestSummaryJSON(t *testing.T) {
 	golden(t, "summary_empty.json", empty)
 
 	tr.AddPhase(PhaseTokenization, 1250*time.Microsecond)
-	tr.Observe(tok(0, 50*msD, GapPhases{ActorQueue: 10 * msD, Prefill: 35 * msD}))
+	tr.Observe(tok(0, 50*msD, timing.Phases{ActorQueue: 10 * msD, Prefill: 35 * msD}))
 	tr.Observe(tok(1, 60*msD, withDecode(slots(SlotSampling, msD), 9*msD)))
-	tr.Observe(tok(2, 400*msD, GapPhases{Decode: 10 * msD, Prefill: 320 * msD}))
+	tr.Observe(tok(2, 400*msD, timing.Phases{Decode: 10 * msD, Prefill: 320 * msD}))
 	full, err := json.Marshal(tr.Summary())
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +351,7 @@ func TestSummaryJSON(t *testing.T) {
 func TestResetReuses(t *testing.T) {
 	tr := NewTracker(t0)
 	for i := range 100 {
-		tr.Observe(tok(i, time.Duration(i)*msD, GapPhases{}))
+		tr.Observe(tok(i, time.Duration(i)*msD, timing.Phases{}))
 	}
 	tr.Reset(at(time.Second))
 	if diff := cmp.Diff(Summary{}, tr.Summary()); diff != "" {

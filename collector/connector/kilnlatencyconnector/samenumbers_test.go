@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/kiln-ai/kiln/internal/promseries"
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
@@ -52,20 +53,20 @@ func serverRun(t *testing.T, seed uint64) (string, *spanCollector) {
 	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
 	outcomes := []telemetry.Outcome{telemetry.OutcomeOK, telemetry.OutcomeOK, telemetry.OutcomeTimeout,
 		telemetry.OutcomeClientDisconnect, telemetry.OutcomeError}
-	reasons := []func(*latency.GapPhases, time.Duration){
-		func(p *latency.GapPhases, d time.Duration) { p.Prefill = d },
-		func(p *latency.GapPhases, d time.Duration) { p.Decode = d },
-		func(p *latency.GapPhases, d time.Duration) { p.ActorQueue = d },
-		func(*latency.GapPhases, time.Duration) {}, // unexplained
+	reasons := []func(*timing.Phases, time.Duration){
+		func(p *timing.Phases, d time.Duration) { p.Prefill = d },
+		func(p *timing.Phases, d time.Duration) { p.Decode = d },
+		func(p *timing.Phases, d time.Duration) { p.ActorQueue = d },
+		func(*timing.Phases, time.Duration) {}, // unexplained
 		// An ownership wait that a training step a few ms shorter explains:
 		// charged training (docs/latency-guide.md#how-a-reason-is-chosen, rule 2), not gpu_lock_wait.
-		func(p *latency.GapPhases, d time.Duration) {
+		func(p *timing.Phases, d time.Duration) {
 			p.Decode = d
 			p.Observe(latency.SlotGPULockWait, d)
 			p.Observe(latency.SlotTraining, max(d-3*time.Millisecond, 0))
 		},
 		// A wait that a trim explains only in part: gpu_lock_wait keeps the rest.
-		func(p *latency.GapPhases, d time.Duration) {
+		func(p *timing.Phases, d time.Duration) {
 			p.Decode = d
 			p.Observe(latency.SlotGPULockWait, d)
 			p.Observe(latency.SlotTrim, d/3)
@@ -85,7 +86,7 @@ func serverRun(t *testing.T, seed uint64) (string, *spanCollector) {
 			if i > 0 {
 				ready = ready.Add(gapChoices[rng.IntN(len(gapChoices))])
 			}
-			var ph latency.GapPhases
+			var ph timing.Phases
 			reasons[rng.IntN(len(reasons))](&ph, ready.Sub(received)/2)
 			r.Token(latency.TokenTiming{Index: i, ID: i, Ready: ready, ProducerDelivered: ready,
 				HandlerReceived: ready, BodyEnqueued: ready, Phases: ph})
