@@ -107,7 +107,7 @@ func weightSwapper(to Adapter, _ string) Mutation { return &weightSwap{to: to} }
 type weightSwap struct{ to Adapter }
 
 // Phase implements Mutation.
-func (w *weightSwap) Phase() timing.Slot { return PhaseAdapter }
+func (w *weightSwap) Phase() timing.BackendPhase { return PhaseAdapter }
 
 // Apply implements Mutation.
 func (w *weightSwap) Apply(b Backend) error {
@@ -149,7 +149,7 @@ type swapMutation struct {
 }
 
 // Phase implements Mutation.
-func (s *swapMutation) Phase() timing.Slot { return PhaseAdapter }
+func (s *swapMutation) Phase() timing.BackendPhase { return PhaseAdapter }
 
 // describe implements opMutation: the adapter it replaces.
 func (s *swapMutation) describe(op *Operation) {
@@ -221,7 +221,7 @@ type headSwap struct {
 }
 
 // Phase implements Mutation.
-func (h *headSwap) Phase() timing.Slot { return PhaseAdapter }
+func (h *headSwap) Phase() timing.BackendPhase { return PhaseAdapter }
 
 // describe implements opMutation.
 func (h *headSwap) describe(op *Operation) { h.s.describe(op) }

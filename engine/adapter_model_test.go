@@ -24,7 +24,7 @@ type stateSwap struct {
 	to *llama.Adapter
 }
 
-func (s *stateSwap) Phase() timing.Slot         { return engine.PhaseAdapter }
+func (s *stateSwap) Phase() timing.BackendPhase { return engine.PhaseAdapter }
 func (s *stateSwap) Apply(engine.Backend) error { s.st.SetAdapter(s.to); return nil }
 
 // TestAdapterReferenceModel: on the reference model (tiny-llama.F32) with

@@ -14,7 +14,7 @@ import (
 type Mutation interface {
 	// Phase is PhaseResize or PhaseAdapter: the barrier phase its interval
 	// is charged as to the requests it delayed.
-	Phase() timing.Slot
+	Phase() timing.BackendPhase
 	// Apply makes the change. It runs on the actor goroutine with no
 	// request holding a slot and device ownership held exclusively, so it
 	// may call b freely. Work that needs neither (reading weights from
@@ -31,7 +31,7 @@ type mutation struct {
 }
 
 // opKindOf is the operation kind of a barrier mutation of phase p.
-func opKindOf(p timing.Slot) timing.OpKind {
+func opKindOf(p timing.BackendPhase) timing.OpKind {
 	if p == PhaseResize {
 		return timing.OpResize
 	}

@@ -22,8 +22,8 @@ type barrierCharge struct {
 func chargeOf(tok engine.Token) barrierCharge {
 	p := tok.Phases
 	return barrierCharge{
-		Resize: p.Slots[timing.SlotResize], Adapter: p.Slots[timing.SlotAdapter],
-		HasResize: p.Has(timing.SlotResize), HasAdapter: p.Has(timing.SlotAdapter),
+		Resize: p.Backend[timing.BackendResize], Adapter: p.Backend[timing.BackendAdapter],
+		HasResize: p.Has(timing.BackendResize), HasAdapter: p.Has(timing.BackendAdapter),
 		ActorQueue: p.ActorQueue,
 	}
 }

@@ -25,12 +25,12 @@ func lockGaps(toks []engine.Token) []maintGap {
 	var out []maintGap
 	for i := 1; i < len(toks); i++ {
 		p := toks[i].Phases
-		if p.Slots[timing.SlotGPULockWait] == 0 {
+		if p.Backend[timing.BackendGPULockWait] == 0 {
 			continue
 		}
 		out = append(out, maintGap{
-			Gap: toks[i].Ready.Sub(toks[i-1].Ready), LockWait: p.Slots[timing.SlotGPULockWait],
-			Trim: p.Slots[timing.SlotTrim], TrimObserved: p.Has(timing.SlotTrim),
+			Gap: toks[i].Ready.Sub(toks[i-1].Ready), LockWait: p.Backend[timing.BackendGPULockWait],
+			Trim: p.Backend[timing.BackendTrim], TrimObserved: p.Has(timing.BackendTrim),
 		})
 	}
 	return out
@@ -97,10 +97,10 @@ func TestExclusiveWriterCharging(t *testing.T) {
 						t.Errorf("request %s gaps with a wait (-want +got):\n%s", name, d)
 					}
 					for i, tok := range toks {
-						if tok.Phases.Slots[timing.SlotGPULockWait] == 0 && tok.Phases.Has(timing.SlotTrim) {
+						if tok.Phases.Backend[timing.BackendGPULockWait] == 0 && tok.Phases.Has(timing.BackendTrim) {
 							t.Errorf("request %s token %d: trim observed outside a wait", name, i)
 						}
-						if !tok.Phases.Has(timing.SlotGPULockWait) {
+						if !tok.Phases.Has(timing.BackendGPULockWait) {
 							t.Errorf("request %s token %d: gpu_lock_wait not measured", name, i)
 						}
 					}

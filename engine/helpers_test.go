@@ -66,7 +66,7 @@ func ids(toks []engine.Token) []int {
 // checkPhases asserts the timing invariants of one request's tokens:
 // indices in order, ready <= delivered, and no phase, nor the sum of the
 // actor's (disjoint) phases, longer than the interval it describes; the
-// backend slots sit inside decode.
+// backend phases sit inside decode.
 func checkPhases(t *testing.T, toks []engine.Token, submitted time.Time) {
 	t.Helper()
 	prev := submitted
@@ -92,15 +92,15 @@ func checkPhases(t *testing.T, toks []engine.Token, submitted time.Time) {
 				t.Errorf("token %d: %s %v outside [0, gap %v]", i, name, d, gap)
 			}
 		}
-		for s := range timing.NumSlots {
-			if p.Slots[s] > p.Decode {
-				t.Errorf("token %d: slot %v %v exceeds decode %v", i, s, p.Slots[s], p.Decode)
+		for s := range timing.NumBackendPhases {
+			if p.Backend[s] > p.Decode {
+				t.Errorf("token %d: slot %v %v exceeds decode %v", i, s, p.Backend[s], p.Decode)
 			}
 		}
-		if !p.Has(timing.SlotSampling) || !p.Has(timing.SlotGPULockWait) {
+		if !p.Has(timing.BackendSampling) || !p.Has(timing.BackendGPULockWait) {
 			t.Errorf("token %d: sampling and gpu_lock_wait not observed (%b)", i, p.Observed)
 		}
-		for _, s := range []timing.Slot{timing.SlotReadback, timing.SlotGraphCapture, timing.SlotGraphReplay, timing.SlotSynchronization} {
+		for _, s := range []timing.BackendPhase{timing.BackendReadback, timing.BackendGraphCapture, timing.BackendGraphReplay, timing.BackendSynchronization} {
 			if p.Has(s) {
 				t.Errorf("token %d: %v observed on the CPU path", i, s)
 			}

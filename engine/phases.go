@@ -16,11 +16,11 @@ type counters struct {
 	maint                                      MaintTimes // maintenance phases inside ownership waits
 }
 
-// observedSlots are the backend slots the CPU path always measures.
+// observedSlots are the backend phases the CPU path always measures.
 // Readback, graph capture and replay and synchronization do not exist on
 // it; the maintenance slots are observed only when such an operation
 // overlapped the interval (a non-zero duration).
-const observedSlots = 1<<timing.SlotSampling | 1<<timing.SlotGPULockWait
+const observedSlots = 1<<timing.BackendSampling | 1<<timing.BackendGPULockWait
 
 // phasesSince returns the work between mark and now (now's values minus
 // mark's).
@@ -31,8 +31,8 @@ func (now *counters) phasesSince(mark *counters) timing.Phases {
 	p.Decode = now.decode - mark.decode
 	p.CycleIdle = now.idle - mark.idle
 	p.ResponseDelivery = now.delivery - mark.delivery
-	p.Slots[timing.SlotSampling] = now.sampling - mark.sampling
-	p.Slots[timing.SlotGPULockWait] = now.lockWait - mark.lockWait
+	p.Backend[timing.BackendSampling] = now.sampling - mark.sampling
+	p.Backend[timing.BackendGPULockWait] = now.lockWait - mark.lockWait
 	p.Observed = observedSlots
 	var m MaintTimes
 	for i := range m {

@@ -136,7 +136,7 @@ type kvResize struct {
 }
 
 // Phase implements Mutation.
-func (m *kvResize) Phase() timing.Slot { return PhaseResize }
+func (m *kvResize) Phase() timing.BackendPhase { return PhaseResize }
 
 // Apply implements Mutation; the actor calls applyActor instead.
 func (m *kvResize) Apply(Backend) error {

@@ -9,7 +9,7 @@ import (
 
 // The per-token vocabulary is defined once in internal/timing and shared
 // with the latency core: a token's phase durations are timing.Phases (its
-// Slots indexed by timing.Slot), and Blocker (one identified piece of work
+// Backend durations indexed by timing.BackendPhase), and Blocker (one identified piece of work
 // inside a token's interval) and BlockerKind are latency.Blocker and
 // latency.BlockerKind, so a Token's record reaches telemetry without
 // conversion and the two sides cannot drift.

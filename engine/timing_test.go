@@ -245,7 +245,7 @@ func TestOwnershipWaitIsLockWait(t *testing.T) {
 		var waits []time.Duration
 		for i := 1; i < len(toks); i++ {
 			p := toks[i].Phases
-			if w := p.Slots[timing.SlotGPULockWait]; w > 0 {
+			if w := p.Backend[timing.BackendGPULockWait]; w > 0 {
 				waits = append(waits, w)
 				if gap := toks[i].Ready.Sub(toks[i-1].Ready); gap != hold+step || p.Decode != gap {
 					t.Errorf("gap %d = %v with decode %v, want both %v", i, gap, p.Decode, hold+step)

@@ -11,10 +11,10 @@ import (
 // The maintenance phases (docs/maintenance.md section 3), named by the backend
 // slot each is reported in.
 const (
-	PhaseResize   = timing.SlotResize
-	PhaseTrim     = timing.SlotTrim
-	PhaseAdapter  = timing.SlotAdapter
-	PhaseTraining = timing.SlotTraining
+	PhaseResize   = timing.BackendResize
+	PhaseTrim     = timing.BackendTrim
+	PhaseAdapter  = timing.BackendAdapter
+	PhaseTraining = timing.BackendTraining
 )
 
 // numMaint is the number of maintenance phases; index i is slot
@@ -23,7 +23,7 @@ const numMaint = int(PhaseTraining-PhaseResize) + 1
 
 // maintIndex maps a maintenance phase to its tracker index; it panics on a
 // slot that is not one (a programming error).
-func maintIndex(p timing.Slot) int {
+func maintIndex(p timing.BackendPhase) int {
 	if p < PhaseResize || p > PhaseTraining {
 		panic(fmt.Sprintf("engine: %v is not a maintenance phase", p))
 	}
@@ -35,14 +35,14 @@ func maintIndex(p timing.Slot) int {
 type MaintTimes [numMaint]time.Duration
 
 // Get returns the duration of phase p.
-func (m MaintTimes) Get(p timing.Slot) time.Duration { return m[maintIndex(p)] }
+func (m MaintTimes) Get(p timing.BackendPhase) time.Duration { return m[maintIndex(p)] }
 
 // AddTo charges the non-zero phases to p (a zero phase stays unobserved:
 // null, not 0).
 func (m *MaintTimes) AddTo(p *timing.Phases) {
 	for i, d := range m {
 		if d > 0 {
-			p.Observe(PhaseResize+timing.Slot(i), d)
+			p.Observe(PhaseResize+timing.BackendPhase(i), d)
 		}
 	}
 }
@@ -93,7 +93,7 @@ type PhaseGuard struct {
 
 // Begin opens a guard of phase p (one of PhaseResize, PhaseTrim,
 // PhaseAdapter, PhaseTraining) for no named operation.
-func (t *PhaseTracker) Begin(p timing.Slot) PhaseGuard {
+func (t *PhaseTracker) Begin(p timing.BackendPhase) PhaseGuard {
 	return t.begin(p, nil)
 }
 
@@ -103,7 +103,7 @@ func (t *PhaseTracker) BeginOp(op *Operation) PhaseGuard {
 	return t.begin(op.Kind.Slot(), op)
 }
 
-func (t *PhaseTracker) begin(p timing.Slot, op *Operation) PhaseGuard {
+func (t *PhaseTracker) begin(p timing.BackendPhase, op *Operation) PhaseGuard {
 	i := maintIndex(p)
 	t.mu.Lock()
 	now := t.clock.Now()
@@ -208,7 +208,7 @@ func (t *PhaseTracker) ObservedSince(s *PhaseSnapshot) MaintTimes {
 }
 
 // Active reports whether phase p has an open guard.
-func (t *PhaseTracker) Active(p timing.Slot) bool {
+func (t *PhaseTracker) Active(p timing.BackendPhase) bool {
 	i := maintIndex(p)
 	t.mu.Lock()
 	defer t.mu.Unlock()

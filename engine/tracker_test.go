@@ -104,12 +104,12 @@ func TestMaintTimesAddToObservesOnlyNonZero(t *testing.T) {
 	var p timing.Phases
 	m := maint(0, 4, 0, 0)
 	m.AddTo(&p)
-	got := []bool{p.Has(timing.SlotResize), p.Has(timing.SlotTrim), p.Has(timing.SlotAdapter), p.Has(timing.SlotTraining)}
+	got := []bool{p.Has(timing.BackendResize), p.Has(timing.BackendTrim), p.Has(timing.BackendAdapter), p.Has(timing.BackendTraining)}
 	if d := cmp.Diff([]bool{false, true, false, false}, got); d != "" {
 		t.Errorf("observed (-want +got):\n%s", d)
 	}
-	if p.Slots[timing.SlotTrim] != ms(4) {
-		t.Errorf("trim = %v, want 4ms", p.Slots[timing.SlotTrim])
+	if p.Backend[timing.BackendTrim] != ms(4) {
+		t.Errorf("trim = %v, want 4ms", p.Backend[timing.BackendTrim])
 	}
 }
 
@@ -121,7 +121,7 @@ func TestPhaseTrackerRejectsOtherSlots(t *testing.T) {
 			t.Error("Begin(gpu_lock_wait) did not panic")
 		}
 	}()
-	engine.NewPhaseTracker(nil).Begin(timing.SlotGPULockWait)
+	engine.NewPhaseTracker(nil).Begin(timing.BackendGPULockWait)
 }
 
 // TestPhaseTrackerConcurrent: guards from many goroutines leave the phase

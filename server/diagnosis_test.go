@@ -180,13 +180,13 @@ func checkNotApplicableUnmeasured(t *testing.T, h *harness, id string) detailJSO
 // measure is listed as not applicable: not the maintenance phases it
 // observes whenever an operation overlaps a request (engine.PhaseResize
 // to engine.PhaseTraining), not the slots it always measures, and not the
-// actor, server and delivery phases, which are no backend slot at all.
+// actor, server and delivery phases, which are no backend phase at all.
 func TestNotApplicablePhasesNeverObserved(t *testing.T) {
 	na := map[latency.Phase]bool{}
 	for _, p := range notApplicablePhases {
 		na[p] = true
 	}
-	observable := []timing.Slot{timing.SlotSampling, timing.SlotGPULockWait}
+	observable := []timing.BackendPhase{timing.BackendSampling, timing.BackendGPULockWait}
 	for s := engine.PhaseResize; s <= engine.PhaseTraining; s++ {
 		observable = append(observable, s)
 	}
@@ -200,12 +200,12 @@ func TestNotApplicablePhasesNeverObserved(t *testing.T) {
 		}
 	}
 	slots := map[string]bool{}
-	for s := range timing.NumSlots {
+	for s := range timing.NumBackendPhases {
 		slots[s.String()] = true
 	}
 	for p := range latency.NumPhases {
 		if !slots[p.String()] && na[p] {
-			t.Errorf("%s is no backend slot (the server or the actor measures it) but is listed as not applicable", p.Key())
+			t.Errorf("%s is no backend phase (the server or the actor measures it) but is listed as not applicable", p.Key())
 		}
 	}
 }

@@ -96,8 +96,8 @@ func TestStallLinksOperationByID(t *testing.T) {
 	r.Token(tok(0, 90*msD, timing.Phases{Prefill: 80 * msD}))
 	var p timing.Phases
 	p.Decode = 310 * msD
-	p.Observe(latency.SlotGPULockWait, 302*msD)
-	p.Observe(latency.SlotTraining, 300*msD)
+	p.Observe(latency.BackendGPULockWait, 302*msD)
+	p.Observe(latency.BackendTraining, 300*msD)
 	tt := tok(1, 405*msD, p)
 	tt.Blockers = []latency.Blocker{
 		{Kind: latency.BlockerLockWait, Start: at(98 * msD), End: at(400 * msD)},

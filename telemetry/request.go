@@ -226,9 +226,9 @@ func (r *Request) stall(tt latency.TokenTiming, e *latency.TokenEvent) {
 	add(latency.ReasonActorDecode, p.Decode)
 	add(latency.ReasonActorCycleIdle, p.CycleIdle)
 	add(latency.ReasonResponseDelivery, p.ResponseDelivery)
-	for s := range latency.NumSlots {
+	for s := range latency.NumBackendPhases {
 		if p.Has(s) {
-			add(latency.SlotReason(s), p.Slots[s])
+			add(latency.SlotReason(s), p.Backend[s])
 		}
 	}
 	end := tt.Ready

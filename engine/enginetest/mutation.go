@@ -14,7 +14,7 @@ import (
 // returns Err.
 type Mutation struct {
 	Name    string
-	Slot    timing.Slot // engine.PhaseResize or engine.PhaseAdapter
+	Slot    timing.BackendPhase // engine.PhaseResize or engine.PhaseAdapter
 	Delay   time.Duration
 	Err     error
 	OnApply func(b engine.Backend)
@@ -22,7 +22,7 @@ type Mutation struct {
 }
 
 // Phase implements engine.Mutation.
-func (m *Mutation) Phase() timing.Slot { return m.Slot }
+func (m *Mutation) Phase() timing.BackendPhase { return m.Slot }
 
 // Apply implements engine.Mutation.
 func (m *Mutation) Apply(b engine.Backend) error {

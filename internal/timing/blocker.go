@@ -27,7 +27,7 @@ func (k BlockerKind) String() string {
 	case BlockerPrefill:
 		return "actor_prefill"
 	case BlockerLockWait:
-		return SlotGPULockWait.String()
+		return BackendGPULockWait.String()
 	case BlockerOperation:
 		return "operation"
 	}

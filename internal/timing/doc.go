@@ -1,5 +1,5 @@
 // Package timing is the vocabulary the engine and telemetry share: the
-// plain records the engine emits (a token's Phases with its backend Slots,
+// plain records the engine emits (a token's Phases with its backend phases,
 // its Blockers, the EngineSnapshot of its runtime state) and the
 // saturating time arithmetic both sides use (Elapsed, Ms).
 //

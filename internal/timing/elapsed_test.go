@@ -46,7 +46,7 @@ func TestBlockerDuration(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	got := []string{SlotSampling.String(), SlotGPULockWait.String(), SlotTraining.String(), NumSlots.String(),
+	got := []string{BackendSampling.String(), BackendGPULockWait.String(), BackendTraining.String(), NumBackendPhases.String(),
 		BlockerPrefill.String(), BlockerLockWait.String(), BlockerKind(0).String()}
 	want := []string{"sampling", "gpu_lock_wait", "training", "unknown", "actor_prefill", "gpu_lock_wait", "unknown"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -56,9 +56,9 @@ func TestNames(t *testing.T) {
 
 func TestPhasesObserve(t *testing.T) {
 	var p Phases
-	p.Observe(SlotGPULockWait, time.Millisecond)
-	p.Observe(SlotGPULockWait, time.Millisecond)
-	if !p.Has(SlotGPULockWait) || p.Has(SlotSampling) || p.Slots[SlotGPULockWait] != 2*time.Millisecond {
+	p.Observe(BackendGPULockWait, time.Millisecond)
+	p.Observe(BackendGPULockWait, time.Millisecond)
+	if !p.Has(BackendGPULockWait) || p.Has(BackendSampling) || p.Backend[BackendGPULockWait] != 2*time.Millisecond {
 		t.Errorf("phases %+v: want only gpu_lock_wait observed, 2 ms", p)
 	}
 }

@@ -30,16 +30,16 @@ func (k OpKind) String() string {
 
 // Slot is the phase a hold of this kind is charged as: trim, resize,
 // adapter, training.
-func (k OpKind) Slot() Slot {
+func (k OpKind) Slot() BackendPhase {
 	switch k {
 	case OpTrim:
-		return SlotTrim
+		return BackendTrim
 	case OpResize:
-		return SlotResize
+		return BackendResize
 	case OpAdapterSwap:
-		return SlotAdapter
+		return BackendAdapter
 	}
-	return SlotTraining
+	return BackendTraining
 }
 
 // Outcomes every kind can end with; a trim ends "reclaimed" or

@@ -9,7 +9,7 @@ import "time"
 // charged in full to every request that was waiting in that interval; the
 // phases overlap and are not an additive breakdown of the interval.
 //
-// Actor phases are always observed. A backend slot is meaningful only when
+// Actor phases are always observed. A backend phase is meaningful only when
 // its bit is set in Observed: a CPU path never observes graph capture,
 // replay, synchronization or readback, and maintenance slots are observed
 // only when such an operation overlapped the interval.
@@ -17,19 +17,19 @@ type Phases struct {
 	ActorQueue       time.Duration // submitted until admission began (first token only)
 	Admission        time.Duration // admission work (slot, KV reservation)
 	Prefill          time.Duration // prefill chunks, this request's and others'
-	Decode           time.Duration // batched decode steps, including the backend slots inside them
+	Decode           time.Duration // batched decode steps, including the backend phases inside them
 	CycleIdle        time.Duration // cooperative idle between cycles
 	ResponseDelivery time.Duration // the actor handing tokens to request channels
 
-	Slots    [NumSlots]time.Duration
+	Backend  [NumBackendPhases]time.Duration
 	Observed uint16 // bit i set: Slots[i] was observed on this path
 }
 
 // Observe adds d to slot s and marks it observed.
-func (p *Phases) Observe(s Slot, d time.Duration) {
-	p.Slots[s] += d
+func (p *Phases) Observe(s BackendPhase, d time.Duration) {
+	p.Backend[s] += d
 	p.Observed |= 1 << s
 }
 
 // Has reports whether slot s was observed.
-func (p *Phases) Has(s Slot) bool { return p.Observed&(1<<s) != 0 }
+func (p *Phases) Has(s BackendPhase) bool { return p.Observed&(1<<s) != 0 }

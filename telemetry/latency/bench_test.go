@@ -14,7 +14,7 @@ func benchTimings(n int) []TokenTiming {
 	ready := time.Duration(0)
 	for i := range tts {
 		p := timing.Phases{Decode: 18 * msD, CycleIdle: msD}
-		p.Observe(SlotSampling, 200*time.Microsecond)
+		p.Observe(BackendSampling, 200*time.Microsecond)
 		gap := 20 * msD
 		if i%64 == 63 {
 			p.Prefill = 300 * msD

@@ -28,23 +28,23 @@ func stallThresholdMs(p50 float64) float64 { return max(timing.Ms(StallThreshold
 // Candidates, in the closed order: actor_queue, actor_admission,
 // actor_prefill, actor_decode (decode minus the largest observed backend
 // slot, at least 0), actor_cycle_idle, response_delivery, then each
-// observed backend slot, gpu_lock_wait's being the wait minus the largest
+// observed backend phase, gpu_lock_wait's being the wait minus the largest
 // observed maintenance phase (resize, trim, adapter, training), at least 0:
 // those intervals sit inside the wait as the slots sit inside decode, so
 // the narrower cause wins and only the part of a wait that no typed phase
 // explains is charged gpu_lock_wait. handler_queue and client_delivery happen after
 // the token is ready and are never candidates; "unexplained" is not a
 // candidate either, only the fallback (the literal reading of the rule:
-// "the reason falls back to unexplained"). An unobserved backend slot is
+// "the reason falls back to unexplained"). An unobserved backend phase is
 // not a candidate (null is not zero). The largest candidate wins and a tie
 // goes to the later one. If the winner is shorter than min(250 ms, gap/2)
 // the reason is unexplained, and Candidate keeps the winner's duration.
 func Classify(gap time.Duration, p *timing.Phases) Attribution {
 	gap = max(gap, 0)
 	var maxSlot time.Duration
-	for s := range NumSlots {
+	for s := range NumBackendPhases {
 		if p.Has(s) {
-			maxSlot = max(maxSlot, max(p.Slots[s], 0))
+			maxSlot = max(maxSlot, max(p.Backend[s], 0))
 		}
 	}
 	queue, adm, pre := max(p.ActorQueue, 0), max(p.Admission, 0), max(p.Prefill, 0)
@@ -64,12 +64,12 @@ func Classify(gap time.Duration, p *timing.Phases) Attribution {
 	pick(ReasonActorCycleIdle, idle)
 	pick(ReasonResponseDelivery, del)
 	maint := maxMaintenance(p)
-	for s := range NumSlots {
+	for s := range NumBackendPhases {
 		if !p.Has(s) {
 			continue
 		}
-		d := max(p.Slots[s], 0)
-		if s == SlotGPULockWait {
+		d := max(p.Backend[s], 0)
+		if s == BackendGPULockWait {
 			d = max(d-maint, 0)
 		}
 		pick(SlotReason(s), d)
@@ -86,9 +86,9 @@ func Classify(gap time.Duration, p *timing.Phases) Attribution {
 // observed.
 func maxMaintenance(p *timing.Phases) time.Duration {
 	var m time.Duration
-	for s := SlotResize; s <= SlotTraining; s++ {
+	for s := BackendResize; s <= BackendTraining; s++ {
 		if p.Has(s) {
-			m = max(m, max(p.Slots[s], 0))
+			m = max(m, max(p.Backend[s], 0))
 		}
 	}
 	return m

@@ -13,14 +13,14 @@ const msD = time.Millisecond
 func slots(kv ...any) timing.Phases {
 	var p timing.Phases
 	for i := 0; i < len(kv); i += 2 {
-		p.Observe(kv[i].(Slot), kv[i+1].(time.Duration))
+		p.Observe(kv[i].(BackendPhase), kv[i+1].(time.Duration))
 	}
 	return p
 }
 
 func TestClassify(t *testing.T) {
 	withSlots := func(p timing.Phases, q timing.Phases) timing.Phases {
-		p.Slots, p.Observed = q.Slots, q.Observed
+		p.Backend, p.Observed = q.Backend, q.Observed
 		return p
 	}
 	tests := []struct {
@@ -38,14 +38,14 @@ func TestClassify(t *testing.T) {
 		{
 			name:   "actor_decode candidate is decode minus the largest slot, so the slot wins",
 			gap:    400 * msD,
-			phases: withSlots(timing.Phases{Decode: 380 * msD}, slots(SlotSampling, 300*msD)),
+			phases: withSlots(timing.Phases{Decode: 380 * msD}, slots(BackendSampling, 300*msD)),
 			// candidates: actor_decode 80, sampling 300; covered = max(380, 0, 300)
 			want: Attribution{Gap: 400 * msD, Reason: ReasonSampling, Chosen: ReasonSampling, Candidate: 300 * msD, Unexplained: 20 * msD},
 		},
 		{
 			name:   "actor_decode residual wins over a small slot",
 			gap:    600 * msD,
-			phases: withSlots(timing.Phases{Decode: 500 * msD}, slots(SlotReadback, 100*msD)),
+			phases: withSlots(timing.Phases{Decode: 500 * msD}, slots(BackendReadback, 100*msD)),
 			want:   Attribution{Gap: 600 * msD, Reason: ReasonActorDecode, Chosen: ReasonActorDecode, Candidate: 400 * msD, Unexplained: 100 * msD},
 		},
 		{
@@ -57,50 +57,50 @@ func TestClassify(t *testing.T) {
 		{
 			name:   "tie goes to the later reason (decode residual vs slot)",
 			gap:    600 * msD,
-			phases: withSlots(timing.Phases{Decode: 600 * msD}, slots(SlotReadback, 300*msD)),
+			phases: withSlots(timing.Phases{Decode: 600 * msD}, slots(BackendReadback, 300*msD)),
 			want:   Attribution{Gap: 600 * msD, Reason: ReasonReadback, Chosen: ReasonReadback, Candidate: 300 * msD},
 		},
 		{
 			name:   "tie between two slots goes to the later slot",
 			gap:    1000 * msD,
-			phases: withSlots(timing.Phases{Decode: 1000 * msD}, slots(SlotGPULockWait, 500*msD, SlotTraining, 500*msD)),
+			phases: withSlots(timing.Phases{Decode: 1000 * msD}, slots(BackendGPULockWait, 500*msD, BackendTraining, 500*msD)),
 			// actor_decode 500 ties too; training is last
 			want: Attribution{Gap: 1000 * msD, Reason: ReasonTraining, Chosen: ReasonTraining, Candidate: 500 * msD},
 		},
 		{
 			name:   "maintenance: a trim as wide as the ownership wait wins the tie (the narrower phase)",
 			gap:    320 * msD,
-			phases: withSlots(timing.Phases{Decode: 320 * msD}, slots(SlotGPULockWait, 300*msD, SlotTrim, 300*msD)),
+			phases: withSlots(timing.Phases{Decode: 320 * msD}, slots(BackendGPULockWait, 300*msD, BackendTrim, 300*msD)),
 			want:   Attribution{Gap: 320 * msD, Reason: ReasonTrim, Chosen: ReasonTrim, Candidate: 300 * msD},
 		},
 		{
 			name:   "maintenance: a trim inside a wider wait wins: the wait's candidate is the wait minus the trim",
 			gap:    420 * msD,
-			phases: withSlots(timing.Phases{Decode: 420 * msD}, slots(SlotGPULockWait, 400*msD, SlotTrim, 300*msD)),
+			phases: withSlots(timing.Phases{Decode: 420 * msD}, slots(BackendGPULockWait, 400*msD, BackendTrim, 300*msD)),
 			want:   Attribution{Gap: 420 * msD, Reason: ReasonTrim, Chosen: ReasonTrim, Candidate: 300 * msD},
 		},
 		{
 			name:   "maintenance: a training step a few ms shorter than the wait is training",
 			gap:    920 * msD,
-			phases: withSlots(timing.Phases{Decode: 915 * msD}, slots(SlotGPULockWait, 905*msD, SlotTraining, 903*msD)),
+			phases: withSlots(timing.Phases{Decode: 915 * msD}, slots(BackendGPULockWait, 905*msD, BackendTraining, 903*msD)),
 			want:   Attribution{Gap: 920 * msD, Reason: ReasonTraining, Chosen: ReasonTraining, Candidate: 903 * msD, Unexplained: 5 * msD},
 		},
 		{
 			name:   "maintenance: the unexplained part of a wait larger than the typed phase is gpu_lock_wait",
 			gap:    760 * msD,
-			phases: withSlots(timing.Phases{Decode: 750 * msD}, slots(SlotGPULockWait, 700*msD, SlotTrim, 300*msD)),
+			phases: withSlots(timing.Phases{Decode: 750 * msD}, slots(BackendGPULockWait, 700*msD, BackendTrim, 300*msD)),
 			want:   Attribution{Gap: 760 * msD, Reason: ReasonGPULockWait, Chosen: ReasonGPULockWait, Candidate: 400 * msD, Unexplained: 10 * msD},
 		},
 		{
 			name:   "maintenance: the largest typed phase is subtracted, never their sum",
 			gap:    1000 * msD,
-			phases: withSlots(timing.Phases{Decode: 990 * msD}, slots(SlotGPULockWait, 980*msD, SlotTrim, 300*msD, SlotTraining, 400*msD)),
+			phases: withSlots(timing.Phases{Decode: 990 * msD}, slots(BackendGPULockWait, 980*msD, BackendTrim, 300*msD, BackendTraining, 400*msD)),
 			want:   Attribution{Gap: 1000 * msD, Reason: ReasonGPULockWait, Chosen: ReasonGPULockWait, Candidate: 580 * msD, Unexplained: 10 * msD},
 		},
 		{
 			name:   "maintenance: a wait with no typed phase is gpu_lock_wait whole",
 			gap:    600 * msD,
-			phases: withSlots(timing.Phases{Decode: 590 * msD}, slots(SlotGPULockWait, 580*msD)),
+			phases: withSlots(timing.Phases{Decode: 590 * msD}, slots(BackendGPULockWait, 580*msD)),
 			want:   Attribution{Gap: 600 * msD, Reason: ReasonGPULockWait, Chosen: ReasonGPULockWait, Candidate: 580 * msD, Unexplained: 10 * msD},
 		},
 		{
@@ -130,7 +130,7 @@ func TestClassify(t *testing.T) {
 		{
 			name:   "an unobserved slot is no candidate and covers nothing",
 			gap:    1000 * msD,
-			phases: timing.Phases{Decode: 600 * msD, Slots: [NumSlots]time.Duration{SlotTraining: 900 * msD}},
+			phases: timing.Phases{Decode: 600 * msD, Backend: [NumBackendPhases]time.Duration{BackendTraining: 900 * msD}},
 			want:   Attribution{Gap: 1000 * msD, Reason: ReasonActorDecode, Chosen: ReasonActorDecode, Candidate: 600 * msD, Unexplained: 400 * msD},
 		},
 		{
@@ -184,7 +184,7 @@ func TestClassifyNeverPicksHandlerOrClientDelivery(t *testing.T) {
 	// Every slot observed with the same duration as every actor phase:
 	// the tie goes to training, and the two post-ready reasons never win.
 	p := timing.Phases{ActorQueue: msD, Admission: msD, Prefill: msD, Decode: 2 * msD, CycleIdle: msD, ResponseDelivery: msD}
-	for s := range NumSlots {
+	for s := range NumBackendPhases {
 		p.Observe(s, msD)
 	}
 	got := Classify(2*msD, &p)

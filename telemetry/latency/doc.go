@@ -11,11 +11,11 @@
 //   - "unexplained" is not a candidate of the classification, only the
 //     fallback when the chosen candidate is shorter than min(250 ms,
 //     gap/2); the token event keeps the chosen candidate's duration.
-//     An unobserved backend slot is not a candidate (null is not zero).
+//     An unobserved backend phase is not a candidate (null is not zero).
 //   - Instants are clamped so the event invariants always hold: ready
 //     never decreases within a request, and each later instant is at
 //     least the previous one (a difference saturates at 0).
-//   - Phase totals: the actor phases and observed backend slots are the
+//   - Phase totals: the actor phases and observed backend phases are the
 //     sums of each token's timing.Phases (the first token's interval included:
 //     that is where actor_queue, admission and the prefill appear).
 //     response_delivery, handler_queue and client_delivery totals are the

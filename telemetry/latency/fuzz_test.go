@@ -51,7 +51,7 @@ func FuzzTracker(f *testing.F) {
 			p.Decode = d(5)
 			p.ResponseDelivery = d(6)
 			if data[7]&1 != 0 {
-				p.Observe(Slot(data[7]>>1)%NumSlots, d(7))
+				p.Observe(BackendPhase(data[7]>>1)%NumBackendPhases, d(7))
 			}
 			base := time.Duration(binary.LittleEndian.Uint16(data[0:2])) * msD
 			tt := TokenTiming{Index: n, ID: n, Ready: at(base), ProducerDelivered: at(base + d(2)), HandlerReceived: at(base + d(3)), Phases: p}

@@ -45,10 +45,10 @@ func TestNamesFollowSPECOrder(t *testing.T) {
 	if diff := cmp.Diff(splitList(specPhases), phases); diff != "" {
 		t.Errorf("phases (-want +got):\n%s", diff)
 	}
-	if NumReasons != 19 || NumPhases != 20 || NumSlots != 10 {
-		t.Errorf("set sizes %d %d %d, want 19 20 10", NumReasons, NumPhases, NumSlots)
+	if NumReasons != 19 || NumPhases != 20 || NumBackendPhases != 10 {
+		t.Errorf("set sizes %d %d %d, want 19 20 10", NumReasons, NumPhases, NumBackendPhases)
 	}
-	for s := range NumSlots {
+	for s := range NumBackendPhases {
 		if slotPhase[s].String() != s.String() || SlotReason(s).String() != s.String() {
 			t.Errorf("slot %d: phase %v reason %v name %v disagree", s, slotPhase[s], SlotReason(s), s)
 		}

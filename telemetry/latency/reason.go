@@ -58,7 +58,7 @@ func ParseReason(name string) (Reason, bool) {
 
 // SlotReason is the gap reason a phase slot is charged as; the stall span's
 // phase attributes name a slot by it too.
-func SlotReason(s Slot) Reason { return ReasonSampling + Reason(s) }
+func SlotReason(s BackendPhase) Reason { return ReasonSampling + Reason(s) }
 
 // ReasonCounts holds one count per reason, indexed by Reason. It marshals
 // as a JSON object with all 19 keys, in the documented order.

@@ -7,14 +7,14 @@ import (
 )
 
 // The per-token vocabulary is shared with the engine through
-// internal/timing: Slot, BlockerKind and Blocker are the engine's own
-// types (timing.Slot, engine.BlockerKind, engine.Blocker), and a gap's
+// internal/timing: BackendPhase, BlockerKind and Blocker are the engine's own
+// types (timing.BackendPhase, engine.BlockerKind, engine.Blocker), and a gap's
 // phase durations are timing.Phases, so the server passes a token's record through without
 // conversion and the two sides cannot drift.
 
-// Slot names a backend phase inside the actor's decode phase, in the
+// BackendPhase names a backend phase inside the actor's decode phase, in the
 // closed order of docs/latency-guide.md#stall-reasons; String gives its snake_case name.
-type Slot = timing.Slot
+type BackendPhase = timing.BackendPhase
 
 // BlockerKind says what kind of work a Blocker was; String gives the stall
 // reason it belongs to.
@@ -24,19 +24,19 @@ type BlockerKind = timing.BlockerKind
 // instants on the engine's clock.
 type Blocker = timing.Blocker
 
-// Backend slots.
+// Backend phases.
 const (
-	SlotSampling        = timing.SlotSampling
-	SlotReadback        = timing.SlotReadback
-	SlotGPULockWait     = timing.SlotGPULockWait
-	SlotGraphCapture    = timing.SlotGraphCapture
-	SlotGraphReplay     = timing.SlotGraphReplay
-	SlotSynchronization = timing.SlotSynchronization
-	SlotResize          = timing.SlotResize
-	SlotTrim            = timing.SlotTrim
-	SlotAdapter         = timing.SlotAdapter
-	SlotTraining        = timing.SlotTraining
-	NumSlots            = timing.NumSlots
+	BackendSampling        = timing.BackendSampling
+	BackendReadback        = timing.BackendReadback
+	BackendGPULockWait     = timing.BackendGPULockWait
+	BackendGraphCapture    = timing.BackendGraphCapture
+	BackendGraphReplay     = timing.BackendGraphReplay
+	BackendSynchronization = timing.BackendSynchronization
+	BackendResize          = timing.BackendResize
+	BackendTrim            = timing.BackendTrim
+	BackendAdapter         = timing.BackendAdapter
+	BackendTraining        = timing.BackendTraining
+	NumBackendPhases       = timing.NumBackendPhases
 )
 
 // Blocker kinds.

@@ -107,9 +107,9 @@ func (t *Tracker) Observe(tt TokenTiming) TokenEvent {
 	t.phases.add(PhasePrefill, p.Prefill)
 	t.phases.add(PhaseDecode, p.Decode)
 	t.phases.add(PhaseActorCycleIdle, p.CycleIdle)
-	for s := range NumSlots {
+	for s := range NumBackendPhases {
 		if p.Has(s) {
-			t.phases.add(slotPhase[s], p.Slots[s])
+			t.phases.add(slotPhase[s], p.Backend[s])
 		}
 	}
 	t.phases.add(PhaseResponseDelivery, rd)

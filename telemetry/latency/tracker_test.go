@@ -229,8 +229,8 @@ func TestSummary(t *testing.T) {
 		{
 			name: "slots are null unless observed; observed slots sum",
 			tokens: []step{
-				{ready: 0, phases: slots(SlotSampling, msD)},
-				{ready: 40 * msD, phases: withDecode(slots(SlotSampling, 2*msD, SlotGPULockWait, time.Duration(0)), 40*msD)},
+				{ready: 0, phases: slots(BackendSampling, msD)},
+				{ready: 40 * msD, phases: withDecode(slots(BackendSampling, 2*msD, BackendGPULockWait, time.Duration(0)), 40*msD)},
 			},
 			addPhases: map[Phase]time.Duration{PhaseTokenization: 2 * msD},
 			want: Summary{
@@ -330,7 +330,7 @@ func TestSummaryJSON(t *testing.T) {
 
 	tr.AddPhase(PhaseTokenization, 1250*time.Microsecond)
 	tr.Observe(tok(0, 50*msD, timing.Phases{ActorQueue: 10 * msD, Prefill: 35 * msD}))
-	tr.Observe(tok(1, 60*msD, withDecode(slots(SlotSampling, msD), 9*msD)))
+	tr.Observe(tok(1, 60*msD, withDecode(slots(BackendSampling, msD), 9*msD)))
 	tr.Observe(tok(2, 400*msD, timing.Phases{Decode: 10 * msD, Prefill: 320 * msD}))
 	full, err := json.Marshal(tr.Summary())
 	if err != nil {

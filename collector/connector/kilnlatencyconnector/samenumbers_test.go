@@ -62,14 +62,14 @@ func serverRun(t *testing.T, seed uint64) (string, *spanCollector) {
 		// charged training (docs/latency-guide.md#how-a-reason-is-chosen, rule 2), not gpu_lock_wait.
 		func(p *timing.Phases, d time.Duration) {
 			p.Decode = d
-			p.Observe(latency.SlotGPULockWait, d)
-			p.Observe(latency.SlotTraining, max(d-3*time.Millisecond, 0))
+			p.Observe(latency.BackendGPULockWait, d)
+			p.Observe(latency.BackendTraining, max(d-3*time.Millisecond, 0))
 		},
 		// A wait that a trim explains only in part: gpu_lock_wait keeps the rest.
 		func(p *timing.Phases, d time.Duration) {
 			p.Decode = d
-			p.Observe(latency.SlotGPULockWait, d)
-			p.Observe(latency.SlotTrim, d/3)
+			p.Observe(latency.BackendGPULockWait, d)
+			p.Observe(latency.BackendTrim, d/3)
 		},
 	}
 	for n := range 40 {
