@@ -29,6 +29,10 @@ type Config struct {
 	RecentRequests int
 	// RecentRequestText records prompt and completion text in the ring.
 	RecentRequestText bool
+	// ResponseStore is how many Responses API responses are kept, in
+	// memory, for previous_response_id and GET /v1/responses/{id}; 0
+	// keeps none.
+	ResponseStore int
 	// DebugState enables GET /v1/debug/model-state.
 	DebugState bool
 	// AccessToken, when set, is required as "Authorization: Bearer <token>"
@@ -113,6 +117,7 @@ type Config struct {
 const (
 	DefaultAddr           = "127.0.0.1:8420"
 	DefaultRecentRequests = 100
+	DefaultResponseStore  = 256
 	DefaultMaxBodyBytes   = 4 << 20
 	DefaultBodyTimeout    = 30 * time.Second
 	DefaultMaxInflight    = 64 << 20
@@ -134,6 +139,7 @@ func DefaultConfig() Config {
 		Addr:              DefaultAddr,
 		Model:             "kiln-tiny",
 		RecentRequests:    DefaultRecentRequests,
+		ResponseStore:     DefaultResponseStore,
 		MaxBodyBytes:      DefaultMaxBodyBytes,
 		BodyTimeout:       DefaultBodyTimeout,
 		MaxInflightBytes:  DefaultMaxInflight,
@@ -161,6 +167,9 @@ func (c Config) Validate() error {
 	}
 	if c.RecentRequests < 0 || c.RecentRequests > 100000 {
 		return fmt.Errorf("recent_requests: must be in 0..100000 (got %d)", c.RecentRequests)
+	}
+	if c.ResponseStore < 0 || c.ResponseStore > 100000 {
+		return fmt.Errorf("responses_store: must be in 0..100000 (got %d)", c.ResponseStore)
 	}
 	if c.MaxBodyBytes <= 0 {
 		return fmt.Errorf("max_body_bytes: must be positive (got %d)", c.MaxBodyBytes)

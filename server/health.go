@@ -208,6 +208,7 @@ func (s *Server) configJSON() map[string]any {
 		"performance_metadata": c.PerformanceMetadata,
 		"recent_requests":      c.RecentRequests,
 		"recent_request_text":  c.RecentRequestText,
+		"responses_store":      c.ResponseStore,
 		"debug_state":          c.DebugState,
 		"access_token":         token,
 		"max_body_bytes":       c.MaxBodyBytes,

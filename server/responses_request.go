@@ -48,7 +48,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) error {
 	body, ok := s.stored.body(r.PathValue("id"))
 	if !ok {
-		return responseNotFound(r.PathValue("id"), "", "not_found")
+		return s.stored.notFound(r.PathValue("id"), "", "not_found")
 	}
 	return writeJSON(w, http.StatusOK, body)
 }

@@ -7,22 +7,20 @@ import (
 	"time"
 )
 
-// The Responses store: what previous_response_id and item_reference
-// read. A response made with store true (OpenAI's default) keeps its
-// conversation (the input and earlier turns without the instructions,
-// then its output) and its output items, in memory only, for
-// responseTTL, and at most responseStoreCap responses: the oldest goes
-// first. Nothing is written to disk or to telemetry; store false keeps
-// nothing.
+// The Responses store: what previous_response_id, item_reference and GET
+// /v1/responses/{id} read. A response made with store true (OpenAI's
+// default) keeps its conversation (the input and earlier turns without
+// the instructions, then its output), its output items and its object,
+// in memory only, for responseTTL, and at most --responses-store
+// responses: the oldest goes first. Nothing is written to disk or to
+// telemetry; store false, or --responses-store 0, keeps nothing.
 
-const (
-	responseStoreCap = 256
-	responseTTL      = time.Hour
-)
+const responseTTL = time.Hour
 
 // responseStore is safe for concurrent use.
 type responseStore struct {
 	now func() time.Time
+	cap int // responses kept at most; 0 keeps none
 
 	mu    sync.Mutex
 	order []string // ids, oldest first
@@ -43,16 +41,19 @@ type itemRef struct {
 	msgs []chatMessage
 }
 
-func newResponseStore(now func() time.Time) *responseStore {
-	return &responseStore{now: now, resp: map[string]*storedResponse{}, items: map[string]itemRef{}}
+func newResponseStore(now func() time.Time, capacity int) *responseStore {
+	return &responseStore{now: now, cap: capacity, resp: map[string]*storedResponse{}, items: map[string]itemRef{}}
 }
 
 // put keeps the response id with its conversation and output items.
 func (st *responseStore) put(id string, body []byte, conv []chatMessage, items map[string][]chatMessage) {
+	if st.cap == 0 {
+		return
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.expire()
-	for len(st.order) >= responseStoreCap {
+	for len(st.order) >= st.cap {
 		st.drop(st.order[0])
 	}
 	sr := &storedResponse{body: body, conv: conv, expires: st.now().Add(responseTTL)}
@@ -73,14 +74,14 @@ func (st *responseStore) conversation(id string) ([]chatMessage, error) {
 	if sr, ok := st.resp[id]; ok {
 		return append([]chatMessage(nil), sr.conv...), nil
 	}
-	return nil, responseNotFound(id, "previous_response_id", "previous_response_not_found")
+	return nil, st.notFound(id, "previous_response_id", "previous_response_not_found")
 }
 
 // responseNotFound is the 404 of a response that is not kept.
-func responseNotFound(id, param, code string) *Error {
+func (st *responseStore) notFound(id, param, code string) *Error {
 	return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: param, Code: code,
-		Message: fmt.Sprintf("the response '%s' was not found: it was never stored (store: false), it has expired (responses are kept for %s, at most %d of them), or the server restarted",
-			clip(id), responseTTL, responseStoreCap)}
+		Message: fmt.Sprintf("the response '%s' was not found: it was never stored (store: false), it has expired (responses are kept for %s, at most %d of them: --responses-store), or the server restarted",
+			clip(id), responseTTL, st.cap)}
 }
 
 // body is a stored response's object.

@@ -299,3 +299,30 @@ func TestResponsesBadInput(t *testing.T) {
 		t.Fatalf("after the bad requests: %d %s", status, body)
 	}
 }
+
+// TestResponseStoreBounds: the store keeps at most its capacity, the
+// oldest going first with its items, and a capacity of 0
+// (--responses-store 0) keeps nothing.
+func TestResponseStoreBounds(t *testing.T) {
+	st := newResponseStore(time.Now, 2)
+	msg := []chatMessage{{Role: "user", Content: "x"}}
+	for _, id := range []string{"resp_1", "resp_2", "resp_3"} {
+		st.put(id, []byte("{}"), msg, map[string][]chatMessage{"msg_" + id: msg})
+	}
+	if _, err := st.conversation("resp_1"); err == nil {
+		t.Error("the oldest response is kept beyond the capacity")
+	}
+	if _, ok := st.item("msg_resp_1"); ok {
+		t.Error("the evicted response's item is kept")
+	}
+	for _, id := range []string{"resp_2", "resp_3"} {
+		if _, err := st.conversation(id); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	none := newResponseStore(time.Now, 0)
+	none.put("resp_1", []byte("{}"), msg, nil)
+	if _, ok := none.body("resp_1"); ok {
+		t.Error("a store of capacity 0 kept a response")
+	}
+}

@@ -163,7 +163,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		clock:    deps.Clock,
 		created:  time.Now(),
 		recent:   newRecentRing(cfg.RecentRequests),
-		stored:   newResponseStore(time.Now),
+		stored:   newResponseStore(time.Now, cfg.ResponseStore),
 		cut:      make(chan struct{}),
 	}
 	if s.tmpl == nil {

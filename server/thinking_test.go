@@ -86,5 +86,5 @@ func TestThinkingSwitches(t *testing.T) {
 func anthropicParse(b []byte) (*chatRequest, error) { return parseMessagesRequest(b, true) }
 
 func responsesParse(b []byte) (*chatRequest, error) {
-	return (&Server{stored: newResponseStore(nil)}).parseResponsesRequest(b)
+	return (&Server{stored: newResponseStore(nil, 0)}).parseResponsesRequest(b)
 }

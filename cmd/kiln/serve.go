@@ -34,6 +34,8 @@ func serveFlags(fs *flag.FlagSet, cfg *server.Config) {
 		"add terminal performance metadata when a request leaves include_performance unset (never per-token events)")
 	fs.IntVar(&cfg.RecentRequests, "recent-requests", cfg.RecentRequests, "capacity of the recent-requests ring (0 disables it)")
 	fs.BoolVar(&cfg.RecentRequestText, "recent-request-text", cfg.RecentRequestText, "record prompt and completion text in recent requests")
+	fs.IntVar(&cfg.ResponseStore, "responses-store", cfg.ResponseStore,
+		"how many Responses API responses are kept in memory, for an hour, for previous_response_id (0 keeps none)")
 	fs.BoolVar(&cfg.DebugState, "debug-state", cfg.DebugState, "enable GET /v1/debug/model-state")
 	fs.StringVar(&cfg.AccessToken, "access-token", cfg.AccessToken,
 		"require Authorization: Bearer <token> on every endpoint except /health and the dashboard's static files (GET or HEAD of /ui, /ui/... and /, which redirects to /ui; the page sends the token on its API calls); prefer KILN_ACCESS_TOKEN or --access-token-file: a command line is visible to every local user")

@@ -85,6 +85,7 @@ func checkServeRanges(cfg server.Config, extra serveExtra) error {
 		{"threads", int64(cfg.Threads), 0, 4096},
 		{"max-streams", int64(cfg.MaxStreams), 0, unbounded},
 		{"recent-requests", int64(cfg.RecentRequests), 0, 100000},
+		{"responses-store", int64(cfg.ResponseStore), 0, 100000},
 		{"max-body-bytes", cfg.MaxBodyBytes, 1, unbounded},
 		{"adapter-cache-bytes", cfg.AdapterCacheBytes, 0, unbounded},
 	}
