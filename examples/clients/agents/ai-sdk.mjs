@@ -26,6 +26,7 @@ import {
   weatherPrompt,
   forecastPrompt,
   clipText,
+  weatherLoopOptions,
 } from "./common.mjs";
 
 const flags = parseFlags();
@@ -180,23 +181,7 @@ await r.run("generateText/tool-result-loop", "tool_result", async () => {
   // returns a result; the SDK sends it back as a tool message and the
   // second step (tool choice none) answers in text.
   const executed = [];
-  const res = await generateText({
-    ...common,
-    tools: {
-      get_weather: tool({
-        description: weatherTool.description,
-        inputSchema: WeatherArgs,
-        execute: async (args) => {
-          executed.push(args);
-          return { temperature: 21, unit: args.unit, sky: "sunny" };
-        },
-      }),
-    },
-    prompt: weatherPrompt,
-    maxOutputTokens: flags.maxTokens,
-    stopWhen: stepCountIs(3),
-    prepareStep: ({ stepNumber }) => ({ toolChoice: stepNumber === 0 ? "required" : "none" }),
-  });
+  const res = await generateText({ ...common, ...weatherLoopOptions({ tool, stepCountIs }, executed, flags.maxTokens) });
   check(res.steps.length === 2, `${res.steps.length} steps, want 2 (a tool call, then the answer)`);
   const calls = calledTools(res.steps[0].toolCalls, res.steps[0].finishReason, "get_weather");
   check(executed.length === calls.length, `execute ran ${executed.length} times for ${calls.length} calls`);

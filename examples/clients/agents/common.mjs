@@ -75,6 +75,30 @@ export const weatherTool = {
   description: "Get the current weather in a city",
 };
 
+// weatherLoopOptions are the AI SDK generateText options of a two-step
+// agent loop: step 1 must call get_weather, whose execute records its
+// arguments in executed and returns a result the SDK sends back; step 2
+// (tool choice none) answers in text. ai holds the AI SDK's tool and
+// stepCountIs (this module does not import the SDK).
+export function weatherLoopOptions({ tool, stepCountIs }, executed, maxTokens) {
+  return {
+    tools: {
+      get_weather: tool({
+        description: weatherTool.description,
+        inputSchema: WeatherArgs,
+        execute: async (args) => {
+          executed.push(args);
+          return { temperature: 21, unit: args.unit, sky: "sunny" };
+        },
+      }),
+    },
+    prompt: weatherPrompt,
+    maxOutputTokens: maxTokens,
+    stopWhen: stepCountIs(3),
+    prepareStep: ({ stepNumber }) => ({ toolChoice: stepNumber === 0 ? "required" : "none" }),
+  };
+}
+
 // Forecast is the nested document of the structured-output cases: an
 // object with an enum and an array of objects with enums.
 export const Skies = ["sunny", "cloudy", "rain", "snow"];

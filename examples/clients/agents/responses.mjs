@@ -28,6 +28,7 @@ import {
   weatherPrompt,
   forecastPrompt,
   clipText,
+  weatherLoopOptions,
 } from "./common.mjs";
 
 const flags = parseFlags();
@@ -207,23 +208,7 @@ await r.run("ai-sdk/tool-loop", "tool_result", async () => {
   // back (with store on, as item references to the stored call); step 2
   // answers in text.
   const executed = [];
-  const res = await generateText({
-    ...common,
-    tools: {
-      get_weather: tool({
-        description: weatherTool.description,
-        inputSchema: WeatherArgs,
-        execute: async (args) => {
-          executed.push(args);
-          return { temperature: 21, unit: args.unit, sky: "sunny" };
-        },
-      }),
-    },
-    prompt: weatherPrompt,
-    maxOutputTokens: flags.maxTokens,
-    stopWhen: stepCountIs(3),
-    prepareStep: ({ stepNumber }) => ({ toolChoice: stepNumber === 0 ? "required" : "none" }),
-  });
+  const res = await generateText({ ...common, ...weatherLoopOptions({ tool, stepCountIs }, executed, flags.maxTokens) });
   check(res.steps.length === 2, `${res.steps.length} steps, want 2 (a tool call, then the answer)`);
   const calls = res.steps[0].toolCalls.map((tc) => ({ tool: tc.toolName, id: tc.toolCallId, args: fits(WeatherArgs, tc.input, "the call's input") }));
   check(calls.length > 0 && executed.length === calls.length, `execute ran ${executed.length} times for ${calls.length} calls`);
