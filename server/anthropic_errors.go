@@ -39,12 +39,18 @@ func anthropicType(status int) string {
 }
 
 // appendAnthropicErrorBody appends `,"error":{"type","message"}`, the
-// rest of an object that opened with "type":"error".
+// rest of an object that opened with "type":"error". Anthropic's error
+// has no param field: the message names the parameter when it does not
+// already.
 func appendAnthropicErrorBody(b []byte, e *Error) []byte {
 	b = append(b, `,"error":{"type":`...)
 	b = appendJSONString(b, anthropicType(e.Status))
 	b = append(b, `,"message":`...)
-	b = appendJSONString(b, e.Message)
+	msg := e.Message
+	if e.Param != "" && !strings.Contains(msg, e.Param) {
+		msg = e.Param + ": " + msg
+	}
+	b = appendJSONString(b, msg)
 	return append(b, '}')
 }
 

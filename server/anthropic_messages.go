@@ -13,15 +13,9 @@ import (
 // text of the same turn.
 
 func decodeAnthropicMessages(raw json.RawMessage) ([]chatMessage, error) {
-	if isNull(raw) {
-		return nil, invalid("messages", "missing_required_parameter", "missing required parameter: 'messages'")
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, wrongType("messages", "an array", raw)
-	}
-	if len(items) == 0 {
-		return nil, invalid("messages", "empty_array", "'messages' must hold at least one message")
+	items, err := decodeMessageList(raw)
+	if err != nil {
+		return nil, err
 	}
 	names := map[string]string{} // tool_use id → name
 	var msgs []chatMessage

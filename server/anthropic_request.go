@@ -2,10 +2,8 @@ package server
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"net/http"
-	"strings"
 )
 
 // POST /v1/messages, Anthropic's Messages API, and its count_tokens: the
@@ -19,16 +17,11 @@ const (
 	countTokensPath = "/v1/messages/count_tokens"
 )
 
-// messagesCall is what a Messages request adds to the internal one.
-type messagesCall struct {
-	maxTokens int
-}
-
 // anthropicMessages serves POST /v1/messages.
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) error {
-	return anthropicParam(s.generate(w, r, func(data []byte) (*chatRequest, error) {
+	return s.generate(w, r, func(data []byte) (*chatRequest, error) {
 		return parseMessagesRequest(data, true)
-	}))
+	})
 }
 
 // countTokens serves POST /v1/messages/count_tokens: the prompt's length
@@ -44,14 +37,14 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) error {
 	}
 	req, err := parseMessagesRequest(data, false)
 	if err != nil {
-		return anthropicParam(err)
+		return err
 	}
 	if err := s.checkModel(req.Model); err != nil {
 		return err
 	}
 	ids, err := s.promptIDs(req)
 	if err != nil {
-		return anthropicParam(err)
+		return err
 	}
 	return marshalJSON(w, http.StatusOK, map[string]int{"input_tokens": len(ids)})
 }
@@ -61,7 +54,7 @@ func parseMessagesRequest(data []byte, generate bool) (*chatRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &chatRequest{api: apiMessages, Anthropic: &messagesCall{}}
+	req := &chatRequest{api: apiMessages}
 	if req.Model, err = requiredString(fields, "model"); err != nil {
 		return nil, err
 	}
@@ -141,7 +134,6 @@ func decodeMessagesOptions(fields map[string]json.RawMessage, req *chatRequest) 
 		return invalid("max_tokens", "invalid_value", "'max_tokens' must be at least 1, got %d", *v)
 	}
 	req.MaxTokens = int(min(*v, math.MaxInt32))
-	req.Anthropic.maxTokens = req.MaxTokens
 	if err := decodeSampling(fields, req); err != nil {
 		return err
 	}
@@ -162,12 +154,7 @@ func decodeStopSequences(raw json.RawMessage) ([]string, error) {
 	if jsonKind(raw) != "an array" {
 		return nil, wrongType("stop_sequences", "an array of strings", raw)
 	}
-	stops, err := decodeStop(raw)
-	if e, ok := err.(*Error); ok { //nolint:errorlint // decodeStop's own error, renamed
-		e.Param = strings.Replace(e.Param, "stop", "stop_sequences", 1)
-		e.Message = strings.Replace(e.Message, "'stop'", "'stop_sequences'", 1)
-	}
-	return stops, err
+	return decodeStop("stop_sequences", raw)
 }
 
 // decodeMessagesAgent reads tools and tool_choice.
@@ -232,25 +219,4 @@ func decodeAnthropicToolChoice(raw json.RawMessage, a *agentFields) error {
 		return nameToolChoice(a, "tool_choice.name", c.Name)
 	}
 	return invalid("tool_choice.type", "invalid_value", "'tool_choice.type' must be auto, any, tool or none, got '%s'", clip(*c.Type))
-}
-
-// anthropicParam renames, in an error of the shared rules, the
-// parameters chat spells differently.
-func anthropicParam(err error) error {
-	e, ok := err.(*Error) //nolint:errorlint // only the handlers' own errors are renamed
-	if !ok {
-		return err
-	}
-	if e.Param == "max_completion_tokens" {
-		e.Param = "max_tokens"
-	}
-	if t, ok := cutToolParam(e.Param); ok {
-		e.Param = t + ".input_schema"
-		e.Message = strings.ReplaceAll(e.Message, "function.parameters", "input_schema")
-	}
-	if e.Param != "" && !strings.Contains(e.Message, e.Param) {
-		// Anthropic's error has no param field: the message names it.
-		e.Message = fmt.Sprintf("%s: %s", e.Param, e.Message)
-	}
-	return e
 }

@@ -134,10 +134,7 @@ func (s *Server) promptIDs(req *chatRequest) ([]int, error) {
 // contextExceeded is the 400 for a prompt that leaves no room to
 // generate: it states both numbers, as OpenAI's message does.
 func (s *Server) contextExceeded(req *chatRequest, promptLen int, cause error) *Error {
-	param := "messages"
-	if req.Legacy {
-		param = "prompt"
-	}
+	param := req.promptParam()
 	ctxLen := s.model.Model.Config.SeqLen
 	return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: param, Code: "context_length_exceeded",
 		Message: fmt.Sprintf("this model's maximum context length is %d tokens, but the prompt is %d tokens; at most %d prompt tokens leave room for one completion token",

@@ -121,7 +121,7 @@ func (s *Server) planGrammar(req *chatRequest, thinking bool) (*requestGrammar, 
 	g, hit, err := s.grammars.Get(grammarKey(kind, s.family, thinking, a), func() (*grammar.Grammar, error) { return build(v) })
 	rg.end = s.clock.Now()
 	if err != nil {
-		return nil, grammarError(err, a)
+		return nil, grammarError(err, req)
 	}
 	rg.g, rg.cacheHit = g, hit
 	return rg, nil
@@ -161,11 +161,11 @@ func grammarKey(kind string, f toolcall.Family, thinking bool, a *agentFields) s
 
 // grammarError is the 400 for a schema or tool list that cannot be
 // compiled: the parameter that holds it, the keyword and the reason.
-func grammarError(err error, a *agentFields) error {
-	param := "response_format.json_schema.schema"
+func grammarError(err error, req *chatRequest) error {
+	param := formatParams[req.api]
 	var te *toolcall.ToolError
 	if errors.As(err, &te) {
-		param = "tools[" + strconv.Itoa(toolIndex(a, te.Index)) + "].function.parameters"
+		param = "tools[" + strconv.Itoa(toolIndex(&req.Agent, te.Index)) + "]" + toolSchemaParams[req.api]
 	}
 	var le *grammar.LimitError
 	if errors.As(err, &le) {

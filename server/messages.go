@@ -10,7 +10,9 @@ import (
 // system and is mapped to it.
 var roles = map[string]string{"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
 
-func decodeMessages(raw json.RawMessage) ([]chatMessage, error) {
+// decodeMessageList reads the messages array chat and Anthropic's
+// Messages require: present, an array, at least one message.
+func decodeMessageList(raw json.RawMessage) ([]json.RawMessage, error) {
 	if isNull(raw) {
 		return nil, invalid("messages", "missing_required_parameter", "missing required parameter: 'messages'")
 	}
@@ -20,6 +22,14 @@ func decodeMessages(raw json.RawMessage) ([]chatMessage, error) {
 	}
 	if len(items) == 0 {
 		return nil, invalid("messages", "empty_array", "'messages' must hold at least one message")
+	}
+	return items, nil
+}
+
+func decodeMessages(raw json.RawMessage) ([]chatMessage, error) {
+	items, err := decodeMessageList(raw)
+	if err != nil {
+		return nil, err
 	}
 	msgs := make([]chatMessage, 0, len(items))
 	for i, it := range items {
@@ -182,14 +192,15 @@ func joinTextParts(param string, raw json.RawMessage, kinds map[string]int) (str
 			return "", invalid(pp+".type", "invalid_value",
 				"content parts of type '%s' are not supported: this model accepts text parts only", clip(typ))
 		}
-		text, err := optionalString(part, "text")
-		if err != nil {
-			return "", withParam(err, pp+".text")
-		}
-		if text == nil {
+		textRaw, ok := part["text"]
+		if !ok || isNull(textRaw) {
 			return "", invalid(pp+".text", "missing_required_parameter", "missing required parameter: '%s.text'", pp)
 		}
-		b.WriteString(*text)
+		var text string
+		if err := json.Unmarshal(textRaw, &text); err != nil {
+			return "", wrongType(pp+".text", "a string", textRaw)
+		}
+		b.WriteString(text)
 	}
 	return b.String(), nil
 }

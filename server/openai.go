@@ -9,11 +9,12 @@ import (
 // records of a stream, its terminal and usage chunks, and the whole
 // chat.completion of a non-streaming response.
 
-// newID returns an OpenAI-style completion id.
-func newID() string {
+// newID returns an id of the form the APIs use: prefix, then 24 random
+// hex digits.
+func newID(prefix string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
-	return "chatcmpl-" + hex.EncodeToString(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }
 
 // appendPieceChunk appends a token's chat chunk whose delta is pc: the

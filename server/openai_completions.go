@@ -1,7 +1,5 @@
 package server
 
-import "strings"
-
 // The OpenAI wire format of a legacy text completion (POST
 // /v1/completions): every record, streamed or whole, is a
 // text_completion whose choice carries "text" instead of chat's delta or
@@ -14,19 +12,9 @@ const textCompletionObject = "text_completion"
 // completionID is the response id: chatcmpl-… for chat, cmpl-… for a
 // legacy completion, resp_… for Responses, msg_… for Messages, as their
 // APIs name them.
-func completionID(req *chatRequest) string {
-	id := newID()
-	hex := strings.TrimPrefix(id, "chatcmpl-")
-	switch req.api {
-	case apiCompletions:
-		return "cmpl-" + hex
-	case apiResponses:
-		return "resp_" + hex
-	case apiMessages:
-		return "msg_" + hex
-	}
-	return id
-}
+func completionID(req *chatRequest) string { return newID(idPrefixes[req.api]) }
+
+var idPrefixes = [...]string{apiChat: "chatcmpl-", apiCompletions: "cmpl-", apiResponses: "resp_", apiMessages: "msg_"}
 
 // appendTextChunk appends one streamed text_completion carrying content.
 func (x *exchange) appendTextChunk(b []byte, content string, lp *tokenLogprob) []byte {

@@ -42,9 +42,6 @@ type chatRequest struct {
 	api api
 	// Responses holds what a Responses request adds (responses_request.go).
 	Responses *responsesCall
-	// Messages holds what an Anthropic Messages request adds
-	// (anthropic_request.go).
-	Anthropic *messagesCall
 	// Agent holds tools, tool_choice, response_format, logprobs and n
 	// (agent_request.go).
 	Agent agentFields
@@ -157,7 +154,7 @@ func decodeOptions(fields map[string]json.RawMessage, req *chatRequest) error {
 	if err := decodeSampling(fields, req); err != nil {
 		return err
 	}
-	if req.Stop, err = decodeStop(fields["stop"]); err != nil {
+	if req.Stop, err = decodeStop("stop", fields["stop"]); err != nil {
 		return err
 	}
 	if err := decodeStreaming(fields, req); err != nil {
@@ -281,38 +278,40 @@ func decodeMaxTokens(fields map[string]json.RawMessage, req *chatRequest) error 
 	return nil
 }
 
-func decodeStop(raw json.RawMessage) ([]string, error) {
+// decodeStop reads stop sequences: chat's stop (a string or an array),
+// or the array Messages calls stop_sequences (param).
+func decodeStop(param string, raw json.RawMessage) ([]string, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
 	var one string
 	if err := json.Unmarshal(raw, &one); err == nil {
 		if one == "" {
-			return nil, invalid("stop", "invalid_value", "'stop' must not be an empty string")
+			return nil, invalid(param, "invalid_value", "'%s' must not be an empty string", param)
 		}
 		if len(one) > maxStopLen {
-			return nil, invalid("stop", "invalid_value", "'stop' sequences must be at most %d bytes", maxStopLen)
+			return nil, invalid(param, "invalid_value", "'%s' sequences must be at most %d bytes", param, maxStopLen)
 		}
 		return []string{one}, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, wrongType("stop", "a string or an array of strings", raw)
+		return nil, wrongType(param, "a string or an array of strings", raw)
 	}
 	if len(items) > maxStopSequences {
-		return nil, invalid("stop", "invalid_value", "'stop' may hold at most %d sequences, got %d", maxStopSequences, len(items))
+		return nil, invalid(param, "invalid_value", "'%s' may hold at most %d sequences, got %d", param, maxStopSequences, len(items))
 	}
 	stops := make([]string, 0, len(items))
 	for i, it := range items {
 		var s string
 		if err := json.Unmarshal(it, &s); err != nil {
-			return nil, wrongType(fmt.Sprintf("stop[%d]", i), "a string", it)
+			return nil, wrongType(fmt.Sprintf("%s[%d]", param, i), "a string", it)
 		}
 		if s == "" {
-			return nil, invalid(fmt.Sprintf("stop[%d]", i), "invalid_value", "stop sequences must not be empty")
+			return nil, invalid(fmt.Sprintf("%s[%d]", param, i), "invalid_value", "stop sequences must not be empty")
 		}
 		if len(s) > maxStopLen {
-			return nil, invalid(fmt.Sprintf("stop[%d]", i), "invalid_value", "stop sequences must be at most %d bytes", maxStopLen)
+			return nil, invalid(fmt.Sprintf("%s[%d]", param, i), "invalid_value", "stop sequences must be at most %d bytes", maxStopLen)
 		}
 		stops = append(stops, s)
 	}

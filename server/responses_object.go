@@ -14,7 +14,7 @@ func (w *responsesWire) whole(xs []*exchange) error {
 	x := xs[0]
 	w.out = *outlineOf(x)
 	for _, it := range w.out.items {
-		it.id = newItemID(map[itemKind]string{itemText: "msg_", itemReasoning: "rs_", itemCall: "fc_"}[it.kind])
+		it.id = newID(itemPrefixes[it.kind])
 	}
 	b := w.appendResponse(make([]byte, 0, 1024+x.text.Len()), x, w.out.items, true)
 	b = append(b, '\n')
@@ -29,7 +29,7 @@ func (w *responsesWire) keep(x *exchange) {
 	if !rc.store || responseStatus(x.finishReason) == "failed" {
 		return
 	}
-	conv := append([]chatMessage(nil), x.req.Messages[rc.history:]...)
+	conv := append([]chatMessage(nil), rc.conversation(x.req.Messages)...)
 	items := map[string][]chatMessage{}
 	answer := chatMessage{Role: "assistant"}
 	for _, it := range w.out.items {
@@ -83,7 +83,7 @@ func (w *responsesWire) appendResponse(b []byte, x *exchange, items []*outItem, 
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"max_output_tokens":`...)
-	b = appendNullableInt(b, rc.maxOutput)
+	b = appendNullableInt(b, x.req.MaxTokens) // 0: max_output_tokens was not given
 	b = append(b, `,"model":`...)
 	b = appendJSONString(b, x.s.modelID)
 	b = append(b, `,"output":[`...)
@@ -174,7 +174,7 @@ func (x *exchange) appendItem(b []byte, it *outItem, status string) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, it.id)
 	b = append(b, `,"type":"`...)
-	b = append(b, itemType(it.kind)...)
+	b = append(b, itemTypes[it.kind]...)
 	b = append(b, '"')
 	switch it.kind {
 	case itemText:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strings"
 
 	"github.com/kiln-ai/kiln/engine/sampling"
 )
@@ -31,17 +30,23 @@ var responsesIncludes = map[string]bool{logprobsInclude: true, "reasoning.encryp
 type responsesCall struct {
 	instructions string            // "" when absent
 	hasInstr     bool              // instructions was given
-	history      int               // Messages[history:] are the conversation (not the instructions)
 	previous     string            // previous_response_id, "" when absent
 	store        bool              // keep the response for previous_response_id (OpenAI's default: true)
-	maxOutput    int               // max_output_tokens, 0 when absent
 	metadata     map[string]string // echoed on the response object
 }
 
-// responses serves POST /v1/responses. Errors name the Responses
-// parameters (responsesParam).
+// conversation is msgs without the instructions' system message: what
+// previous_response_id carries to a later turn.
+func (rc *responsesCall) conversation(msgs []chatMessage) []chatMessage {
+	if rc.hasInstr {
+		return msgs[1:]
+	}
+	return msgs
+}
+
+// responses serves POST /v1/responses.
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
-	return responsesParam(s.generate(w, r, s.parseResponsesRequest))
+	return s.generate(w, r, s.parseResponsesRequest)
 }
 
 // getResponse serves GET /v1/responses/{id}: a stored response's object.
@@ -78,7 +83,6 @@ func (s *Server) parseResponsesRequest(data []byte) (*chatRequest, error) {
 	}
 	if rc.hasInstr {
 		req.Messages = append(req.Messages, chatMessage{Role: "system", Content: rc.instructions})
-		rc.history = 1
 	}
 	req.Messages = append(append(req.Messages, prior...), input...)
 	if err := decodeResponsesOptions(fields, req); err != nil {
@@ -158,13 +162,12 @@ func decodeResponsesOptions(fields map[string]json.RawMessage, req *chatRequest)
 			return invalid("max_output_tokens", "invalid_value", "'max_output_tokens' must be at least 1, got %d", *v)
 		}
 		req.MaxTokens = int(min(*v, math.MaxInt32))
-		req.Responses.maxOutput = req.MaxTokens
 	}
 	var err error
 	if err := decodeSampling(fields, req); err != nil {
 		return err
 	}
-	if req.Stop, err = decodeStop(fields["stop"]); err != nil {
+	if req.Stop, err = decodeStop("stop", fields["stop"]); err != nil {
 		return err
 	}
 	if err := decodeStreaming(fields, req); err != nil {
@@ -300,32 +303,4 @@ func decodeResponsesLogprobs(fields map[string]json.RawMessage, a *agentFields) 
 	}
 	a.TopLogprobs = int(*top)
 	return nil
-}
-
-// responsesParam renames, in an error of the shared rules, the
-// parameters chat spells differently.
-func responsesParam(err error) error {
-	e, ok := err.(*Error) //nolint:errorlint // only the handlers' own errors are renamed
-	if !ok {
-		return err
-	}
-	switch e.Param {
-	case "messages":
-		e.Param = "input"
-	case "max_tokens", "max_completion_tokens":
-		e.Param = "max_output_tokens"
-	case "response_format.json_schema.schema":
-		e.Param = "text.format.schema"
-	}
-	if t, ok := cutToolParam(e.Param); ok {
-		e.Param = t + ".parameters"
-	}
-	return e
-}
-
-// cutToolParam returns "tools[i]" of a chat param
-// "tools[i].function.parameters".
-func cutToolParam(param string) (string, bool) {
-	t, ok := strings.CutSuffix(param, ".function.parameters")
-	return t, ok && strings.HasPrefix(t, "tools[")
 }

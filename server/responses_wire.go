@@ -1,9 +1,6 @@
 package server
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -23,22 +20,14 @@ type responsesWire struct {
 	x   *exchange // the choice, for the sink's events
 }
 
-func newItemID(prefix string) string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
-
-// itemType is an item's type on the wire.
-func itemType(k itemKind) string {
-	switch k {
-	case itemReasoning:
-		return "reasoning"
-	case itemCall:
-		return "function_call"
-	}
-	return "message"
-}
+// Per item kind: its type on the wire, its id's prefix and the type of
+// its delta events.
+var (
+	itemTypes    = [...]string{itemText: "message", itemReasoning: "reasoning", itemCall: "function_call"}
+	itemPrefixes = [...]string{itemText: "msg_", itemReasoning: "rs_", itemCall: "fc_"}
+	itemDeltas   = [...]string{itemText: "response.output_text.delta", itemReasoning: "response.reasoning_text.delta",
+		itemCall: "response.function_call_arguments.delta"}
+)
 
 // event writes one typed event: fill appends its fields after type and
 // sequence_number.
@@ -71,7 +60,7 @@ func (w *responsesWire) piece(x *exchange, pc *piece, lp *tokenLogprob) {
 // begin implements outSink: output_item.added, and for a message its
 // output_text part.
 func (w *responsesWire) begin(it *outItem) {
-	it.id = newItemID(map[itemKind]string{itemText: "msg_", itemReasoning: "rs_", itemCall: "fc_"}[it.kind])
+	it.id = newID(itemPrefixes[it.kind])
 	w.event("response.output_item.added", func(b []byte) []byte {
 		b = w.appendOutputIndex(b, it)
 		b = append(b, `,"item":`...)
@@ -87,9 +76,7 @@ func (w *responsesWire) begin(it *outItem) {
 
 // delta implements outSink.
 func (w *responsesWire) delta(it *outItem, text string, lps []tokenLogprob) {
-	typ := map[itemKind]string{itemText: "response.output_text.delta", itemReasoning: "response.reasoning_text.delta",
-		itemCall: "response.function_call_arguments.delta"}[it.kind]
-	w.event(typ, func(b []byte) []byte {
+	w.event(itemDeltas[it.kind], func(b []byte) []byte {
 		b = w.appendItemRef(b, it)
 		b = append(b, `,"delta":`...)
 		b = appendJSONString(b, text)

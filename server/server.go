@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -186,10 +187,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.streams = make(chan struct{}, cfg.MaxStreams)
 	}
 	s.inflight.limit = cfg.MaxInflightBytes
-	s.writeTimeout = cfg.Engine.EvictGrace
-	if s.writeTimeout == 0 {
-		s.writeTimeout = engine.DefaultEvictGrace
-	}
+	s.writeTimeout = cmp.Or(cfg.Engine.EvictGrace, engine.DefaultEvictGrace)
 	s.maxContentBytes = maxContentBytes(s.tok, deps.Model.Model.Config.SeqLen)
 	deps.Telemetry.SetEngineSource(gen.Snapshot)
 	if err := deps.Telemetry.SetTrainingSource(s.trainingStats); err != nil {

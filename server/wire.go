@@ -25,6 +25,21 @@ const (
 	apiMessages
 )
 
+// Where the fields the shared path checks (the prompt, a document's
+// schema, a tool's schema) lie in each API's body, for the errors that
+// name them: the prompt encoding's, the context check's and the grammar
+// compile's.
+var (
+	promptParams = [...]string{apiChat: "messages", apiCompletions: "prompt", apiResponses: "input", apiMessages: "messages"}
+	formatParams = [...]string{apiChat: "response_format.json_schema.schema", apiCompletions: "response_format.json_schema.schema",
+		apiResponses: "text.format.schema", apiMessages: "response_format.json_schema.schema"}
+	toolSchemaParams = [...]string{apiChat: ".function.parameters", apiCompletions: ".function.parameters",
+		apiResponses: ".parameters", apiMessages: ".input_schema"}
+)
+
+// promptParam names the request's prompt in its API.
+func (req *chatRequest) promptParam() string { return promptParams[req.api] }
+
 // apiNames are the APIs' names on the chat span (kiln.request.api).
 var apiNames = [...]string{apiChat: telemetry.APIChatCompletions, apiCompletions: telemetry.APICompletions,
 	apiResponses: telemetry.APIResponses, apiMessages: telemetry.APIMessages}
