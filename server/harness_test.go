@@ -80,10 +80,16 @@ type harness struct {
 	// stepHook, when set, runs inside every training slice's exclusive
 	// hold: a slow step on demand.
 	stepHook atomic.Pointer[func()]
+	// unitCost, when set, runs after each unit of a training step with its
+	// estimated work: under fake time, the unit's duration.
+	unitCost atomic.Pointer[func(work int64)]
 }
 
 // setStepHook makes every training slice run f inside its hold.
 func (h *harness) setStepHook(f func()) { h.stepHook.Store(&f) }
+
+// setUnitCost makes every unit of a training step run f with its work.
+func (h *harness) setUnitCost(f func(work int64)) { h.unitCost.Store(&f) }
 
 // harnessSetup is what options change before the harness is built.
 type harnessSetup struct {
@@ -95,6 +101,8 @@ type harnessSetup struct {
 	wrap   func(net.Listener) net.Listener // wraps the test server's listener
 	gen    func(generator) generator       // wraps the engine the server submits to (a test double's seam)
 	model  string                          // the model spec; "" is kiln-tiny
+	// fakeTime serves over in-memory pipes (withFakeTime).
+	fakeTime bool
 }
 
 type harnessOption func(*harnessSetup)
@@ -124,7 +132,13 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		t.Fatalf("open %s: %v", spec, err)
 	}
 	t.Cleanup(func() { _ = model.Close() })
-	pool := kernels.NewPool(2)
+	workers := 2
+	if setup.fakeTime {
+		// A pool worker polls a while before it parks, timing the poll by
+		// the clock: under fake time it would poll for ever.
+		workers = 1
+	}
+	pool := kernels.NewPool(workers)
 	t.Cleanup(pool.Close)
 	h := &harness{t: t, cfg: cfg, model: model, spans: setup.spans, backend: &hookBackend{Backend: model.Model.NewState(4, pool), seqLen: setup.seqLen}}
 	h.tel, err = telemetry.New(telemetry.Config{}, topts...)
@@ -155,6 +169,10 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 			if f := h.stepHook.Load(); f != nil {
 				(*f)()
 			}
+		}, UnitCost: func(work int64) {
+			if f := h.unitCost.Load(); f != nil {
+				(*f)(work)
+			}
 		}})
 	t.Cleanup(runner.Stop)
 	deps := Deps{Model: model, Engine: h.eng, Telemetry: h.tel, Logger: &nop, Training: runner, Adapters: adapters}
@@ -166,6 +184,15 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 		t.Fatalf("server: %v", err)
 	}
 	h.ts = httptest.NewUnstartedServer(h.srv.Handler())
+	if setup.fakeTime {
+		_ = h.ts.Listener.Close()
+		pipes := newPipeListener()
+		h.ts.Listener = pipes
+		h.ts.Start()
+		h.ts.Client().Transport.(*http.Transport).DialContext = pipes.dial
+		t.Cleanup(h.ts.Close)
+		return h
+	}
 	if setup.wrap != nil {
 		h.ts.Listener = setup.wrap(h.ts.Listener)
 	}

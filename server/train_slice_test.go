@@ -4,9 +4,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kiln-ai/kiln/engine/train"
+	"github.com/kiln-ai/kiln/internal/timing"
 )
 
 // longAnswer is an assistant turn of about n tokens of kiln-tiny's
@@ -30,12 +32,28 @@ type sliceRun struct {
 	trainMs   float64   // the stream's summary training_ms
 	stepHold  time.Duration
 	forwardMx time.Duration
+	unitMax   time.Duration // the longest unit of a step
 }
 
+// fakeWorkPerNs is how many estimated multiply-adds of a training unit
+// take one nanosecond of fake time: a step of the walk-through's
+// conversation takes about a second and a half, its longest unit about
+// 65 ms.
+const fakeWorkPerNs = 20
+
 // streamBesideTraining streams maxTokens tokens while an SFT job of one
-// conversation with a long answer trains for epochs, over HTTP.
+// conversation with a long answer trains for epochs, over HTTP, on fake
+// time: a forward invocation takes fakeForward, a training unit its work
+// at fakeWorkPerNs.
 func streamBesideTraining(t *testing.T, slice time.Duration, answerWords, epochs, maxTokens int) sliceRun {
-	h := newHarness(t, withTraining(t, ""), withConfig(func(c *Config) { c.MaintenanceSlice = slice }))
+	h := newHarness(t, withTraining(t, ""), withConfig(func(c *Config) { c.MaintenanceSlice = slice }), withFakeTime())
+	h.backend.setBefore(func([]llamaRow) { time.Sleep(fakeForward) })
+	var run sliceRun
+	h.setUnitCost(func(work int64) {
+		d := time.Duration(work / fakeWorkPerNs)
+		run.unitMax = max(run.unitMax, d) // units run one at a time, inside the hold
+		time.Sleep(d)
+	})
 	first, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true,
 		"max_tokens": maxTokens}))
 	<-first
@@ -46,7 +64,6 @@ func streamBesideTraining(t *testing.T, slice time.Duration, answerWords, epochs
 	if j.State != train.JobCompleted {
 		t.Fatalf("job %+v", j)
 	}
-	var run sliceRun
 	prev := 0.0
 	for i, e := range p.events {
 		ready := num(t, e["ready_ms"])
@@ -71,52 +88,52 @@ func streamBesideTraining(t *testing.T, slice time.Duration, answerWords, epochs
 }
 
 // TestTrainingSlicedBesideStream is the walk-through of issue 28 over
-// HTTP: kiln-tiny, a conversation with a 1,229-word answer trained for 4
-// epochs beside a 1,500-token stream. With the default slice no gap
-// exceeds one slice plus one forward invocation plus 50 ms of scheduling
-// slack, every gap of 250 ms or more is charged training, and the
-// stream's training_ms counts the slices that paused it; with
-// --maintenance-slice 0 the stream stops for whole steps, each charged
-// training.
+// HTTP: kiln-tiny, a conversation with a 240-word answer trained for 3
+// epochs beside a 1,000-token stream, on fake time (testing/synctest). With
+// the default slice no gap exceeds one slice plus the unit that overran it
+// plus one forward invocation, every gap of 250 ms or more is charged
+// training, and the stream's training_ms counts the slices that paused
+// it; with --maintenance-slice 0 the stream stops for whole steps, each
+// charged training.
 func TestTrainingSlicedBesideStream(t *testing.T) {
 	if raceEnabled {
-		t.Skip("a 1,229-token training step takes minutes under the race detector; scripts/test runs this without it")
-	}
-	if testing.Short() {
-		t.Skip("-short: the training walk-through takes about a minute")
+		t.Skip("training steps take minutes under the race detector; scripts/test runs this without it")
 	}
 	for _, tc := range []struct {
 		name  string
 		slice time.Duration
 	}{{"default slice", DefaultMaintenanceSlice}, {"whole steps", 0}} {
 		t.Run(tc.name, func(t *testing.T) {
-			run := streamBesideTraining(t, tc.slice, 1229, 4, 1500)
-			widest, stalls := 0.0, 0
-			for i, g := range run.gaps {
-				widest = max(widest, g)
-				if g >= 250 {
-					stalls++
-					if run.reasons[i] != "training" {
-						t.Errorf("gap %d of %.0f ms charged %v, want training", i+1, g, run.reasons[i])
-					}
-				}
-			}
-			if run.trainMs <= 0 {
-				t.Errorf("the stream's training_ms is %v: no slice paused it", run.trainMs)
-			}
-			sorted := slices.Sorted(slices.Values(run.gaps))
-			t.Logf("slice %v: %d gaps, p50 %.1f ms, p99 %.1f ms, widest %.0f ms, %d of 250 ms or more; training_ms %.0f, mean step hold %v, forward max %v",
-				tc.slice, len(sorted), sorted[len(sorted)/2], sorted[len(sorted)*99/100], widest, stalls, run.trainMs, run.stepHold, run.forwardMx)
-			if tc.slice > 0 {
-				bound := tc.slice + run.forwardMx + 50*time.Millisecond
-				if widest > float64(bound)/1e6 {
-					t.Errorf("widest gap %.0f ms, want at most slice + one forward + 50 ms = %v", widest, bound)
-				}
-				return
-			}
-			if stalls < 1 || widest < 0.9*float64(run.stepHold)/1e6 {
-				t.Errorf("whole steps: widest gap %.0f ms with %d stalls, want about a step (%v)", widest, stalls, run.stepHold)
-			}
+			synctest.Test(t, func(t *testing.T) { checkSliced(t, tc.slice, streamBesideTraining(t, tc.slice, 240, 3, 1000)) })
 		})
+	}
+}
+
+// checkSliced checks what a stream beside training saw against the slice.
+func checkSliced(t *testing.T, slice time.Duration, run sliceRun) {
+	widest, stalls := 0.0, 0
+	for i, g := range run.gaps {
+		widest = max(widest, g)
+		if g >= 250 {
+			stalls++
+			if run.reasons[i] != "training" {
+				t.Errorf("gap %d of %.0f ms charged %v, want training", i+1, g, run.reasons[i])
+			}
+		}
+	}
+	if run.trainMs <= 0 {
+		t.Errorf("the stream's training_ms is %v: no slice paused it", run.trainMs)
+	}
+	sorted := slices.Sorted(slices.Values(run.gaps))
+	t.Logf("slice %v: %d gaps, p50 %.1f ms, p99 %.1f ms, widest %.0f ms, %d of 250 ms or more; training_ms %.0f, step hold %v, longest unit %v, forward max %v",
+		slice, len(sorted), sorted[len(sorted)/2], sorted[len(sorted)*99/100], widest, stalls, run.trainMs, run.stepHold, run.unitMax, run.forwardMx)
+	if slice > 0 {
+		if bound := slice + run.unitMax + run.forwardMx; widest > timing.Ms(bound) {
+			t.Errorf("widest gap %.0f ms, want at most slice + one unit + one forward = %v", widest, bound)
+		}
+		return
+	}
+	if stalls < 1 || widest < timing.Ms(run.stepHold) {
+		t.Errorf("whole steps: widest gap %.0f ms with %d stalls, want at least a step (%v)", widest, stalls, run.stepHold)
 	}
 }

@@ -3,12 +3,14 @@ package server
 import (
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/kiln-ai/kiln/engine/train"
+	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -20,9 +22,18 @@ import (
 // kiln_token_stalls_total; its stall span links to the kiln.training_step
 // span by the step's identity, a child of kiln.training_job, and the
 // diagnosis record names the step ("training step N of 5, job ...").
+//
+// It runs on fake time (testing/synctest): each forward invocation takes
+// fakeForward and each step's hold stallHold, computing takes none, so the
+// bound on the widest gap is exact.
 func TestTrainStallsStream(t *testing.T) {
-	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withTraining(t, ""))
+	synctest.Test(t, trainStallsStream)
+}
+
+func trainStallsStream(t *testing.T) {
+	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withTraining(t, ""), withFakeTime())
 	t.Cleanup(h.srv.stopTraining)
+	h.backend.setBefore(func([]llamaRow) { time.Sleep(fakeForward) })
 	h.setStepHook(func() { time.Sleep(stallHold) })
 	const steps = 5
 	r := h.submitSFT(t, map[string]any{"examples": []any{trainExample("hello there", "the cat sat on the mat")},
@@ -77,8 +88,8 @@ func TestTrainStallsStream(t *testing.T) {
 	if blocked < 2 {
 		t.Errorf("%d stalls in the stream, want one per step it overlapped (at least 2)", blocked)
 	}
-	bound := longestStep + h.eng.Snapshot().ForwardMax + 50*time.Millisecond
-	if widest > float64(bound.Milliseconds()) {
+	bound := longestStep + h.eng.Snapshot().ForwardMax
+	if widest > timing.Ms(bound) {
 		t.Errorf("widest gap %.0f ms, want at most one step plus one forward (%v)", widest, bound)
 	}
 	ev := h.stallEvidence(t, body, "training")

@@ -129,6 +129,9 @@ type RunnerConfig struct {
 	SwapTimeout time.Duration // the auto-load swap's drain; 0: 60 s
 	// StepHook, when set (tests), runs inside every slice's exclusive hold.
 	StepHook func()
+	// UnitCost, when set (tests), runs after each unit of a step with its
+	// estimated work (Trainer.SetUnitCost).
+	UnitCost func(work int64)
 }
 
 // Runner is the training job queue and its worker: jobs run one at a

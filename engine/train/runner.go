@@ -29,6 +29,7 @@ func (r *Runner) runJob(ctx context.Context, j *Job) (err error) {
 	if err != nil {
 		return err
 	}
+	tr.SetUnitCost(r.cfg.UnitCost)
 	for epoch := range j.Config.Epochs {
 		for _, seq := range j.Seqs {
 			if ctx.Err() != nil {

@@ -112,14 +112,18 @@ func (r *StepRun) peek() unit {
 
 // step runs the pass's next unit, or the update after the pass's last.
 func (r *StepRun) step() {
+	t := r.t
+	u := r.peek()
 	if !r.pass.done() {
 		r.pass.step()
-		return
+	} else {
+		t.opt.step(t.params, t.grads, t.cfg.LearningRate)
+		t.steps++
+		r.pass.at++
 	}
-	t := r.t
-	t.opt.step(t.params, t.grads, t.cfg.LearningRate)
-	t.steps++
-	r.pass.at++
+	if t.cost != nil {
+		t.cost(u.work)
+	}
 }
 
 // updateWork is the update unit's estimated work: a few operations a

@@ -23,6 +23,7 @@ type Trainer struct {
 	grads   [][]float32
 	steps   int
 	now     func() time.Time // the clock StepRun.Next measures budgets by
+	cost    func(work int64) // runs after each unit of a StepRun (SetUnitCost)
 	rates   unitRates
 	gen     int // counts the passes begun, so a StepRun knows it was superseded
 }
@@ -64,6 +65,12 @@ func (t *Trainer) SetClock(now func() time.Time) {
 	}
 	t.now = now
 }
+
+// SetUnitCost makes every unit of a StepRun call cost with the unit's
+// estimated work once it has run (nil: nothing). Tests under
+// testing/synctest, where computing takes no time, sleep in it to give
+// each unit a fake duration that the slicing then measures.
+func (t *Trainer) SetUnitCost(cost func(work int64)) { t.cost = cost }
 
 // claim marks the start of a pass over the trainer's activations, which
 // supersedes any StepRun in progress, and returns the pass's generation.
