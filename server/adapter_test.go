@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -110,78 +110,79 @@ func TestAdapterRequestsNeverMix(t *testing.T) {
 // is a root span with from/to; /health, /v1/config and the label-free
 // adapter gauges report the adapter now loaded.
 func TestAdapterSwapChargedAndLinked(t *testing.T) {
-	ref := refDir(t)
-	exp := tracetest.NewInMemoryExporter()
-	h := newHarness(t, withAdapterModel(ref, adapterDir(t, ref)), withSpans(exp))
-	first, baseRes := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 48}))
-	<-first
-	_, loraRes := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 4, "adapter": "lora"}))
-	base, lora := parseStream(t, <-baseRes), parseStream(t, <-loraRes)
-	phase := func(p streamParts) any {
-		return perfOf(t, p.terminal)["latency"].(map[string]any)["phases"].(map[string]any)["adapter_ms"]
-	}
-	if v := phase(base); v != nil {
-		t.Errorf("the active base stream was charged adapter_ms %v", v)
-	}
-	ms, ok := phase(lora).(json.Number)
-	if !ok {
-		t.Fatalf("the request queued behind the swap has adapter_ms %v, want a number", phase(lora))
-	}
-	if v, _ := ms.Float64(); v <= 0 {
-		t.Errorf("adapter_ms %v, want > 0", v)
-	}
-	// Measured, so never "not applicable" in its diagnosis.
-	checkNotApplicableUnmeasured(t, h, lora.terminal["id"].(string))
+	synctest.Test(t, func(t *testing.T) {
+		ref := refDir(t)
+		exp := tracetest.NewInMemoryExporter()
+		h := newHarness(t, withAdapterModel(ref, adapterDir(t, ref)), withSpans(exp), withFakeTime())
+		first, baseRes := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 48}))
+		<-first
+		_, loraRes := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 4, "adapter": "lora"}))
+		base, lora := parseStream(t, <-baseRes), parseStream(t, <-loraRes)
+		phase := func(p streamParts) any {
+			return perfOf(t, p.terminal)["latency"].(map[string]any)["phases"].(map[string]any)["adapter_ms"]
+		}
+		if v := phase(base); v != nil {
+			t.Errorf("the active base stream was charged adapter_ms %v", v)
+		}
+		ms, ok := phase(lora).(json.Number)
+		if !ok {
+			t.Fatalf("the request queued behind the swap has adapter_ms %v, want a number", phase(lora))
+		}
+		if v, _ := ms.Float64(); v <= 0 {
+			t.Errorf("adapter_ms %v, want > 0", v)
+		}
+		// Measured, so never "not applicable" in its diagnosis.
+		checkNotApplicableUnmeasured(t, h, lora.terminal["id"].(string))
 
-	spans := waitSpans(t, exp, telemetry.SpanAdapterSwap)
-	var swap tracetest.SpanStub
-	for _, s := range spans {
-		if s.Name == telemetry.SpanAdapterSwap {
-			swap = s
-		}
-	}
-	if swap.Parent.IsValid() {
-		t.Error("kiln.adapter_swap is not a root span")
-	}
-	attrs := map[string]string{}
-	for _, a := range swap.Attributes {
-		attrs[string(a.Key)] = a.Value.String()
-	}
-	for k, v := range map[string]string{telemetry.AttrAdapterFrom: "base", telemetry.AttrAdapterTo: "lora", telemetry.AttrMaintenanceReason: "request"} {
-		if attrs[k] != v {
-			t.Errorf("swap span %s = %q, want %q", k, attrs[k], v)
-		}
-	}
-	wait, err := strconv.ParseFloat(attrs[telemetry.AttrAdapterWaitMs], 64)
-	if err != nil || wait <= 0 {
-		t.Errorf("swap span wait_ms %q, want > 0 (the base stream drained first)", attrs[telemetry.AttrAdapterWaitMs])
-	}
-	if d := float64(swap.EndTime.Sub(swap.StartTime)) / 1e6; d < wait {
-		t.Errorf("swap span lasts %v ms, less than its wait %v ms: it does not start at the swap's queueing", d, wait)
-	}
-	linked := map[string]int{}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(linked) < 2 && time.Now().Before(deadline) {
-		clear(linked)
-		for _, s := range exp.GetSpans() {
-			if !strings.HasPrefix(s.Name, "chat ") {
-				continue
+		spans := waitSpans(t, exp, telemetry.SpanAdapterSwap)
+		var swap tracetest.SpanStub
+		for _, s := range spans {
+			if s.Name == telemetry.SpanAdapterSwap {
+				swap = s
 			}
-			n := 0
-			for _, l := range s.Links {
-				if l.SpanContext.SpanID() == swap.SpanContext.SpanID() {
-					n++
+		}
+		if swap.Parent.IsValid() {
+			t.Error("kiln.adapter_swap is not a root span")
+		}
+		attrs := map[string]string{}
+		for _, a := range swap.Attributes {
+			attrs[string(a.Key)] = a.Value.String()
+		}
+		for k, v := range map[string]string{telemetry.AttrAdapterFrom: "base", telemetry.AttrAdapterTo: "lora", telemetry.AttrMaintenanceReason: "request"} {
+			if attrs[k] != v {
+				t.Errorf("swap span %s = %q, want %q", k, attrs[k], v)
+			}
+		}
+		wait, err := strconv.ParseFloat(attrs[telemetry.AttrAdapterWaitMs], 64)
+		if err != nil || wait <= 0 {
+			t.Errorf("swap span wait_ms %q, want > 0 (the base stream drained first)", attrs[telemetry.AttrAdapterWaitMs])
+		}
+		if d := float64(swap.EndTime.Sub(swap.StartTime)) / 1e6; d < wait {
+			t.Errorf("swap span lasts %v ms, less than its wait %v ms: it does not start at the swap's queueing", d, wait)
+		}
+		linked := map[string]int{}
+		waitFor(t, "both chat spans' export", func() bool {
+			clear(linked)
+			for _, s := range exp.GetSpans() {
+				if !strings.HasPrefix(s.Name, "chat ") {
+					continue
 				}
+				n := 0
+				for _, l := range s.Links {
+					if l.SpanContext.SpanID() == swap.SpanContext.SpanID() {
+						n++
+					}
+				}
+				linked[s.SpanContext.SpanID().String()] = n
 			}
-			linked[s.SpanContext.SpanID().String()] = n
+			return len(linked) >= 2
+		})
+		if got := fmt.Sprint(sortedCounts(linked)); got != "[0 1]" {
+			t.Errorf("links from the two chat spans to the swap: %v, want one (the queued request's) and none", got)
 		}
-		time.Sleep(time.Millisecond) // polling the exporter
-	}
-	if got := fmt.Sprint(sortedCounts(linked)); got != "[0 1]" {
-		t.Errorf("links from the two chat spans to the swap: %v, want one (the queued request's) and none", got)
-	}
-	checkQueuedBehind(t, h, lora.terminal["id"].(string), "adapter_swap", swap)
-	checkRunningAdapter(t, h, "lora", attrs[telemetry.AttrAdapterRevision])
+		checkQueuedBehind(t, h, lora.terminal["id"].(string), "adapter_swap", swap)
+		checkRunningAdapter(t, h, "lora", attrs[telemetry.AttrAdapterRevision])
+	})
 }
 
 func sortedCounts(m map[string]int) []int {

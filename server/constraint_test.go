@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -443,16 +444,18 @@ func (c *slowConstraint) Mask(logits []float32, remaining int) {
 // so a stall it causes is attributed to sampling in every place a stall
 // is counted.
 func TestSlowMaskStallIsSampling(t *testing.T) {
-	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), func(s *harnessSetup) {
-		s.gen = func(g generator) generator { return slowMask{g} }
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withFakeTime(), func(s *harnessSetup) {
+			s.gen = func(g generator) generator { return slowMask{g} }
+		})
+		// A long enough document that one slow gap stands out of the median.
+		schema := `{"type":"object","properties":{"a":{"type":"string","minLength":30,"maxLength":40}},"required":["a"]}`
+		body := h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 80,
+			"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "long", "schema": json.RawMessage(schema)}}})
+		_, result := h.streamAsync(body)
+		ev := h.stallEvidence(t, <-result, "sampling")
+		if ev.sse != 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
+			t.Errorf("sampling stalls: sse %d summary %d window %d metric %d span %d; want 1 everywhere", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
+		}
 	})
-	// A long enough document that one slow gap stands out of the median.
-	schema := `{"type":"object","properties":{"a":{"type":"string","minLength":30,"maxLength":40}},"required":["a"]}`
-	body := h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 80,
-		"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "long", "schema": json.RawMessage(schema)}}})
-	_, result := h.streamAsync(body)
-	ev := h.stallEvidence(t, <-result, "sampling")
-	if ev.sse != 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
-		t.Errorf("sampling stalls: sse %d summary %d window %d metric %d span %d; want 1 everywhere", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
-	}
 }

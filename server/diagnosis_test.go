@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -47,110 +48,112 @@ type detailJSON struct {
 // detail record names the blocking request, keeps every token's 14 timing
 // fields as the stream sent them, and lists the stall with its reason.
 func TestRecentRequestDiagnosis(t *testing.T) {
-	h := newHarness(t, withConfig(func(c *Config) { c.Engine.PrefillChunk = 2048 }))
-	const longRows = 300
-	h.backend.setBefore(func(rows []llamaRow) {
-		if len(rows) >= longRows {
-			time.Sleep(stallHold)
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, withConfig(func(c *Config) { c.Engine.PrefillChunk = 2048 }), withFakeTime())
+		const longRows = 300
+		h.backend.setBefore(func(rows []llamaRow) {
+			if len(rows) >= longRows {
+				time.Sleep(stallHold)
+			}
+		})
+		first, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 24}))
+		<-first
+		long := strings.Repeat("the quick brown fox jumps over a lazy dog ", 60)
+		status, _, b := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{
+			"max_tokens": 1, "messages": []map[string]any{{"role": "user", "content": long}},
+		}), nil)
+		if status != http.StatusOK {
+			t.Fatalf("long prompt: %d %s", status, b)
+		}
+		var longResp struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(b, &longResp); err != nil {
+			t.Fatal(err)
+		}
+		stream := parseStream(t, <-result)
+		streamID, _ := stream.terminal["id"].(string)
+
+		var d detailJSON
+		code, _, raw := h.do(http.MethodGet, "/v1/stats/recent-requests/"+streamID, nil, nil)
+		if code != http.StatusOK {
+			t.Fatalf("detail: HTTP %d: %s", code, raw)
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			t.Fatalf("detail: %v: %s", err, raw)
+		}
+		v, err := schemas.NewValidator()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Validate(schemas.ObservabilityID, "recent_request_detail", raw); err != nil {
+			t.Errorf("the detail does not match recent_request_detail: %v", err)
+		}
+		if d.ID != streamID {
+			t.Fatalf("detail id = %q, want %q", d.ID, streamID)
+		}
+		dg := d.Diagnosis
+
+		// Every token's event, as the stream sent it (durations were kept as
+		// float32 milliseconds: compare to a microsecond).
+		if len(dg.Tokens) != len(stream.events) {
+			t.Fatalf("diagnosis has %d tokens, the stream %d events", len(dg.Tokens), len(stream.events))
+		}
+		for i, e := range stream.events {
+			got := dg.Tokens[i]
+			if len(got) != 14 {
+				t.Errorf("token %d has %d fields, want 14", i, len(got))
+			}
+			for k, v := range e {
+				if n, ok := v.(json.Number); ok {
+					v, _ = n.Float64()
+				}
+				if f, ok := v.(float64); ok {
+					if g, _ := got[k].(float64); math.Abs(g-f) > 1e-3 {
+						t.Errorf("token %d %s = %v, stream sent %v", i, k, got[k], v)
+					}
+				} else if diff := cmp.Diff(v, got[k]); diff != "" {
+					t.Errorf("token %d %s (-stream +diagnosis):\n%s", i, k, diff)
+				}
+			}
+		}
+
+		// The stall: actor_prefill, blocked by the long-prompt request.
+		var prefill int
+		for _, s := range dg.Stalls {
+			if s.Reason != "actor_prefill" {
+				continue
+			}
+			prefill++
+			if s.GapMs < float64(stallHold.Milliseconds()) {
+				t.Errorf("stall at token %d: gap %v ms, want at least the hold", s.TokenIndex, s.GapMs)
+			}
+			named := false
+			for _, bl := range s.Blockers {
+				if bl.Kind == "actor_prefill" && bl.RequestID != nil && *bl.RequestID == longResp.ID && !bl.Self {
+					named = true
+				}
+			}
+			if !named {
+				t.Errorf("stall at token %d does not name the long-prompt request %s: %+v", s.TokenIndex, longResp.ID, s.Blockers)
+			}
+		}
+		if want := int(num(t, d.Latency["stall_reasons"].(map[string]any)["actor_prefill"])); prefill != want || prefill == 0 {
+			t.Errorf("diagnosis lists %d actor_prefill stalls, the summary counts %d (want equal, >= 1)", prefill, want)
+		}
+		if dg.OwnPrefillMs == nil || *dg.OwnPrefillMs < 0 {
+			t.Errorf("own_prefill_ms = %v, want a measured value", dg.OwnPrefillMs)
+		}
+		if diff := cmp.Diff([]string{"readback_ms", "graph_capture_ms", "graph_replay_ms", "synchronization_ms"}, dg.NotApplicablePhases); dg.Backend != "cpu" || diff != "" {
+			t.Errorf("backend %q, not applicable phases (-want +got):\n%s", dg.Backend, diff)
+		}
+		checkNotApplicableUnmeasured(t, h, streamID)
+
+		if code, _, raw := h.do(http.MethodGet, "/v1/stats/recent-requests/chatcmpl-nope", nil, nil); code != http.StatusNotFound ||
+			!strings.Contains(string(raw), "request_not_found") {
+			t.Errorf("unknown id: HTTP %d %s, want 404 request_not_found", code, raw)
 		}
 	})
-	first, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 24}))
-	<-first
-	long := strings.Repeat("the quick brown fox jumps over a lazy dog ", 60)
-	status, _, b := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{
-		"max_tokens": 1, "messages": []map[string]any{{"role": "user", "content": long}},
-	}), nil)
-	if status != http.StatusOK {
-		t.Fatalf("long prompt: %d %s", status, b)
-	}
-	var longResp struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(b, &longResp); err != nil {
-		t.Fatal(err)
-	}
-	stream := parseStream(t, <-result)
-	streamID, _ := stream.terminal["id"].(string)
-
-	var d detailJSON
-	code, _, raw := h.do(http.MethodGet, "/v1/stats/recent-requests/"+streamID, nil, nil)
-	if code != http.StatusOK {
-		t.Fatalf("detail: HTTP %d: %s", code, raw)
-	}
-	if err := json.Unmarshal(raw, &d); err != nil {
-		t.Fatalf("detail: %v: %s", err, raw)
-	}
-	v, err := schemas.NewValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := v.Validate(schemas.ObservabilityID, "recent_request_detail", raw); err != nil {
-		t.Errorf("the detail does not match recent_request_detail: %v", err)
-	}
-	if d.ID != streamID {
-		t.Fatalf("detail id = %q, want %q", d.ID, streamID)
-	}
-	dg := d.Diagnosis
-
-	// Every token's event, as the stream sent it (durations were kept as
-	// float32 milliseconds: compare to a microsecond).
-	if len(dg.Tokens) != len(stream.events) {
-		t.Fatalf("diagnosis has %d tokens, the stream %d events", len(dg.Tokens), len(stream.events))
-	}
-	for i, e := range stream.events {
-		got := dg.Tokens[i]
-		if len(got) != 14 {
-			t.Errorf("token %d has %d fields, want 14", i, len(got))
-		}
-		for k, v := range e {
-			if n, ok := v.(json.Number); ok {
-				v, _ = n.Float64()
-			}
-			if f, ok := v.(float64); ok {
-				if g, _ := got[k].(float64); math.Abs(g-f) > 1e-3 {
-					t.Errorf("token %d %s = %v, stream sent %v", i, k, got[k], v)
-				}
-			} else if diff := cmp.Diff(v, got[k]); diff != "" {
-				t.Errorf("token %d %s (-stream +diagnosis):\n%s", i, k, diff)
-			}
-		}
-	}
-
-	// The stall: actor_prefill, blocked by the long-prompt request.
-	var prefill int
-	for _, s := range dg.Stalls {
-		if s.Reason != "actor_prefill" {
-			continue
-		}
-		prefill++
-		if s.GapMs < float64(stallHold.Milliseconds()) {
-			t.Errorf("stall at token %d: gap %v ms, want at least the hold", s.TokenIndex, s.GapMs)
-		}
-		named := false
-		for _, bl := range s.Blockers {
-			if bl.Kind == "actor_prefill" && bl.RequestID != nil && *bl.RequestID == longResp.ID && !bl.Self {
-				named = true
-			}
-		}
-		if !named {
-			t.Errorf("stall at token %d does not name the long-prompt request %s: %+v", s.TokenIndex, longResp.ID, s.Blockers)
-		}
-	}
-	if want := int(num(t, d.Latency["stall_reasons"].(map[string]any)["actor_prefill"])); prefill != want || prefill == 0 {
-		t.Errorf("diagnosis lists %d actor_prefill stalls, the summary counts %d (want equal, >= 1)", prefill, want)
-	}
-	if dg.OwnPrefillMs == nil || *dg.OwnPrefillMs < 0 {
-		t.Errorf("own_prefill_ms = %v, want a measured value", dg.OwnPrefillMs)
-	}
-	if diff := cmp.Diff([]string{"readback_ms", "graph_capture_ms", "graph_replay_ms", "synchronization_ms"}, dg.NotApplicablePhases); dg.Backend != "cpu" || diff != "" {
-		t.Errorf("backend %q, not applicable phases (-want +got):\n%s", dg.Backend, diff)
-	}
-	checkNotApplicableUnmeasured(t, h, streamID)
-
-	if code, _, raw := h.do(http.MethodGet, "/v1/stats/recent-requests/chatcmpl-nope", nil, nil); code != http.StatusNotFound ||
-		!strings.Contains(string(raw), "request_not_found") {
-		t.Errorf("unknown id: HTTP %d %s, want 404 request_not_found", code, raw)
-	}
 }
 
 // checkNotApplicableUnmeasured fetches request id's detail and fails if

@@ -55,7 +55,8 @@ func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) 
 
 // withFakeTime serves the harness over pipes, for a test that runs inside
 // synctest.Test: every duration it sees is the fake clock's, so what takes
-// time is only what the test makes sleep.
+// time is only what the test makes sleep, and each forward invocation,
+// which takes fakeForward.
 func withFakeTime() harnessOption {
 	return func(s *harnessSetup) { s.fakeTime = true }
 }

@@ -59,9 +59,7 @@ func TestGatewayGauges(t *testing.T) {
 		t.Fatal("the first request never reached its second decode step")
 	}
 	go post() // waits for admission: the batch holds one
-	for h.eng.Snapshot().QueueDepth != 1 {
-		time.Sleep(100 * time.Microsecond) // polling the engine's state
-	}
+	waitFor(t, "the second request to queue", func() bool { return h.eng.Snapshot().QueueDepth == 1 })
 	snap := h.eng.Snapshot()
 	held := map[string]float64{
 		telemetry.MetricQueuedRequests:            h.gauge(t, telemetry.MetricQueuedRequests),
@@ -100,9 +98,11 @@ func TestGatewayGauges(t *testing.T) {
 		t.Errorf("gauges while one request runs and one waits (-want +got):\n%s", d)
 	}
 
-	for s := h.eng.Snapshot(); s.Active != 0 || s.KVReserved != 0 || s.QueueDepth != 0; s = h.eng.Snapshot() {
-		time.Sleep(100 * time.Microsecond) // polling the engine's state: the last token's delivery frees the KV
-	}
+	// The last token's delivery frees the KV.
+	waitFor(t, "the engine to free both requests", func() bool {
+		s := h.eng.Snapshot()
+		return s.Active == 0 && s.KVReserved == 0 && s.QueueDepth == 0
+	})
 	for _, name := range []string{telemetry.MetricQueuedRequests, telemetry.MetricRunningRequests, telemetry.MetricKVUtilization} {
 		if got := h.gauge(t, name); got != 0 {
 			t.Errorf("%s = %v once both requests are done, want 0", name, got)

@@ -37,6 +37,7 @@ type hookBackend struct {
 	before       func(rows []llama.Row)
 	seqLen       int           // > 0: the context the engine sees (shorter than the model's)
 	reclaimPause time.Duration // slept by Reclaim before the real one (maintenance_test.go)
+	cost         time.Duration // slept by every Forward: its duration under fake time (withFakeTime)
 }
 
 func (h *hookBackend) SeqLen() int {
@@ -52,6 +53,9 @@ func (h *hookBackend) Forward(rows []llama.Row, logits [][]float32) {
 	h.mu.Unlock()
 	if f != nil {
 		f(rows)
+	}
+	if h.cost > 0 {
+		time.Sleep(h.cost)
 	}
 	h.Backend.Forward(rows, logits)
 }
@@ -185,6 +189,7 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	}
 	h.ts = httptest.NewUnstartedServer(h.srv.Handler())
 	if setup.fakeTime {
+		h.backend.cost = fakeForward
 		_ = h.ts.Listener.Close()
 		pipes := newPipeListener()
 		h.ts.Listener = pipes

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/attribute"
@@ -154,95 +154,93 @@ func TestKVResizeRoute(t *testing.T) {
 // and its chat span links to the kiln.resize span (link kind resize); the
 // stream, already active, has resize_ms null and no such link.
 func TestResizeChargesQueuedRequest(t *testing.T) {
-	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()))
-	entered, gate := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	h.backend.setBefore(func(rows []llamaRow) {
-		if len(rows) == 1 && rows[0].Logits && rows[0].Pos > 0 {
-			once.Do(func() {
-				close(entered)
-				<-gate
-			})
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withFakeTime())
+		entered, gate := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		h.backend.setBefore(func(rows []llamaRow) {
+			if len(rows) == 1 && rows[0].Logits && rows[0].Pos > 0 {
+				once.Do(func() {
+					close(entered)
+					<-gate
+				})
+			}
+		})
+		_, streamed := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 8}))
+		<-entered
+		resized := make(chan []byte, 1)
+		go func() {
+			status, _, body := h.do(http.MethodPost, resizePath, `{"tokens":16384}`, nil)
+			if status != http.StatusOK {
+				t.Errorf("resize: %d %s", status, body)
+			}
+			resized <- body
+		}()
+		waitFor(t, "the resize to queue", func() bool { return h.eng.Snapshot().MutationsPending > 0 })
+		queued := make(chan []byte, 1)
+		go func() {
+			status, _, body := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{"include_performance": true, "max_tokens": 2}), nil)
+			if status != http.StatusOK {
+				t.Errorf("queued chat: %d %s", status, body)
+			}
+			queued <- body
+		}()
+		waitFor(t, "the chat to queue", func() bool { return h.eng.Snapshot().QueueDepth > 0 })
+		close(gate)
+		streamBody, queuedBody := <-streamed, <-queued
+		<-resized
+
+		phases := func(perf map[string]any) map[string]any {
+			return perf["latency"].(map[string]any)["phases"].(map[string]any)
 		}
+		var q map[string]any
+		if err := json.Unmarshal(queuedBody, &q); err != nil {
+			t.Fatal(err)
+		}
+		if ms, ok := phases(perfOf(t, q))["resize_ms"].(float64); !ok || ms <= 0 {
+			t.Errorf("queued request resize_ms = %v, want > 0", phases(perfOf(t, q))["resize_ms"])
+		}
+		checkNotApplicableUnmeasured(t, h, q["id"].(string)) // measured, so never "not applicable"
+		if ms := phases(perfOf(t, parseStream(t, streamBody).terminal))["resize_ms"]; ms != nil {
+			t.Errorf("active stream resize_ms = %v, want null", ms)
+		}
+
+		spans := waitSpans(t, h.spans, telemetry.SpanResize)
+		resizes := spanNamed(spans, telemetry.SpanResize)
+		if len(resizes) != 1 || resizes[0].Parent.IsValid() {
+			t.Fatalf("%d kiln.resize spans (want 1, the root of its own trace)", len(resizes))
+		}
+		rs := resizes[0]
+		attrs := map[string]any{}
+		for _, kv := range rs.Attributes {
+			attrs[string(kv.Key)] = kv.Value.AsInterface()
+		}
+		if attrs[telemetry.AttrMaintenanceReason] != "maintenance" || attrs[telemetry.AttrResizeActualTokens] != int64(16384) || attrs[telemetry.AttrResizeDirection] != "grow" {
+			t.Errorf("kiln.resize attributes %v", attrs)
+		}
+		waitSpans(t, h.spans, "chat "+h.model.ID)
+		linked := map[bool]int{} // by the chat span's stream attribute
+		for _, s := range h.spans.GetSpans() {
+			if s.Name != "chat "+h.model.ID {
+				continue
+			}
+			stream := false
+			for _, kv := range s.Attributes {
+				if string(kv.Key) == telemetry.AttrStream {
+					stream = kv.Value.AsBool()
+				}
+			}
+			for _, l := range s.Links {
+				if l.SpanContext.Equal(rs.SpanContext) && linkKind(l.Attributes) == telemetry.LinkKindResize {
+					linked[stream]++
+				}
+			}
+		}
+		if linked[false] != 1 || linked[true] != 0 {
+			t.Errorf("chat span links to kiln.resize: queued %d, active stream %d; want 1 and 0", linked[false], linked[true])
+		}
+		checkQueuedBehind(t, h, q["id"].(string), "resize", rs)
 	})
-	_, streamed := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 8}))
-	<-entered
-	resized := make(chan []byte, 1)
-	go func() {
-		status, _, body := h.do(http.MethodPost, resizePath, `{"tokens":16384}`, nil)
-		if status != http.StatusOK {
-			t.Errorf("resize: %d %s", status, body)
-		}
-		resized <- body
-	}()
-	for h.eng.Snapshot().MutationsPending == 0 {
-		time.Sleep(100 * time.Microsecond) // polling for the resize to be queued
-	}
-	queued := make(chan []byte, 1)
-	go func() {
-		status, _, body := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{"include_performance": true, "max_tokens": 2}), nil)
-		if status != http.StatusOK {
-			t.Errorf("queued chat: %d %s", status, body)
-		}
-		queued <- body
-	}()
-	for h.eng.Snapshot().QueueDepth == 0 {
-		time.Sleep(100 * time.Microsecond) // polling for the request to be queued
-	}
-	close(gate)
-	streamBody, queuedBody := <-streamed, <-queued
-	<-resized
-
-	phases := func(perf map[string]any) map[string]any {
-		return perf["latency"].(map[string]any)["phases"].(map[string]any)
-	}
-	var q map[string]any
-	if err := json.Unmarshal(queuedBody, &q); err != nil {
-		t.Fatal(err)
-	}
-	if ms, ok := phases(perfOf(t, q))["resize_ms"].(float64); !ok || ms <= 0 {
-		t.Errorf("queued request resize_ms = %v, want > 0", phases(perfOf(t, q))["resize_ms"])
-	}
-	checkNotApplicableUnmeasured(t, h, q["id"].(string)) // measured, so never "not applicable"
-	if ms := phases(perfOf(t, parseStream(t, streamBody).terminal))["resize_ms"]; ms != nil {
-		t.Errorf("active stream resize_ms = %v, want null", ms)
-	}
-
-	spans := waitSpans(t, h.spans, telemetry.SpanResize)
-	resizes := spanNamed(spans, telemetry.SpanResize)
-	if len(resizes) != 1 || resizes[0].Parent.IsValid() {
-		t.Fatalf("%d kiln.resize spans (want 1, the root of its own trace)", len(resizes))
-	}
-	rs := resizes[0]
-	attrs := map[string]any{}
-	for _, kv := range rs.Attributes {
-		attrs[string(kv.Key)] = kv.Value.AsInterface()
-	}
-	if attrs[telemetry.AttrMaintenanceReason] != "maintenance" || attrs[telemetry.AttrResizeActualTokens] != int64(16384) || attrs[telemetry.AttrResizeDirection] != "grow" {
-		t.Errorf("kiln.resize attributes %v", attrs)
-	}
-	waitSpans(t, h.spans, "chat "+h.model.ID)
-	linked := map[bool]int{} // by the chat span's stream attribute
-	for _, s := range h.spans.GetSpans() {
-		if s.Name != "chat "+h.model.ID {
-			continue
-		}
-		stream := false
-		for _, kv := range s.Attributes {
-			if string(kv.Key) == telemetry.AttrStream {
-				stream = kv.Value.AsBool()
-			}
-		}
-		for _, l := range s.Links {
-			if l.SpanContext.Equal(rs.SpanContext) && linkKind(l.Attributes) == telemetry.LinkKindResize {
-				linked[stream]++
-			}
-		}
-	}
-	if linked[false] != 1 || linked[true] != 0 {
-		t.Errorf("chat span links to kiln.resize: queued %d, active stream %d; want 1 and 0", linked[false], linked[true])
-	}
-	checkQueuedBehind(t, h, q["id"].(string), "resize", rs)
 }
 
 func linkKind(kvs []attribute.KeyValue) string {

@@ -63,9 +63,7 @@ func TestStartShutdown(t *testing.T) {
 		defer cancel()
 		shut <- srv.Shutdown(ctx)
 	}()
-	for !srv.stopping.Load() {
-		time.Sleep(100 * time.Microsecond) // polling the server's state
-	}
+	waitFor(t, "the server to stop admitting", srv.stopping.Load)
 	// Admission has stopped: a new request (here straight on the
 	// handler, the listener being closed) gets 503 with Retry-After.
 	nb, _ := json.Marshal(h.chatBody(nil))

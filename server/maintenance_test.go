@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -174,13 +175,11 @@ func TestTrimRoute(t *testing.T) {
 	// The actor answers a trim before it publishes the snapshot the
 	// metrics read: wait, bounded, for the second trim to show.
 	var got float64
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	waitFor(t, "the second trim's count", func() bool {
 		got = h.metricValue(t, "kiln_memory_reclaim_attempts_total", map[string]string{"outcome": "reclaimed"}) +
 			h.metricValue(t, "kiln_memory_reclaim_attempts_total", map[string]string{"outcome": "zero_yield"})
-		if got >= 2 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return got >= 2
+	})
 	if got != 2 {
 		t.Errorf("kiln_memory_reclaim_attempts_total = %v over both outcomes, want 2", got)
 	}
@@ -197,68 +196,68 @@ func TestTrimRoute(t *testing.T) {
 // kiln_token_stalls_total and a stall span; the kiln.trim span is exported
 // in its own trace.
 func TestStallTrim(t *testing.T) {
-	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withConfig(func(c *Config) { c.MemoryReclaim = ReclaimOnDemand }))
-	h.backend.setReclaimPause(stallHold) // the slow trim: the stall's cause
-	entered, gate := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	h.backend.setBefore(func(rows []llamaRow) {
-		if len(rows) == 1 && rows[0].Logits && rows[0].Pos > 0 {
-			once.Do(func() {
-				close(entered)
-				<-gate
-			})
-		}
-	})
-	_, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 12}))
-	<-entered
-	trimmed := make(chan []byte, 1)
-	go func() {
-		status, _, body := h.do(http.MethodPost, "/v1/maintenance/trim", nil, nil)
-		if status != http.StatusOK {
-			t.Errorf("trim: %d %s", status, body)
-		}
-		trimmed <- body
-	}()
-	for h.eng.Snapshot().TrimsPending == 0 {
-		time.Sleep(100 * time.Microsecond) // polling for the trim to be queued
-	}
-	close(gate)
-	body := <-result
-	<-trimmed
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withConfig(func(c *Config) { c.MemoryReclaim = ReclaimOnDemand }), withFakeTime())
+		h.backend.setReclaimPause(stallHold) // the slow trim: the stall's cause
+		entered, gate := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		h.backend.setBefore(func(rows []llamaRow) {
+			if len(rows) == 1 && rows[0].Logits && rows[0].Pos > 0 {
+				once.Do(func() {
+					close(entered)
+					<-gate
+				})
+			}
+		})
+		_, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 12}))
+		<-entered
+		trimmed := make(chan []byte, 1)
+		go func() {
+			status, _, body := h.do(http.MethodPost, "/v1/maintenance/trim", nil, nil)
+			if status != http.StatusOK {
+				t.Errorf("trim: %d %s", status, body)
+			}
+			trimmed <- body
+		}()
+		waitFor(t, "the trim to queue", func() bool { return h.eng.Snapshot().TrimsPending > 0 })
+		close(gate)
+		body := <-result
+		<-trimmed
 
-	ev := h.stallEvidence(t, body, "trim")
-	if ev.sse != 1 || ev.summary != 1 || ev.window != 1 || ev.metric != 1 || ev.span != 1 {
-		t.Errorf("trim stalls: sse %d summary %d window %d metric %d span %d; want 1 everywhere", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
-	}
-	spans := waitSpans(t, h.spans, telemetry.SpanTrim)
-	trims := spanNamed(spans, telemetry.SpanTrim)
-	if len(trims) != 1 {
-		t.Fatalf("%d kiln.trim spans, want 1", len(trims))
-	}
-	trim := trims[0]
-	if trim.Parent.IsValid() {
-		t.Errorf("kiln.trim has a parent %v; want the root of its own trace", trim.Parent)
-	}
-	if d := trim.EndTime.Sub(trim.StartTime); d < stallHold {
-		t.Errorf("kiln.trim lasted %v, want at least the %v trim", d, stallHold)
-	}
-	// Blocked by what: the trim stall's span links to the kiln.trim span.
-	stalls := stallsWithReason(spans, "trim")
-	if len(stalls) != 1 {
-		t.Fatalf("%d trim stall spans, want 1", len(stalls))
-	}
-	var kinds []string
-	for _, l := range stalls[0].Links {
-		if l.SpanContext.Equal(trim.SpanContext) {
-			for _, kv := range l.Attributes {
-				if string(kv.Key) == telemetry.AttrLinkKind {
-					kinds = append(kinds, kv.Value.AsString())
+		ev := h.stallEvidence(t, body, "trim")
+		if ev.sse != 1 || ev.summary != 1 || ev.window != 1 || ev.metric != 1 || ev.span != 1 {
+			t.Errorf("trim stalls: sse %d summary %d window %d metric %d span %d; want 1 everywhere", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
+		}
+		spans := waitSpans(t, h.spans, telemetry.SpanTrim)
+		trims := spanNamed(spans, telemetry.SpanTrim)
+		if len(trims) != 1 {
+			t.Fatalf("%d kiln.trim spans, want 1", len(trims))
+		}
+		trim := trims[0]
+		if trim.Parent.IsValid() {
+			t.Errorf("kiln.trim has a parent %v; want the root of its own trace", trim.Parent)
+		}
+		if d := trim.EndTime.Sub(trim.StartTime); d < stallHold {
+			t.Errorf("kiln.trim lasted %v, want at least the %v trim", d, stallHold)
+		}
+		// Blocked by what: the trim stall's span links to the kiln.trim span.
+		stalls := stallsWithReason(spans, "trim")
+		if len(stalls) != 1 {
+			t.Fatalf("%d trim stall spans, want 1", len(stalls))
+		}
+		var kinds []string
+		for _, l := range stalls[0].Links {
+			if l.SpanContext.Equal(trim.SpanContext) {
+				for _, kv := range l.Attributes {
+					if string(kv.Key) == telemetry.AttrLinkKind {
+						kinds = append(kinds, kv.Value.AsString())
+					}
 				}
 			}
 		}
-	}
-	if d := cmp.Diff([]string{telemetry.LinkKindTrim}, kinds); d != "" {
-		t.Errorf("stall links to kiln.trim by kind (-want +got):\n%s", d)
-	}
-	checkNamed(t, h, parseStream(t, body).terminal["id"].(string), "trim", "trim", "trim, freed ", trims)
+		if d := cmp.Diff([]string{telemetry.LinkKindTrim}, kinds); d != "" {
+			t.Errorf("stall links to kiln.trim by kind (-want +got):\n%s", d)
+		}
+		checkNamed(t, h, parseStream(t, body).terminal["id"].(string), "trim", "trim", "trim, freed ", trims)
+	})
 }

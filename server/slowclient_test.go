@@ -87,36 +87,19 @@ func readResponseQuiet(c net.Conn) (int, error) {
 	return code, err
 }
 
-// waitFor polls cond (the server's own state) until it holds or 10 s
-// pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// eventuallyOK posts a normal chat until it gets 200, failing after 20 s;
-// it returns the statuses seen before.
+// eventuallyOK posts a normal chat until it gets 200 and returns the
+// statuses seen before.
 func eventuallyOK(t *testing.T, h *harness) []int {
 	t.Helper()
 	var seen []int
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		status, _, body := h.do(http.MethodPost, chatPath, h.chatBody(nil), nil)
-		if status == http.StatusOK {
-			return seen
+	waitFor(t, "a normal client's 200", func() bool {
+		status, _, _ := h.do(http.MethodPost, chatPath, h.chatBody(nil), nil)
+		if status != http.StatusOK {
+			seen = append(seen, status)
 		}
-		seen = append(seen, status)
-		if time.Now().After(deadline) {
-			t.Fatalf("a normal client never got 200 (statuses %v; last body %s)", seen, body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return status == http.StatusOK
+	})
+	return seen
 }
 
 // TestSlowReaderFreesStreamSlot: a client that stops reading holds its

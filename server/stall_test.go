@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -133,82 +134,84 @@ func (h *harness) metricValue(t *testing.T, family string, labels map[string]str
 // request; the gap is attributed to gpu_lock_wait identically in the SSE
 // event, the summary, /v1/stats/decode and kiln_token_stalls_total.
 func TestStallGPULockWait(t *testing.T) {
-	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()))
-	own := h.eng.Ownership()
-	entered := make(chan struct{})
-	gate := make(chan struct{})
-	var once sync.Once
-	h.backend.setBefore(func(rows []llamaRow) {
-		// The first decode step (one row past the prompt): hold the actor
-		// inside it, device ownership held shared, until the test has
-		// queued its exclusive Lock behind it.
-		if len(rows) == 1 && rows[0].Logits && rows[0].Pos > 0 {
-			once.Do(func() {
-				close(entered)
-				<-gate
-			})
-		}
-	})
-	_, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 12}))
-	<-entered
-	locked := make(chan error, 1)
-	go func() { locked <- own.Lock(context.Background()) }()
-	for {
-		if _, exclusive := own.Waiting(); exclusive > 0 {
-			break
-		}
-		select {
-		case err := <-locked:
-			t.Fatalf("Lock returned while the actor held ownership: %v", err)
-		default:
-		}
-		time.Sleep(100 * time.Microsecond) // polling the lock's state
-	}
-	close(gate)
-	if err := <-locked; err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(stallHold) // the maintenance operation: the stall's cause
-	own.Unlock()
-	body := <-result
-
-	ev := h.stallEvidence(t, body, "gpu_lock_wait")
-	if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
-		t.Errorf("gpu_lock_wait stalls: sse %d summary %d window %d metric %d span %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
-	}
-
-	// Blocked by what: the stall span names the ownership wait (there is
-	// no maintenance span to link to) as a total and an event.
-	holdMs := float64(stallHold) / 1e6
-	for _, st := range stallsWithReason(h.spans.GetSpans(), "gpu_lock_wait") {
-		attrs := map[string]any{}
-		for _, kv := range st.Attributes {
-			attrs[string(kv.Key)] = kv.Value.AsInterface()
-		}
-		if w, ok := attrs[telemetry.AttrBlockerLockWaitMs].(float64); !ok || w < holdMs {
-			t.Errorf("stall span %s = %v, want at least the %v ms hold", telemetry.AttrBlockerLockWaitMs, attrs[telemetry.AttrBlockerLockWaitMs], holdMs)
-		}
-		var waits []float64
-		for _, e := range st.Events {
-			if e.Name != telemetry.EventBlockerLockWait {
-				continue
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withFakeTime())
+		own := h.eng.Ownership()
+		entered := make(chan struct{})
+		gate := make(chan struct{})
+		var once sync.Once
+		h.backend.setBefore(func(rows []llamaRow) {
+			// The first decode step (one row past the prompt): hold the actor
+			// inside it, device ownership held shared, until the test has
+			// queued its exclusive Lock behind it.
+			if len(rows) == 1 && rows[0].Logits && rows[0].Pos > 0 {
+				once.Do(func() {
+					close(entered)
+					<-gate
+				})
 			}
-			for _, kv := range e.Attributes {
-				if string(kv.Key) == telemetry.AttrBlockerDurationMs {
-					waits = append(waits, kv.Value.AsFloat64())
+		})
+		_, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 12}))
+		<-entered
+		locked := make(chan error, 1)
+		go func() { locked <- own.Lock(context.Background()) }()
+		waitFor(t, "the exclusive Lock to queue", func() bool {
+			if _, exclusive := own.Waiting(); exclusive > 0 {
+				return true
+			}
+			select {
+			case err := <-locked:
+				t.Fatalf("Lock returned while the actor held ownership: %v", err)
+			default:
+			}
+			return false
+		})
+		close(gate)
+		if err := <-locked; err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(stallHold) // the maintenance operation: the stall's cause
+		own.Unlock()
+		body := <-result
+
+		ev := h.stallEvidence(t, body, "gpu_lock_wait")
+		if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
+			t.Errorf("gpu_lock_wait stalls: sse %d summary %d window %d metric %d span %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
+		}
+
+		// Blocked by what: the stall span names the ownership wait (there is
+		// no maintenance span to link to) as a total and an event.
+		holdMs := float64(stallHold) / 1e6
+		for _, st := range stallsWithReason(h.spans.GetSpans(), "gpu_lock_wait") {
+			attrs := map[string]any{}
+			for _, kv := range st.Attributes {
+				attrs[string(kv.Key)] = kv.Value.AsInterface()
+			}
+			if w, ok := attrs[telemetry.AttrBlockerLockWaitMs].(float64); !ok || w < holdMs {
+				t.Errorf("stall span %s = %v, want at least the %v ms hold", telemetry.AttrBlockerLockWaitMs, attrs[telemetry.AttrBlockerLockWaitMs], holdMs)
+			}
+			var waits []float64
+			for _, e := range st.Events {
+				if e.Name != telemetry.EventBlockerLockWait {
+					continue
+				}
+				for _, kv := range e.Attributes {
+					if string(kv.Key) == telemetry.AttrBlockerDurationMs {
+						waits = append(waits, kv.Value.AsFloat64())
+					}
+				}
+				if e.Time.Before(st.StartTime) || e.Time.After(st.EndTime) {
+					t.Errorf("lock wait event at %v outside the stall %v..%v", e.Time, st.StartTime, st.EndTime)
 				}
 			}
-			if e.Time.Before(st.StartTime) || e.Time.After(st.EndTime) {
-				t.Errorf("lock wait event at %v outside the stall %v..%v", e.Time, st.StartTime, st.EndTime)
+			if len(waits) != 1 || waits[0] < holdMs {
+				t.Errorf("lock wait events with durations %v, want one of at least %v ms", waits, holdMs)
+			}
+			if len(st.Links) != 0 {
+				t.Errorf("lock wait stall has %d links, want none", len(st.Links))
 			}
 		}
-		if len(waits) != 1 || waits[0] < holdMs {
-			t.Errorf("lock wait events with durations %v, want one of at least %v ms", waits, holdMs)
-		}
-		if len(st.Links) != 0 {
-			t.Errorf("lock wait stall has %d links, want none", len(st.Links))
-		}
-	}
+	})
 }
 
 // stallsWithReason returns the exported kiln.stall spans of one reason.
@@ -228,83 +231,85 @@ func stallsWithReason(spans tracetest.SpanStubs, reason string) []tracetest.Span
 // decodes, prefilled in one chunk that takes long, stalls the decoding
 // request; the gap is attributed to actor_prefill everywhere.
 func TestStallActorPrefill(t *testing.T) {
-	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withConfig(func(c *Config) { c.Engine.PrefillChunk = 2048 }))
-	const longRows = 300
-	h.backend.setBefore(func(rows []llamaRow) {
-		if len(rows) >= longRows {
-			time.Sleep(stallHold) // a slow prefill chunk: the stall's cause
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withConfig(func(c *Config) { c.Engine.PrefillChunk = 2048 }), withFakeTime())
+		const longRows = 300
+		h.backend.setBefore(func(rows []llamaRow) {
+			if len(rows) >= longRows {
+				time.Sleep(stallHold) // a slow prefill chunk: the stall's cause
+			}
+		})
+		first, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 40}))
+		<-first
+		long := strings.Repeat("the quick brown fox jumps over a lazy dog ", 60)
+		status, _, b := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{
+			"max_tokens": 1, "messages": []map[string]any{{"role": "user", "content": long}},
+		}), nil)
+		if status != http.StatusOK {
+			t.Fatalf("long prompt: %d %s", status, b)
 		}
-	})
-	first, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 40}))
-	<-first
-	long := strings.Repeat("the quick brown fox jumps over a lazy dog ", 60)
-	status, _, b := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{
-		"max_tokens": 1, "messages": []map[string]any{{"role": "user", "content": long}},
-	}), nil)
-	if status != http.StatusOK {
-		t.Fatalf("long prompt: %d %s", status, b)
-	}
-	var r struct {
-		Usage struct {
-			PromptTokens int `json:"prompt_tokens"`
-		}
-	}
-	if err := json.Unmarshal(b, &r); err != nil || r.Usage.PromptTokens < longRows {
-		t.Fatalf("long prompt has %d tokens (%v), want >= %d", r.Usage.PromptTokens, err, longRows)
-	}
-	body := <-result
-	ev := h.stallEvidence(t, body, "actor_prefill")
-	if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
-		t.Errorf("actor_prefill stalls: sse %d summary %d window %d metric %d span %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
-	}
-
-	// Blocked by what: every actor_prefill stall span links to the
-	// long-prompt request's exported chat span.
-	spans := h.spans.GetSpans()
-	var longChat []tracetest.SpanStub
-	for _, s := range spans {
-		if !strings.HasPrefix(s.Name, telemetry.SpanChatPrefix) {
-			continue
-		}
-		for _, kv := range s.Attributes {
-			if string(kv.Key) == telemetry.AttrGenAIUsageInputTokens && kv.Value.AsInt64() == int64(r.Usage.PromptTokens) {
-				longChat = append(longChat, s)
+		var r struct {
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
 			}
 		}
-	}
-	if len(longChat) != 1 {
-		t.Fatalf("%d exported chat spans with %d input tokens, want 1", len(longChat), r.Usage.PromptTokens)
-	}
-	type linkView struct {
-		Trace, Span string
-		Kind        string
-		Self        bool
-		AtLeastHold bool // the linked prefill pass lasted at least the injected hold
-	}
-	want := linkView{Trace: longChat[0].SpanContext.TraceID().String(), Span: longChat[0].SpanContext.SpanID().String(),
-		Kind: telemetry.LinkKindActorPrefill, AtLeastHold: true}
-	stalls := stallsWithReason(spans, "actor_prefill")
-	if len(stalls) < 1 {
-		t.Fatal("no exported actor_prefill stall span")
-	}
-	for _, st := range stalls {
-		var got []linkView
-		for _, l := range st.Links {
-			v := linkView{Trace: l.SpanContext.TraceID().String(), Span: l.SpanContext.SpanID().String()}
-			for _, kv := range l.Attributes {
-				switch string(kv.Key) {
-				case telemetry.AttrLinkKind:
-					v.Kind = kv.Value.AsString()
-				case telemetry.AttrBlockerSelf:
-					v.Self = kv.Value.AsBool()
-				case telemetry.AttrBlockerDurationMs:
-					v.AtLeastHold = kv.Value.AsFloat64() >= float64(stallHold)/1e6
+		if err := json.Unmarshal(b, &r); err != nil || r.Usage.PromptTokens < longRows {
+			t.Fatalf("long prompt has %d tokens (%v), want >= %d", r.Usage.PromptTokens, err, longRows)
+		}
+		body := <-result
+		ev := h.stallEvidence(t, body, "actor_prefill")
+		if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
+			t.Errorf("actor_prefill stalls: sse %d summary %d window %d metric %d span %d; want equal and >= 1", ev.sse, ev.summary, ev.window, ev.metric, ev.span)
+		}
+
+		// Blocked by what: every actor_prefill stall span links to the
+		// long-prompt request's exported chat span.
+		spans := h.spans.GetSpans()
+		var longChat []tracetest.SpanStub
+		for _, s := range spans {
+			if !strings.HasPrefix(s.Name, telemetry.SpanChatPrefix) {
+				continue
+			}
+			for _, kv := range s.Attributes {
+				if string(kv.Key) == telemetry.AttrGenAIUsageInputTokens && kv.Value.AsInt64() == int64(r.Usage.PromptTokens) {
+					longChat = append(longChat, s)
 				}
 			}
-			got = append(got, v)
 		}
-		if d := cmp.Diff([]linkView{want}, got); d != "" {
-			t.Errorf("stall span %s links (-want +got):\n%s", st.SpanContext.SpanID(), d)
+		if len(longChat) != 1 {
+			t.Fatalf("%d exported chat spans with %d input tokens, want 1", len(longChat), r.Usage.PromptTokens)
 		}
-	}
+		type linkView struct {
+			Trace, Span string
+			Kind        string
+			Self        bool
+			AtLeastHold bool // the linked prefill pass lasted at least the injected hold
+		}
+		want := linkView{Trace: longChat[0].SpanContext.TraceID().String(), Span: longChat[0].SpanContext.SpanID().String(),
+			Kind: telemetry.LinkKindActorPrefill, AtLeastHold: true}
+		stalls := stallsWithReason(spans, "actor_prefill")
+		if len(stalls) < 1 {
+			t.Fatal("no exported actor_prefill stall span")
+		}
+		for _, st := range stalls {
+			var got []linkView
+			for _, l := range st.Links {
+				v := linkView{Trace: l.SpanContext.TraceID().String(), Span: l.SpanContext.SpanID().String()}
+				for _, kv := range l.Attributes {
+					switch string(kv.Key) {
+					case telemetry.AttrLinkKind:
+						v.Kind = kv.Value.AsString()
+					case telemetry.AttrBlockerSelf:
+						v.Self = kv.Value.AsBool()
+					case telemetry.AttrBlockerDurationMs:
+						v.AtLeastHold = kv.Value.AsFloat64() >= float64(stallHold)/1e6
+					}
+				}
+				got = append(got, v)
+			}
+			if d := cmp.Diff([]linkView{want}, got); d != "" {
+				t.Errorf("stall span %s links (-want +got):\n%s", st.SpanContext.SpanID(), d)
+			}
+		}
+	})
 }

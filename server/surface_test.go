@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -152,13 +151,10 @@ func TestClientDisconnect(t *testing.T) {
 	close(gate)
 	// The handler records the request when it ends; wait for that record.
 	var recent struct{ Data []map[string]any }
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	waitFor(t, "the request's record", func() bool {
 		h.getJSON("/v1/stats/recent-requests", &recent)
-		if len(recent.Data) > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond) // polling the server's record, not guessing a duration
-	}
+		return len(recent.Data) > 0
+	})
 	if len(recent.Data) != 1 {
 		t.Fatalf("recent requests: %v", recent.Data)
 	}
@@ -341,9 +337,7 @@ func TestEngineQueueFull(t *testing.T) {
 	go post() // admitted, held inside its first step
 	<-entered
 	go post() // waits in the queue
-	for h.eng.Snapshot().QueueDepth != 1 {
-		time.Sleep(100 * time.Microsecond) // polling the engine's state
-	}
+	waitFor(t, "the second request to queue", func() bool { return h.eng.Snapshot().QueueDepth == 1 })
 	status, hdr, body := h.do(http.MethodPost, chatPath, h.chatBody(nil), nil)
 	if status != http.StatusTooManyRequests || hdr.Get("Retry-After") == "" {
 		t.Errorf("third request: %d Retry-After %q: %s", status, hdr.Get("Retry-After"), body)

@@ -3,8 +3,8 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -33,19 +33,12 @@ func tracedHarness(t *testing.T) (*harness, *tracetest.InMemoryExporter) {
 // client has the whole response).
 func waitSpans(t *testing.T, exp *tracetest.InMemoryExporter, name string) tracetest.SpanStubs {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		spans := exp.GetSpans()
-		for _, s := range spans {
-			if s.Name == name {
-				return spans
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q span among %d exported", name, len(spans))
-		}
-		time.Sleep(time.Millisecond) // polling the exporter
-	}
+	var spans tracetest.SpanStubs
+	waitFor(t, "a "+name+" span's export", func() bool {
+		spans = exp.GetSpans()
+		return slices.ContainsFunc(spans, func(s tracetest.SpanStub) bool { return s.Name == name })
+	})
+	return spans
 }
 
 func spanNamed(spans tracetest.SpanStubs, name string) []tracetest.SpanStub {

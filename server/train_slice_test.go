@@ -47,7 +47,6 @@ const fakeWorkPerNs = 20
 // at fakeWorkPerNs.
 func streamBesideTraining(t *testing.T, slice time.Duration, answerWords, epochs, maxTokens int) sliceRun {
 	h := newHarness(t, withTraining(t, ""), withConfig(func(c *Config) { c.MaintenanceSlice = slice }), withFakeTime())
-	h.backend.setBefore(func([]llamaRow) { time.Sleep(fakeForward) })
 	var run sliceRun
 	h.setUnitCost(func(work int64) {
 		d := time.Duration(work / fakeWorkPerNs)

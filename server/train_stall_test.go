@@ -33,7 +33,6 @@ func TestTrainStallsStream(t *testing.T) {
 func trainStallsStream(t *testing.T) {
 	h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withTraining(t, ""), withFakeTime())
 	t.Cleanup(h.srv.stopTraining)
-	h.backend.setBefore(func([]llamaRow) { time.Sleep(fakeForward) })
 	h.setStepHook(func() { time.Sleep(stallHold) })
 	const steps = 5
 	r := h.submitSFT(t, map[string]any{"examples": []any{trainExample("hello there", "the cat sat on the mat")},

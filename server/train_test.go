@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/kiln-ai/kiln/engine/train"
 	"github.com/kiln-ai/kiln/schemas"
@@ -67,18 +66,13 @@ func (h *harness) submitSFT(t *testing.T, body map[string]any) sftReply {
 // waitJob polls the job's status until done(job) or the deadline.
 func (h *harness) waitJob(t *testing.T, id string, done func(jobJSON) bool) jobJSON {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		var j jobJSON
+	var j jobJSON
+	waitFor(t, "job "+id, func() bool {
+		j = jobJSON{}
 		checkSchema(t, "training_job", h.getJSON("/v1/train/status/"+id, &j))
-		if done(j) {
-			return j
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s still %s at step %d after 2 minutes", id, j.State, j.Step)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a job's progress
-	}
+		return done(j)
+	})
+	return j
 }
 
 func finished(j jobJSON) bool { return j.State == train.JobCompleted || j.State == train.JobFailed }
