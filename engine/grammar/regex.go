@@ -52,15 +52,6 @@ func (r *rx) conv(re *syntax.Regexp, padL, padR bool, depth int) (*Expr, error) 
 	if depth > 200 {
 		return nil, &LimitError{What: "pattern nesting levels", Limit: 200}
 	}
-	pad := func(x *Expr) *Expr {
-		if padL {
-			x = Seq(Star(patChar()), x)
-		}
-		if padR {
-			x = Seq(x, Star(patChar()))
-		}
-		return x
-	}
 	switch re.Op {
 	case syntax.OpNoMatch:
 		return Fail(), nil
@@ -73,74 +64,99 @@ func (r *rx) conv(re *syntax.Regexp, padL, padR bool, depth int) (*Expr, error) 
 		if !padL {
 			return nil, schemaErr("pattern", r.path, "^ is supported only at the start of the pattern")
 		}
-		padL = false
-		return pad(Empty()), nil
+		return pad(Empty(), false, padR), nil
 	case syntax.OpEndText, syntax.OpEndLine:
 		if !padR {
 			return nil, schemaErr("pattern", r.path, "$ is supported only at the end of the pattern")
 		}
-		padR = false
-		return pad(Empty()), nil
+		return pad(Empty(), padL, false), nil
 	case syntax.OpLiteral:
-		var xs []*Expr
-		for _, c := range re.Rune {
-			if re.Flags&syntax.FoldCase != 0 {
-				var alts []*Expr
-				for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
-					alts = append(alts, runeLit(f))
-				}
-				xs = append(xs, Alt(append(alts, runeLit(c))...))
-			} else {
-				xs = append(xs, runeLit(c))
-			}
-		}
-		return pad(Seq(xs...)), nil
+		return pad(literal(re), padL, padR), nil
 	case syntax.OpCharClass:
-		return pad(classExpr(re.Rune)), nil
+		return pad(classExpr(re.Rune), padL, padR), nil
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		return pad(patChar()), nil
+		return pad(patChar(), padL, padR), nil
 	case syntax.OpCapture:
 		return r.conv(re.Sub[0], padL, padR, depth+1)
 	case syntax.OpConcat:
-		var xs []*Expr
-		for i, s := range re.Sub {
-			x, err := r.conv(s, padL && i == 0, padR && i == len(re.Sub)-1, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			xs = append(xs, x)
-		}
-		if len(xs) == 0 {
+		if len(re.Sub) == 0 {
 			return r.conv(&syntax.Regexp{Op: syntax.OpEmptyMatch}, padL, padR, depth)
 		}
-		return Seq(xs...), nil
+		xs, err := r.convSubs(re.Sub, padL, padR, true, depth)
+		return Seq(xs...), err
 	case syntax.OpAlternate:
-		var xs []*Expr
-		for _, s := range re.Sub {
-			x, err := r.conv(s, padL, padR, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			xs = append(xs, x)
-		}
-		return Alt(xs...), nil
+		xs, err := r.convSubs(re.Sub, padL, padR, false, depth)
+		return Alt(xs...), err
 	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
-		x, err := r.conv(re.Sub[0], false, false, depth+1)
+		return r.convRepeat(re, padL, padR, depth)
+	}
+	return nil, schemaErr("pattern", r.path, "the pattern operator %v is not supported", re.Op)
+}
+
+// pad lets any text come before x (padL) and after it (padR).
+func pad(x *Expr, padL, padR bool) *Expr {
+	if padL {
+		x = Seq(Star(patChar()), x)
+	}
+	if padR {
+		x = Seq(x, Star(patChar()))
+	}
+	return x
+}
+
+// literal is re's runes in order, each with its case folds where re
+// folds case.
+func literal(re *syntax.Regexp) *Expr {
+	var xs []*Expr
+	for _, c := range re.Rune {
+		if re.Flags&syntax.FoldCase == 0 {
+			xs = append(xs, runeLit(c))
+			continue
+		}
+		var alts []*Expr
+		for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
+			alts = append(alts, runeLit(f))
+		}
+		xs = append(xs, Alt(append(alts, runeLit(c))...))
+	}
+	return Seq(xs...)
+}
+
+// convSubs converts the operands of a concatenation (seq: only the first
+// stands at the start and only the last at the end) or an alternation
+// (each stands where the whole does).
+func (r *rx) convSubs(subs []*syntax.Regexp, padL, padR, seq bool, depth int) ([]*Expr, error) {
+	xs := make([]*Expr, 0, len(subs))
+	for i, s := range subs {
+		l, r2 := padL, padR
+		if seq {
+			l, r2 = padL && i == 0, padR && i == len(subs)-1
+		}
+		x, err := r.conv(s, l, r2, depth+1)
 		if err != nil {
 			return nil, err
 		}
-		lo, hi := re.Min, re.Max
-		switch re.Op {
-		case syntax.OpStar:
-			lo, hi = 0, -1
-		case syntax.OpPlus:
-			lo, hi = 1, -1
-		case syntax.OpQuest:
-			lo, hi = 0, 1
-		}
-		return pad(Repeat(x, lo, hi)), nil
+		xs = append(xs, x)
 	}
-	return nil, schemaErr("pattern", r.path, "the pattern operator %v is not supported", re.Op)
+	return xs, nil
+}
+
+// convRepeat converts a repetition; its operand stands at neither end.
+func (r *rx) convRepeat(re *syntax.Regexp, padL, padR bool, depth int) (*Expr, error) {
+	x, err := r.conv(re.Sub[0], false, false, depth+1)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := re.Min, re.Max
+	switch re.Op {
+	case syntax.OpStar:
+		lo, hi = 0, -1
+	case syntax.OpPlus:
+		lo, hi = 1, -1
+	case syntax.OpQuest:
+		lo, hi = 0, 1
+	}
+	return pad(Repeat(x, lo, hi), padL, padR), nil
 }
 
 // runeLit is the rune as it is written in a JSON string.

@@ -2,10 +2,8 @@ package llama
 
 import (
 	"math"
-	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/kiln-ai/kiln/kernels"
 )
 
@@ -77,17 +75,5 @@ func testGGUFQuantRoundTrip(t *testing.T, c Config) {
 				}
 			}
 		})
-	}
-}
-
-// TestSupportedTypesListsKernelTypes keeps the error messages' list in step
-// with the types kernels supports and the loader therefore accepts.
-func TestSupportedTypesListsKernelTypes(t *testing.T) {
-	var names []string
-	for _, typ := range kernels.Types() {
-		names = append(names, typ.String())
-	}
-	if diff := cmp.Diff(strings.Join(names, ", "), SupportedTypes); diff != "" {
-		t.Errorf("SupportedTypes (-kernels +const):\n%s", diff)
 	}
 }
