@@ -50,21 +50,7 @@ type detailJSON struct {
 func TestRecentRequestDiagnosis(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, withConfig(func(c *Config) { c.Engine.PrefillChunk = 2048 }), withFakeTime())
-		const longRows = 300
-		h.backend.setBefore(func(rows []llamaRow) {
-			if len(rows) >= longRows {
-				time.Sleep(stallHold)
-			}
-		})
-		first, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 24}))
-		<-first
-		long := strings.Repeat("the quick brown fox jumps over a lazy dog ", 60)
-		status, _, b := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{
-			"max_tokens": 1, "messages": []map[string]any{{"role": "user", "content": long}},
-		}), nil)
-		if status != http.StatusOK {
-			t.Fatalf("long prompt: %d %s", status, b)
-		}
+		b, _, result := h.prefillStallsStream(t, 24)
 		var longResp struct {
 			ID string `json:"id"`
 		}

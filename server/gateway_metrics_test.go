@@ -28,19 +28,10 @@ func TestGatewayGauges(t *testing.T) {
 		c.Engine.MaxBatch, c.Engine.QueueDepth = 1, 4
 	}))
 	const maxTokens = 16
-	entered, gate := make(chan struct{}), make(chan struct{})
-	decodes := 0
-	h.backend.setBefore(func(rows []llamaRow) {
-		// The second decode step: the cycle that admitted the request and
-		// its first decode step have ended, so the engine's snapshot has it
-		// active and its KV reserved.
-		if len(rows) == 1 && rows[0].Pos > 0 {
-			if decodes++; decodes == 2 {
-				close(entered)
-				<-gate
-			}
-		}
-	})
+	// The second decode step: the cycle that admitted the request and its
+	// first decode step have ended, so the engine's snapshot has it active
+	// and its KV reserved.
+	entered, gate := h.holdDecode(2)
 	type result struct {
 		status int
 		body   []byte

@@ -63,6 +63,23 @@ func (h *hookBackend) Forward(rows []llama.Row, logits [][]float32) {
 // SetAdapter passes an adapter swap on to the model state.
 func (h *hookBackend) SetAdapter(a *llama.Adapter) { h.Backend.(*llama.State).SetAdapter(a) }
 
+// holdDecode holds the actor inside the nth decode step (one row past a
+// prompt; n counts from 1), device ownership held shared, from when it
+// closes entered until the test closes gate.
+func (h *harness) holdDecode(n int) (entered, gate chan struct{}) {
+	entered, gate = make(chan struct{}), make(chan struct{})
+	decodes := 0 // only the actor calls Forward
+	h.backend.setBefore(func(rows []llama.Row) {
+		if len(rows) == 1 && rows[0].Logits && rows[0].Pos > 0 {
+			if decodes++; decodes == n {
+				close(entered)
+				<-gate
+			}
+		}
+	})
+	return entered, gate
+}
+
 func (h *hookBackend) setBefore(f func(rows []llama.Row)) {
 	h.mu.Lock()
 	h.before = f

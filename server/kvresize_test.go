@@ -156,16 +156,7 @@ func TestKVResizeRoute(t *testing.T) {
 func TestResizeChargesQueuedRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withFakeTime())
-		entered, gate := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		h.backend.setBefore(func(rows []llamaRow) {
-			if len(rows) == 1 && rows[0].Logits && rows[0].Pos > 0 {
-				once.Do(func() {
-					close(entered)
-					<-gate
-				})
-			}
-		})
+		entered, gate := h.holdDecode(1)
 		_, streamed := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 8}))
 		<-entered
 		resized := make(chan []byte, 1)

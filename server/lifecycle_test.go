@@ -31,15 +31,7 @@ func TestStartShutdown(t *testing.T) {
 	url := "http://" + srv.Addr().String()
 
 	// Hold the stream inside a decode step until Shutdown has begun.
-	entered, gate := make(chan struct{}), make(chan struct{})
-	first := true
-	h.backend.setBefore(func(rows []llamaRow) {
-		if first && len(rows) == 1 && rows[0].Pos > 0 {
-			first = false
-			close(entered)
-			<-gate
-		}
-	})
+	entered, gate := h.holdDecode(1)
 	b, _ := json.Marshal(h.chatBody(map[string]any{"stream": true, "max_tokens": 10}))
 	type result struct {
 		body []byte

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"net/http"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -199,16 +198,7 @@ func TestStallTrim(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withConfig(func(c *Config) { c.MemoryReclaim = ReclaimOnDemand }), withFakeTime())
 		h.backend.setReclaimPause(stallHold) // the slow trim: the stall's cause
-		entered, gate := make(chan struct{}), make(chan struct{})
-		var once sync.Once
-		h.backend.setBefore(func(rows []llamaRow) {
-			if len(rows) == 1 && rows[0].Logits && rows[0].Pos > 0 {
-				once.Do(func() {
-					close(entered)
-					<-gate
-				})
-			}
-		})
+		entered, gate := h.holdDecode(1)
 		_, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 12}))
 		<-entered
 		trimmed := make(chan []byte, 1)

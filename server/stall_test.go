@@ -62,6 +62,41 @@ func (h *harness) streamAsync(body map[string]any) (first <-chan struct{}, resul
 	return firstC, resC
 }
 
+// slowPrefillRows is the smallest forward invocation prefillStallsStream
+// makes slow: only the long prompt's one chunk has that many rows.
+const slowPrefillRows = 300
+
+// prefillStallsStream streams maxTokens tokens and, once the first has
+// come, posts a prompt of at least slowPrefillRows tokens prefilled in one
+// chunk that takes stallHold (the stall's cause). It returns the long
+// prompt's whole answer, its prompt tokens and the stream's body to come.
+func (h *harness) prefillStallsStream(t *testing.T, maxTokens int) ([]byte, int, <-chan []byte) {
+	t.Helper()
+	h.backend.setBefore(func(rows []llamaRow) {
+		if len(rows) >= slowPrefillRows {
+			time.Sleep(stallHold)
+		}
+	})
+	first, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": maxTokens}))
+	<-first
+	long := strings.Repeat("the quick brown fox jumps over a lazy dog ", 60)
+	status, _, b := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{
+		"max_tokens": 1, "messages": []map[string]any{{"role": "user", "content": long}},
+	}), nil)
+	if status != http.StatusOK {
+		t.Fatalf("long prompt: %d %s", status, b)
+	}
+	var r struct {
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		}
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.Usage.PromptTokens < slowPrefillRows {
+		t.Fatalf("long prompt has %d tokens (%v), want >= %d", r.Usage.PromptTokens, err, slowPrefillRows)
+	}
+	return b, r.Usage.PromptTokens, result
+}
+
 // stallEvidence gathers, for one reason, the stalls every surface saw.
 type stallEvidence struct {
 	sse, summary, window, metric, span int
@@ -137,20 +172,9 @@ func TestStallGPULockWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withFakeTime())
 		own := h.eng.Ownership()
-		entered := make(chan struct{})
-		gate := make(chan struct{})
-		var once sync.Once
-		h.backend.setBefore(func(rows []llamaRow) {
-			// The first decode step (one row past the prompt): hold the actor
-			// inside it, device ownership held shared, until the test has
-			// queued its exclusive Lock behind it.
-			if len(rows) == 1 && rows[0].Logits && rows[0].Pos > 0 {
-				once.Do(func() {
-					close(entered)
-					<-gate
-				})
-			}
-		})
+		// Held inside the first decode step until the test has queued its
+		// exclusive Lock behind it.
+		entered, gate := h.holdDecode(1)
 		_, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 12}))
 		<-entered
 		locked := make(chan error, 1)
@@ -233,29 +257,7 @@ func stallsWithReason(spans tracetest.SpanStubs, reason string) []tracetest.Span
 func TestStallActorPrefill(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t, withSpans(tracetest.NewInMemoryExporter()), withConfig(func(c *Config) { c.Engine.PrefillChunk = 2048 }), withFakeTime())
-		const longRows = 300
-		h.backend.setBefore(func(rows []llamaRow) {
-			if len(rows) >= longRows {
-				time.Sleep(stallHold) // a slow prefill chunk: the stall's cause
-			}
-		})
-		first, result := h.streamAsync(h.chatBody(map[string]any{"stream": true, "include_performance": true, "max_tokens": 40}))
-		<-first
-		long := strings.Repeat("the quick brown fox jumps over a lazy dog ", 60)
-		status, _, b := h.do(http.MethodPost, chatPath, h.chatBody(map[string]any{
-			"max_tokens": 1, "messages": []map[string]any{{"role": "user", "content": long}},
-		}), nil)
-		if status != http.StatusOK {
-			t.Fatalf("long prompt: %d %s", status, b)
-		}
-		var r struct {
-			Usage struct {
-				PromptTokens int `json:"prompt_tokens"`
-			}
-		}
-		if err := json.Unmarshal(b, &r); err != nil || r.Usage.PromptTokens < longRows {
-			t.Fatalf("long prompt has %d tokens (%v), want >= %d", r.Usage.PromptTokens, err, longRows)
-		}
+		_, longTokens, result := h.prefillStallsStream(t, 40)
 		body := <-result
 		ev := h.stallEvidence(t, body, "actor_prefill")
 		if ev.sse < 1 || ev.sse != ev.summary || ev.sse != ev.window || ev.sse != ev.metric || ev.sse != ev.span {
@@ -271,13 +273,13 @@ func TestStallActorPrefill(t *testing.T) {
 				continue
 			}
 			for _, kv := range s.Attributes {
-				if string(kv.Key) == telemetry.AttrGenAIUsageInputTokens && kv.Value.AsInt64() == int64(r.Usage.PromptTokens) {
+				if string(kv.Key) == telemetry.AttrGenAIUsageInputTokens && kv.Value.AsInt64() == int64(longTokens) {
 					longChat = append(longChat, s)
 				}
 			}
 		}
 		if len(longChat) != 1 {
-			t.Fatalf("%d exported chat spans with %d input tokens, want 1", len(longChat), r.Usage.PromptTokens)
+			t.Fatalf("%d exported chat spans with %d input tokens, want 1", len(longChat), longTokens)
 		}
 		type linkView struct {
 			Trace, Span string
