@@ -228,7 +228,7 @@ func (r *Request) stall(tt latency.TokenTiming, e *latency.TokenEvent) {
 	add(latency.ReasonResponseDelivery, p.ResponseDelivery)
 	for s := range latency.NumBackendPhases {
 		if p.Has(s) {
-			add(latency.SlotReason(s), p.Backend[s])
+			add(latency.BackendReason(s), p.Backend[s])
 		}
 	}
 	end := tt.Ready

@@ -20,7 +20,7 @@ const (
 	NumBackendPhases
 )
 
-var slotNames = [NumBackendPhases]string{
+var backendPhaseNames = [NumBackendPhases]string{
 	"sampling", "readback", "gpu_lock_wait", "graph_capture", "graph_replay",
 	"synchronization", "resize", "trim", "adapter", "training",
 }
@@ -28,7 +28,7 @@ var slotNames = [NumBackendPhases]string{
 // String returns the phase's snake_case contract name.
 func (s BackendPhase) String() string {
 	if s < NumBackendPhases {
-		return slotNames[s]
+		return backendPhaseNames[s]
 	}
 	return "unknown"
 }

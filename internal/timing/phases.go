@@ -11,7 +11,7 @@ import "time"
 //
 // Actor phases are always observed. A backend phase is meaningful only when
 // its bit is set in Observed: a CPU path never observes graph capture,
-// replay, synchronization or readback, and maintenance slots are observed
+// replay, synchronization or readback, and maintenance phases are observed
 // only when such an operation overlapped the interval.
 type Phases struct {
 	ActorQueue       time.Duration // submitted until admission began (first token only)
@@ -22,14 +22,14 @@ type Phases struct {
 	ResponseDelivery time.Duration // the actor handing tokens to request channels
 
 	Backend  [NumBackendPhases]time.Duration
-	Observed uint16 // bit i set: Slots[i] was observed on this path
+	Observed uint16 // bit i set: Backend[i] was observed on this path
 }
 
-// Observe adds d to slot s and marks it observed.
+// Observe adds d to backend phase s and marks it observed.
 func (p *Phases) Observe(s BackendPhase, d time.Duration) {
 	p.Backend[s] += d
 	p.Observed |= 1 << s
 }
 
-// Has reports whether slot s was observed.
+// Has reports whether backend phase s was observed.
 func (p *Phases) Has(s BackendPhase) bool { return p.Observed&(1<<s) != 0 }

@@ -12,7 +12,7 @@ type Attribution struct {
 	Reason      Reason        // the chosen reason, or ReasonUnexplained
 	Candidate   time.Duration // the chosen candidate's duration, kept when Reason fell back to unexplained
 	Chosen      Reason        // the chosen candidate before the fallback rule
-	Unexplained time.Duration // gap - max(actor sum, response delivery, largest slot), at least 0
+	Unexplained time.Duration // gap - max(actor sum, response delivery, largest backend phase), at least 0
 }
 
 // StallThreshold is the fixed minimum stall threshold, and the fixed
@@ -27,10 +27,10 @@ func stallThresholdMs(p50 float64) float64 { return max(timing.Ms(StallThreshold
 //
 // Candidates, in the closed order: actor_queue, actor_admission,
 // actor_prefill, actor_decode (decode minus the largest observed backend
-// slot, at least 0), actor_cycle_idle, response_delivery, then each
+// phase, at least 0), actor_cycle_idle, response_delivery, then each
 // observed backend phase, gpu_lock_wait's being the wait minus the largest
 // observed maintenance phase (resize, trim, adapter, training), at least 0:
-// those intervals sit inside the wait as the slots sit inside decode, so
+// those intervals sit inside the wait as the backend phases sit inside decode, so
 // the narrower cause wins and only the part of a wait that no typed phase
 // explains is charged gpu_lock_wait. handler_queue and client_delivery happen after
 // the token is ready and are never candidates; "unexplained" is not a
@@ -72,7 +72,7 @@ func Classify(gap time.Duration, p *timing.Phases) Attribution {
 		if s == BackendGPULockWait {
 			d = max(d-maint, 0)
 		}
-		pick(SlotReason(s), d)
+		pick(BackendReason(s), d)
 	}
 	a.Chosen, a.Reason, a.Candidate = best, best, bestD
 	if bestD < min(StallThreshold, gap/2) {

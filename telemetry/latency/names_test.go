@@ -49,8 +49,8 @@ func TestNamesFollowSPECOrder(t *testing.T) {
 		t.Errorf("set sizes %d %d %d, want 19 20 10", NumReasons, NumPhases, NumBackendPhases)
 	}
 	for s := range NumBackendPhases {
-		if slotPhase[s].String() != s.String() || SlotReason(s).String() != s.String() {
-			t.Errorf("slot %d: phase %v reason %v name %v disagree", s, slotPhase[s], SlotReason(s), s)
+		if backendPhases[s].String() != s.String() || BackendReason(s).String() != s.String() {
+			t.Errorf("backend phase %d: phase %v reason %v name %v disagree", s, backendPhases[s], BackendReason(s), s)
 		}
 	}
 	// The engine's blocker kinds (shared through internal/timing) name

@@ -77,8 +77,8 @@ func ParsePhase(name string) (Phase, bool) {
 	return 0, false
 }
 
-// slotPhase maps a backend phase to its phase.
-var slotPhase = [NumBackendPhases]Phase{
+// backendPhases maps a backend phase to its phase.
+var backendPhases = [NumBackendPhases]Phase{
 	PhaseSampling, PhaseReadback, PhaseGPULockWait, PhaseGraphCapture,
 	PhaseGraphReplay, PhaseSynchronization, PhaseResize, PhaseTrim,
 	PhaseAdapter, PhaseTraining,

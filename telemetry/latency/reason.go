@@ -56,9 +56,9 @@ func ParseReason(name string) (Reason, bool) {
 	return 0, false
 }
 
-// SlotReason is the gap reason a phase slot is charged as; the stall span's
-// phase attributes name a slot by it too.
-func SlotReason(s BackendPhase) Reason { return ReasonSampling + Reason(s) }
+// BackendReason is the gap reason a backend phase is charged as; the
+// stall span's phase attributes name a backend phase by it too.
+func BackendReason(s BackendPhase) Reason { return ReasonSampling + Reason(s) }
 
 // ReasonCounts holds one count per reason, indexed by Reason. It marshals
 // as a JSON object with all 19 keys, in the documented order.

@@ -109,7 +109,7 @@ func (t *Tracker) Observe(tt TokenTiming) TokenEvent {
 	t.phases.add(PhaseActorCycleIdle, p.CycleIdle)
 	for s := range NumBackendPhases {
 		if p.Has(s) {
-			t.phases.add(slotPhase[s], p.Backend[s])
+			t.phases.add(backendPhases[s], p.Backend[s])
 		}
 	}
 	t.phases.add(PhaseResponseDelivery, rd)
