@@ -120,8 +120,10 @@
 //
 // A Pool owns its n-1 worker goroutines from NewPool until
 // Close; each waits on its own channel for a preallocated job, so a product
-// costs no allocation and no goroutine start, and idle workers are parked,
-// never spinning. A product submitted through a Pool runs on the caller's
+// costs no allocation and no goroutine start; an idle worker polls for its
+// next part for spinFor (50 µs, timed by the clock) and then parks. (Under
+// testing/synctest's fake clock the poll would never time out, so tests
+// there use a pool of one: no worker goroutines.) A product submitted through a Pool runs on the caller's
 // goroutine plus the workers and returns when every part is done; a Pool
 // runs one product at a time (concurrent callers are serialized by a mutex;
 // the engine's actor is its only caller in practice). Close stops and waits
