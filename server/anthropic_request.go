@@ -19,8 +19,9 @@ const (
 
 // anthropicMessages serves POST /v1/messages.
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, func(data []byte) (*chatRequest, error) {
-		return parseMessagesRequest(data, true)
+	return s.generate(w, r, func(data []byte) (*chatRequest, wire, error) {
+		req, err := parseMessagesRequest(data, true)
+		return req, &messagesWire{}, err
 	})
 }
 

@@ -24,12 +24,12 @@ import (
 
 type messagesWire struct {
 	out outline
-	x   *exchange
+	c   *choice
 }
 
 // event writes one named event whose data is {"type":name, ...fill}.
 func (w *messagesWire) event(name string, fill func([]byte) []byte) {
-	w.x.writeNamed(name, func(b []byte) []byte {
+	w.c.resp.out.writeNamed(name, func(b []byte) []byte {
 		b = append(b, `{"type":"`...)
 		b = append(b, name...)
 		b = append(b, '"')
@@ -40,17 +40,17 @@ func (w *messagesWire) event(name string, fill func([]byte) []byte) {
 	})
 }
 
-func (w *messagesWire) open(x *exchange) {
-	w.x = x
+func (w *messagesWire) open(c *choice) {
+	w.c = c
 	w.event("message_start", func(b []byte) []byte {
 		b = append(b, `,"message":`...)
-		return w.appendMessage(b, x, nil, false)
+		return w.appendMessage(b, c, nil, false)
 	})
 	w.event("ping", nil)
 }
 
-func (w *messagesWire) piece(x *exchange, pc *piece, lp *tokenLogprob) {
-	w.x = x
+func (w *messagesWire) piece(c *choice, pc *piece, lp *tokenLogprob) {
+	w.c = c
 	w.out.push(pc, lp, w)
 }
 
@@ -90,21 +90,21 @@ func (w *messagesWire) appendIndex(b []byte, it *outItem) []byte {
 	return appendInt(b, int64(w.out.index(it)))
 }
 
-func (w *messagesWire) timing(x *exchange, ev *latency.TokenEvent) {
-	w.x = x
+func (w *messagesWire) timing(c *choice, ev *latency.TokenEvent) {
+	w.c = c
 	w.event("kiln.token_timing", func(b []byte) []byte {
 		b = append(b, `,"timing":`...)
 		return ev.AppendJSON(b)
 	})
 }
 
-func (w *messagesWire) close(xs []*exchange) {
-	x := xs[0]
-	w.x = x
+func (w *messagesWire) close(cs []*choice) {
+	c := cs[0]
+	w.c = c
 	w.out.end(w)
-	reason, seq := stopReason(x)
+	reason, seq := stopReason(c)
 	if reason == "" {
-		w.event("error", func(b []byte) []byte { return appendAnthropicErrorBody(b, generationError(x)) })
+		w.event("error", func(b []byte) []byte { return appendAnthropicErrorBody(b, generationError(c)) })
 		return
 	}
 	w.event("message_delta", func(b []byte) []byte {
@@ -113,37 +113,37 @@ func (w *messagesWire) close(xs []*exchange) {
 		b = append(b, `","stop_sequence":`...)
 		b = appendNullableString(b, seq)
 		b = append(b, `},"usage":`...)
-		return appendMessagesUsage(b, x, true)
+		return appendMessagesUsage(b, c, true)
 	})
-	w.event("message_stop", func(b []byte) []byte { return x.perf.appendMetadata(b) })
+	w.event("message_stop", func(b []byte) []byte { return c.perf.appendMetadata(b) })
 }
 
-func (w *messagesWire) cut(x *exchange) {
-	w.x = x
+func (w *messagesWire) cut(c *choice) {
+	w.c = c
 	w.event("error", func(b []byte) []byte { return appendAnthropicErrorBody(b, errCut) })
 }
 
 // whole writes the message of a request that was not streamed; a
 // generation that failed is an error.
-func (w *messagesWire) whole(xs []*exchange) error {
-	x := xs[0]
-	if reason, _ := stopReason(x); reason == "" {
-		return generationError(x)
+func (w *messagesWire) whole(cs []*choice) error {
+	c := cs[0]
+	if reason, _ := stopReason(c); reason == "" {
+		return generationError(c)
 	}
-	w.out = *outlineOf(x)
-	b := w.appendMessage(make([]byte, 0, 1024+x.text.Len()), x, w.out.items, true)
-	b = x.perf.appendMetadata(b[:len(b)-1])
+	w.out = *outlineOf(c)
+	b := w.appendMessage(make([]byte, 0, 1024+c.text.Len()), c, w.out.items, true)
+	b = c.perf.appendMetadata(b[:len(b)-1])
 	b = append(b, "}\n"...)
-	return x.writeWhole(b)
+	return c.resp.out.writeWhole(b)
 }
 
 // stopReason is the message's stop_reason, and the stop sequence that
 // ended it; "" for a generation that failed (error, timeout).
-func stopReason(x *exchange) (reason, seq string) {
-	switch x.finishReason {
+func stopReason(c *choice) (reason, seq string) {
+	switch c.finishReason {
 	case "stop":
-		if x.stopHit {
-			return "stop_sequence", x.stop.hit
+		if c.stopSeq != "" {
+			return "stop_sequence", c.stopSeq
 		}
 		return "end_turn", ""
 	case "tool_calls":
@@ -155,8 +155,8 @@ func stopReason(x *exchange) (reason, seq string) {
 }
 
 // generationError is the error of a generation that did not end well.
-func generationError(x *exchange) *Error {
-	if x.finishReason == "timeout" {
+func generationError(c *choice) *Error {
+	if c.finishReason == "timeout" {
 		return &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "timeout",
 			Message: "the generation was evicted: the client did not read its output in time"}
 	}
@@ -165,11 +165,11 @@ func generationError(x *exchange) *Error {
 
 // appendMessage appends the message object; at the start of a stream
 // (final false) it has no content and no stop reason yet.
-func (w *messagesWire) appendMessage(b []byte, x *exchange, items []*outItem, final bool) []byte {
+func (w *messagesWire) appendMessage(b []byte, c *choice, items []*outItem, final bool) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, x.id)
+	b = appendJSONString(b, c.resp.id)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = appendJSONString(b, x.s.modelID)
+	b = appendJSONString(b, c.resp.model)
 	b = append(b, `,"content":[`...)
 	for i, it := range items {
 		if i > 0 {
@@ -180,13 +180,13 @@ func (w *messagesWire) appendMessage(b []byte, x *exchange, items []*outItem, fi
 	b = append(b, `],"stop_reason":`...)
 	reason, seq := "", ""
 	if final {
-		reason, seq = stopReason(x)
+		reason, seq = stopReason(c)
 	}
 	b = appendNullableString(b, reason)
 	b = append(b, `,"stop_sequence":`...)
 	b = appendNullableString(b, seq)
 	b = append(b, `,"usage":`...)
-	b = appendMessagesUsage(b, x, final)
+	b = appendMessagesUsage(b, c, final)
 	return append(b, '}')
 }
 
@@ -220,12 +220,12 @@ func appendBlock(b []byte, it *outItem, whole bool) []byte {
 
 // appendMessagesUsage appends usage: before the end, the whole prompt as
 // input and no output yet.
-func appendMessagesUsage(b []byte, x *exchange, final bool) []byte {
-	input, cached, output := x.promptLen, 0, 0
+func appendMessagesUsage(b []byte, c *choice, final bool) []byte {
+	input, cached, output := c.promptLen, 0, 0
 	if final {
-		cached = x.prefix.Cached
+		cached = c.prefix.Cached
 		input -= cached
-		output = x.completion
+		output = c.completion
 	}
 	b = append(b, `{"input_tokens":`...)
 	b = appendInt(b, int64(input))

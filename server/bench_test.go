@@ -44,9 +44,12 @@ func BenchmarkTokenPath(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			now := time.Now()
 			_, treq := tel.StartRequest(context.Background(), telemetry.RequestInfo{Model: model.ID, Received: now, Stream: true})
-			p := &reply{id: "chatcmpl-bench", created: now.Unix(), sse: newSSEWriter(&discardWriter{h: http.Header{}})}
+			p := &reply{sse: newSSEWriter(&discardWriter{h: http.Header{}}), wire: &openaiWire{}}
+			p.response = response{id: "chatcmpl-bench", created: now.Unix(), model: model.ID, out: p, vocab: s.tok}
+			req := &chatRequest{Stream: true}
 			x := &exchange{
-				reply: p, s: s, req: &chatRequest{Stream: true}, treq: treq, cancel: func() {},
+				reply: p, s: s, req: &job{chatRequest: req}, treq: treq, cancel: func() {},
+				choice: choice{resp: &p.response, req: req},
 				events: events, dec: s.tok.NewDecoder(),
 			}
 			b.ReportAllocs()

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
-	"github.com/kiln-ai/kiln/engine/sampling"
 	"github.com/kiln-ai/kiln/engine/toolcall"
 	"github.com/kiln-ai/kiln/telemetry"
 	"github.com/kiln-ai/kiln/telemetry/latency"
@@ -20,12 +19,20 @@ import (
 // token loop (tokens.go), writes the OpenAI wire format (openai.go) and
 // the performance object (performance.go).
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, parseChatRequest)
+	return s.generate(w, r, func(data []byte) (*chatRequest, wire, error) {
+		req, err := parseChatRequest(data)
+		return req, &openaiWire{}, err
+	})
 }
 
+// parser decodes a generation request's body into the internal request
+// and the wire that answers it.
+type parser func(data []byte) (*chatRequest, wire, error)
+
 // generate serves one generation request, chat or legacy completion
-// (completions.go): parse decodes the body into the common request.
-func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]byte) (*chatRequest, error)) (err error) {
+// (completions.go), Responses or Messages: parse decodes the body into
+// the common request.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse parser) (err error) {
 	received := s.clock.Now()
 	started := false
 	defer func() {
@@ -43,10 +50,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 	if err != nil {
 		return err
 	}
-	req, err := parse(data)
+	req, wr, err := parse(data)
 	if err != nil {
 		return err
 	}
+	j := &job{chatRequest: req, wire: wr}
 	if err := s.checkModel(req.Model); err != nil {
 		return err
 	}
@@ -56,11 +64,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 	if err := s.checkContentSize(req); err != nil {
 		return err
 	}
-	if req.adapter, err = s.requestAdapter(req); err != nil {
+	if j.adapter, err = s.requestAdapter(req); err != nil {
 		return err
 	}
 
-	setRevisionHeader(w, req.adapter)
+	setRevisionHeader(w, j.adapter)
 	release, err := s.admit()
 	if err != nil {
 		return err
@@ -74,17 +82,17 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 	}
 	releaseBody(r) // the prompt is encoded: its bytes leave the in-flight budget
 	tokEnd := s.clock.Now()
-	if req.grammar, err = s.planGrammar(req, s.promptThinks(prompt)); err != nil {
+	if j.grammar, err = s.planGrammar(req, s.promptThinks(prompt)); err != nil {
 		return err
 	}
-	return s.run(w, r, req, prompt, received, tokStart, tokEnd, &started)
+	return s.run(w, r, j, prompt, received, tokStart, tokEnd, &started)
 }
 
 // run submits the request's choices to the engine and serves them. The
 // prompt is the same for every choice: the first choice's prefill fills
 // the prefix cache, whose blocks the others share (engine/prefix.go waits
 // for a prefix being prefilled in the same step).
-func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, prompt []int,
+func (s *Server) run(w http.ResponseWriter, r *http.Request, req *job, prompt []int,
 	received, tokStart, tokEnd time.Time, started *bool) error {
 	p := s.newReply(w, r, req)
 	n := max(req.Agent.N, 1)
@@ -162,8 +170,8 @@ func (s *Server) admit() (release func(), err error) {
 }
 
 // submit hands the encoded prompt of choice to the engine.
-func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, submitted time.Time, id uint64, choice int, c *choiceConstraint) (generation, error) {
-	sm := samplingParams(req)
+func (s *Server) submit(ctx context.Context, req *job, prompt []int, submitted time.Time, id uint64, choice int, c *choiceConstraint) (generation, error) {
+	sm := samplingParams(req.chatRequest)
 	if sm.HasSeed {
 		sm.Seed += uint64(choice) // n seeded choices differ, and repeat
 	}
@@ -174,7 +182,7 @@ func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, sub
 	stream, err := s.gen.Submit(ctx, engine.Request{
 		Constraint:  constraint,
 		Prompt:      prompt,
-		MaxTokens:   s.maxTokens(req, len(prompt)),
+		MaxTokens:   s.maxTokens(req.chatRequest, len(prompt)),
 		Sampling:    sm,
 		StopIDs:     s.stopIDs,
 		Submitted:   submitted,
@@ -188,7 +196,7 @@ func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, sub
 			return nil, invalid("", "invalid_value", "the request cannot be generated: %v", err)
 		}
 		if errors.Is(err, engine.ErrTooLong) {
-			return nil, s.contextExceeded(req, len(prompt), err)
+			return nil, s.contextExceeded(req.chatRequest, len(prompt), err)
 		}
 		return nil, fmt.Errorf("submit: %w", err)
 	}
@@ -202,23 +210,6 @@ func (s *Server) wantMetadata(req *chatRequest) bool {
 		return *req.IncludePerformance
 	}
 	return s.cfg.PerformanceMetadata
-}
-
-// samplingParams are the engine's sampling parameters for req, with
-// OpenAI's default temperature of 1.
-func samplingParams(req *chatRequest) sampling.Params {
-	sm := sampling.Params{Temperature: 1, TopK: req.TopK}
-	if req.Temperature != nil {
-		sm.Temperature = float32(*req.Temperature)
-	}
-	if req.TopP != nil {
-		sm.TopP, sm.HasTopP = float32(*req.TopP), true
-	}
-	if req.Seed != nil {
-		sm.Seed, sm.HasSeed = uint64(*req.Seed), true
-	}
-	req.Penalties.apply(&sm)
-	return sm
 }
 
 // maxTokens is the request's limit or, when absent, the rest of the

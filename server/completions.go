@@ -22,7 +22,10 @@ const maxLegacyLogprobs = 5
 // engine, the token loop, include_performance and the error shapes, is
 // chat's (generate).
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, parseCompletionRequest)
+	return s.generate(w, r, func(data []byte) (*chatRequest, wire, error) {
+		req, err := parseCompletionRequest(data)
+		return req, &openaiWire{}, err
+	})
 }
 
 func parseCompletionRequest(data []byte) (*chatRequest, error) {
@@ -134,7 +137,7 @@ func (s *Server) promptIDs(req *chatRequest) ([]int, error) {
 // contextExceeded is the 400 for a prompt that leaves no room to
 // generate: it states both numbers, as OpenAI's message does.
 func (s *Server) contextExceeded(req *chatRequest, promptLen int, cause error) *Error {
-	param := req.promptParam()
+	param := promptParam(req)
 	ctxLen := s.model.Model.Config.SeqLen
 	return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: param, Code: "context_length_exceeded",
 		Message: fmt.Sprintf("this model's maximum context length is %d tokens, but the prompt is %d tokens; at most %d prompt tokens leave room for one completion token",

@@ -244,7 +244,7 @@ func (x *exchange) constraintUse(finish string) *constraintUse {
 }
 
 // newConstraint is a choice's matcher, nil without a grammar.
-func (s *Server) newConstraint(req *chatRequest) *choiceConstraint {
+func (s *Server) newConstraint(req *job) *choiceConstraint {
 	if req.grammar == nil {
 		return nil
 	}

@@ -5,30 +5,41 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/internal/timing"
 	"github.com/kiln-ai/kiln/telemetry"
+	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
 // reply is the HTTP response of one generation request, which its
 // choices share (n > 1 runs one exchange per choice). Only the handler
-// goroutine touches it.
+// goroutine touches it. It is the response's output (choice.go).
 type reply struct {
-	w       http.ResponseWriter
-	r       *http.Request
-	sse     *sseWriter // nil unless streaming
-	wire    wire       // the request's wire format (wire.go)
-	id      string
-	created int64
+	response
+	w    http.ResponseWriter
+	r    *http.Request
+	sse  *sseWriter // nil unless streaming
+	wire wire       // the request's wire format (choice.go)
 
 	cancels  []context.CancelFunc // one per choice
 	cutOff   bool                 // the shutdown grace ended the generation (drain.go)
 	writeErr error
+}
+
+var _ output = (*reply)(nil)
+
+// job is a decoded request with what the server resolved for it before
+// it runs: the wire that answers it, the adapter and the grammar.
+type job struct {
+	*chatRequest
+	wire    wire
+	adapter *lora.Adapter   // what it runs with, resolved by generate (nil: base)
+	grammar *requestGrammar // the constraint's compiled grammar (constraint.go), nil for none
 }
 
 // cancel ends every choice's generation (the client went away, or the
@@ -41,17 +52,16 @@ func (p *reply) cancel() {
 
 // exchange is the state of one choice of a generation request from
 // submission to the end of its response. Only the handler goroutine
-// touches it.
+// touches it. Its choice is what the wire reads (choice.go).
 type exchange struct {
 	*reply
+	choice
 	s      *Server
-	req    *chatRequest
+	req    *job
 	treq   *telemetry.Request // also keeps the first and last token instants
-	index  int                // the choice's index
 	cancel context.CancelFunc // ends this choice's generation
 
 	received    time.Time
-	promptLen   int
 	metadata    bool // terminal performance metadata
 	events      bool // per-token kiln.token_timing events
 	captureText bool
@@ -62,33 +72,25 @@ type exchange struct {
 		Flush() string
 	}
 
-	text       strings.Builder   // the completion (non-streaming, or captured)
-	completion int               // tokens emitted to the client
-	stopHit    bool              // a stop sequence ended the completion
-	roleSent   bool              // the first chunk (with the role) was written
-	prefix     engine.PrefixUse  // what the prompt reused from the prefix cache (prefix.go), from the engine's result
-	logprobs   []tokenLogprob    // the emitted tokens' log probabilities, when asked (logprobs.go)
-	agent      *agentOut         // the tool-call parse of the text (toolstream.go), nil without tools
-	constr     *choiceConstraint // the choice's grammar matcher (constraint.go), nil without one
+	stopHit bool              // a stop sequence ended the completion
+	constr  *choiceConstraint // the choice's grammar matcher (constraint.go), nil without one
 
 	diag diagRecorder // the record's Latency diagnosis data (diagnosis.go)
-
-	// Set at the end (end): what the response reports.
-	finishReason string
-	perf         performance
 }
 
-func (s *Server) newReply(w http.ResponseWriter, r *http.Request, req *chatRequest) *reply {
-	return &reply{w: w, r: r, id: completionID(req), created: time.Now().Unix(), wire: newWire(req)}
+func (s *Server) newReply(w http.ResponseWriter, r *http.Request, req *job) *reply {
+	p := &reply{w: w, r: r, wire: req.wire}
+	p.response = response{id: completionID(req.chatRequest), created: time.Now().Unix(), model: s.modelID, out: p, vocab: s.tok}
+	return p
 }
 
-func (s *Server) newExchange(p *reply, req *chatRequest, treq *telemetry.Request, index int,
+func (s *Server) newExchange(p *reply, req *job, treq *telemetry.Request, index int,
 	cancel context.CancelFunc, received time.Time, promptLen int) *exchange {
 	x := &exchange{
-		reply: p, s: s, req: req, treq: treq, index: index, cancel: cancel,
+		reply: p, s: s, req: req, treq: treq, cancel: cancel,
+		choice:      choice{resp: &p.response, req: req.chatRequest, index: index, promptLen: promptLen},
 		received:    received,
-		promptLen:   promptLen,
-		metadata:    s.wantMetadata(req),
+		metadata:    s.wantMetadata(req.chatRequest),
 		events:      req.IncludePerformance != nil && *req.IncludePerformance,
 		stop:        stopMatcher{stops: req.Stop},
 		dec:         s.tok.NewDecoder(),
@@ -107,7 +109,7 @@ func (p *reply) run(xs []*exchange, streams []generation) error {
 			p.writeErr = err
 			p.cancel()
 		} else {
-			p.wire.open(xs[0])
+			p.wire.open(&xs[0].choice)
 		}
 	}
 	if len(xs) == 1 {
@@ -128,8 +130,12 @@ func (p *reply) run(xs []*exchange, streams []generation) error {
 		if !x.req.Stream {
 			return errCut
 		}
-		p.wire.cut(x)
+		p.wire.cut(&x.choice)
 		return nil
+	}
+	cs := make([]*choice, len(xs))
+	for i, x := range xs {
+		cs[i] = &x.choice
 	}
 	if !x.req.Stream {
 		for i, x := range xs {
@@ -137,9 +143,9 @@ func (p *reply) run(xs []*exchange, streams []generation) error {
 				return fmt.Errorf("generation failed: %w", errOr(res.Err))
 			}
 		}
-		return p.wire.whole(xs)
+		return p.wire.whole(cs)
 	}
-	p.wire.close(xs)
+	p.wire.close(cs)
 	return nil // a failed write means the client left; nothing to report to it
 }
 
@@ -175,9 +181,34 @@ func (x *exchange) end(res engine.Result) {
 	totalMs := msSince(x.received, ended)
 	x.s.recent.add(x.record(finish, ended, totalMs, sum))
 	x.finishReason = finish
+	x.stopSeq = x.stop.hit
 	if x.metadata {
 		x.perf = x.performance(finish, totalMs, sum)
 	}
+}
+
+// performance builds the object at the request's end; totalMs is receipt
+// to end.
+func (x *exchange) performance(finish string, totalMs float64, sum latency.Summary) performance {
+	p := performance{
+		ok:               true,
+		latency:          sum,
+		promptTokens:     x.promptLen,
+		completionTokens: x.completion,
+		ttftMs:           sum.TTFTMs,
+		totalLatencyMs:   totalMs,
+		finishReason:     finish,
+		adapterUsed:      lora.Name(x.req.adapter),
+		prefix:           x.prefix,
+		constraint:       x.constraintUse(finish),
+	}
+	// Decode throughput over the gaps: tokens after the first per second
+	// between the first and the last token; null without a gap.
+	first, last := x.treq.TokenReady()
+	if d := last.Sub(first); x.completion > 1 && d > 0 {
+		p.decodeTokensPerSec = latency.Float(float64(x.completion-1) / d.Seconds())
+	}
+	return p
 }
 
 func errOr(err error) error {

@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/sampling"
 )
 
@@ -22,65 +21,50 @@ type tokenLogprob struct {
 	offset  int // the byte offset of the token's text in the choice's (legacy text_offset)
 }
 
-// logprob records tok's entry when the request asked for log
-// probabilities and tok is text; it returns the entry (nil otherwise).
-func (x *exchange) logprob(tok *engine.Token) *tokenLogprob {
-	if !x.req.Agent.Logprobs || x.s.tok.IsSpecial(tok.ID) {
-		return nil
-	}
-	off := 0
-	if n := len(x.logprobs); n > 0 {
-		last := &x.logprobs[n-1]
-		off = last.offset + len(x.s.tok.Piece(last.id))
-	}
-	x.logprobs = append(x.logprobs, tokenLogprob{id: tok.ID, logprob: tok.Logprob, top: tok.TopLogprobs, offset: off})
-	return &x.logprobs[len(x.logprobs)-1]
-}
-
 // appendChatLogprobs appends a chunk's logprobs: null, or the object with
 // the one token's entry.
-func (x *exchange) appendChatLogprobs(b []byte, lp *tokenLogprob) []byte {
+func (c *choice) appendChatLogprobs(b []byte, lp *tokenLogprob) []byte {
 	if lp == nil {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"content":[`...)
-	b = x.appendLogprobEntry(b, lp)
+	b = c.appendLogprobEntry(b, lp)
 	return append(b, `],"refusal":null}`...)
 }
 
 // appendChatLogprobsList appends a whole choice's logprobs: null when not
 // asked, else every text token's entry.
-func (x *exchange) appendChatLogprobsList(b []byte) []byte {
-	if !x.req.Agent.Logprobs {
+func (c *choice) appendChatLogprobsList(b []byte) []byte {
+	if !c.req.Agent.Logprobs {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"content":[`...)
-	for i := range x.logprobs {
+	for i := range c.logprobs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = x.appendLogprobEntry(b, &x.logprobs[i])
+		b = c.appendLogprobEntry(b, &c.logprobs[i])
 	}
 	return append(b, `],"refusal":null}`...)
 }
 
 // appendLogprobEntry appends {"token","logprob","bytes","top_logprobs"}.
-func (x *exchange) appendLogprobEntry(b []byte, lp *tokenLogprob) []byte {
-	b = x.appendTokenFields(b, lp.id, lp.logprob)
+func (c *choice) appendLogprobEntry(b []byte, lp *tokenLogprob) []byte {
+	b = c.appendTokenFields(b, lp.id, lp.logprob)
 	b = append(b, `,"top_logprobs":[`...)
 	for i, t := range lp.top {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = x.appendTokenFields(b, t.ID, t.Logprob)
+		b = c.appendTokenFields(b, t.ID, t.Logprob)
 		b = append(b, '}')
 	}
 	return append(b, "]}"...)
 }
 
 // appendTokenFields appends an unclosed {"token","logprob","bytes"}.
-func (x *exchange) appendTokenFields(b []byte, id int, logprob float32) []byte {
-	piece := x.s.tok.Piece(id)
+func (c *choice) appendTokenFields(b []byte, id int, logprob float32) []byte {
+	piece := c.resp.vocab.Piece(id)
 	b = append(b, `{"token":`...)
 	b = appendJSONString(b, piece)
 	b = append(b, `,"logprob":`...)
@@ -109,8 +93,8 @@ func appendLogprob(b []byte, v float32) []byte {
 // asked, else the legacy object of parallel arrays (tokens,
 // token_logprobs, top_logprobs as token-to-logprob maps, and each token's
 // byte offset in the choice's text).
-func (x *exchange) appendLegacyLogprobs(b []byte, lps []tokenLogprob) []byte {
-	if !x.req.Agent.Logprobs {
+func (c *choice) appendLegacyLogprobs(b []byte, lps []tokenLogprob) []byte {
+	if !c.req.Agent.Logprobs {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"tokens":[`...)
@@ -118,7 +102,7 @@ func (x *exchange) appendLegacyLogprobs(b []byte, lps []tokenLogprob) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, x.s.tok.Piece(lp.id))
+		b = appendJSONString(b, c.resp.vocab.Piece(lp.id))
 	}
 	b = append(b, `],"token_logprobs":[`...)
 	for i, lp := range lps {
@@ -128,7 +112,7 @@ func (x *exchange) appendLegacyLogprobs(b []byte, lps []tokenLogprob) []byte {
 		b = appendLogprob(b, lp.logprob)
 	}
 	b = append(b, `],"top_logprobs":`...)
-	if x.req.Agent.TopLogprobs == 0 {
+	if c.req.Agent.TopLogprobs == 0 {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')
@@ -141,7 +125,7 @@ func (x *exchange) appendLegacyLogprobs(b []byte, lps []tokenLogprob) []byte {
 				if j > 0 {
 					b = append(b, ',')
 				}
-				b = appendJSONString(b, x.s.tok.Piece(t.ID))
+				b = appendJSONString(b, c.resp.vocab.Piece(t.ID))
 				b = append(b, ':')
 				b = appendLogprob(b, t.Logprob)
 			}

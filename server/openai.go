@@ -3,6 +3,8 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+
+	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
 // The OpenAI wire format of a chat completion: the chat.completion.chunk
@@ -18,50 +20,50 @@ func newID(prefix string) string {
 }
 
 // appendPieceChunk appends a token's chat chunk whose delta is pc: the
-// content alone, or with tools the parser's pieces (toolstream.go).
-func (x *exchange) appendPieceChunk(b []byte, pc *piece, lp *tokenLogprob) []byte {
-	b = x.appendChunkHead(b)
-	b = x.appendChoiceIndex(b, `"choices":[{"index":`)
+// content alone, or with tools the parser's pieces (toolstream.go); role
+// adds the assistant's role, which the choice's first chunk carries.
+func (c *choice) appendPieceChunk(b []byte, role bool, pc *piece, lp *tokenLogprob) []byte {
+	b = c.appendChunkHead(b)
+	b = c.appendChoiceIndex(b, `"choices":[{"index":`)
 	b = append(b, `,"delta":`...)
-	b = appendDelta(b, !x.roleSent, pc)
-	x.roleSent = true
+	b = appendDelta(b, role, pc)
 	b = append(b, `,"logprobs":`...)
-	b = x.appendChatLogprobs(b, lp)
+	b = c.appendChatLogprobs(b, lp)
 	b = append(b, `,"finish_reason":null}]`...)
-	return x.appendChunkTail(b)
+	return c.appendChunkTail(b)
 }
 
 // appendChoiceIndex appends prefix and the choice's index.
-func (x *exchange) appendChoiceIndex(b []byte, prefix string) []byte {
+func (c *choice) appendChoiceIndex(b []byte, prefix string) []byte {
 	b = append(b, prefix...)
-	return appendInt(b, int64(x.index))
+	return appendInt(b, int64(c.index))
 }
 
 // appendHead opens a completion object of the given type: its id, object,
 // created, model and system_fingerprint, then a comma.
-func (x *exchange) appendHead(b []byte, object string) []byte {
+func (c *choice) appendHead(b []byte, object string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, x.id)
+	b = appendJSONString(b, c.resp.id)
 	b = append(b, `,"object":"`...)
 	b = append(b, object...)
 	b = append(b, `","created":`...)
-	b = appendInt(b, x.created)
+	b = appendInt(b, c.resp.created)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, x.s.modelID)
+	b = appendJSONString(b, c.resp.model)
 	return append(b, `,"system_fingerprint":null,`...)
 }
 
-func (x *exchange) appendChunkHead(b []byte) []byte {
-	if x.req.Legacy {
-		return x.appendHead(b, textCompletionObject)
+func (c *choice) appendChunkHead(b []byte) []byte {
+	if c.req.Legacy {
+		return c.appendHead(b, textCompletionObject)
 	}
-	return x.appendHead(b, "chat.completion.chunk")
+	return c.appendHead(b, "chat.completion.chunk")
 }
 
 // appendChunkTail closes a chunk; with include_usage every chunk carries
 // "usage":null except the final usage chunk, as OpenAI's do.
-func (x *exchange) appendChunkTail(b []byte) []byte {
-	if x.req.IncludeUsage {
+func (c *choice) appendChunkTail(b []byte) []byte {
+	if c.req.IncludeUsage {
 		b = append(b, `,"usage":null`...)
 	}
 	return append(b, '}')
@@ -69,82 +71,82 @@ func (x *exchange) appendChunkTail(b []byte) []byte {
 
 // endStream writes each choice's terminal chunk (finish_reason, and its
 // metadata when it applies), the usage chunk when asked, and [DONE].
-func endStream(xs []*exchange) {
-	p := xs[0].reply
-	for _, x := range xs {
-		p.write(x.appendTerminal)
+func endStream(cs []*choice) {
+	out := cs[0].resp.out
+	for _, c := range cs {
+		out.write(c.appendTerminal)
 	}
-	if x := xs[0]; x.req.IncludeUsage {
-		p.write(func(b []byte) []byte {
-			b = x.appendChunkHead(b)
+	if c := cs[0]; c.req.IncludeUsage {
+		out.write(func(b []byte) []byte {
+			b = c.appendChunkHead(b)
 			b = append(b, `"choices":[],"usage":`...)
-			b = appendUsage(b, xs)
+			b = appendUsage(b, cs)
 			return append(b, '}')
 		})
 	}
-	p.done()
+	out.done()
 }
 
 // appendTerminal appends the choice's terminal chunk.
-func (x *exchange) appendTerminal(b []byte) []byte {
-	b = x.appendChunkHead(b)
-	if x.req.Legacy {
+func (c *choice) appendTerminal(b []byte) []byte {
+	b = c.appendChunkHead(b)
+	if c.req.Legacy {
 		b = append(b, `"choices":[`...)
-		b = x.appendTextChoice(b, "", x.finishReason, nil)
+		b = c.appendTextChoice(b, "", c.finishReason, nil)
 		b = append(b, ']')
 	} else {
-		b = x.appendChoiceIndex(b, `"choices":[{"index":`)
+		b = c.appendChoiceIndex(b, `"choices":[{"index":`)
 		b = append(b, `,"delta":{},"logprobs":null,"finish_reason":`...)
-		b = appendJSONString(b, x.finishReason)
+		b = appendJSONString(b, c.finishReason)
 		b = append(b, `}]`...)
 	}
-	if x.req.IncludeUsage {
+	if c.req.IncludeUsage {
 		b = append(b, `,"usage":null`...)
 	}
-	b = x.perf.appendMetadata(b)
+	b = c.perf.appendMetadata(b)
 	return append(b, '}')
 }
 
 // appendUsage appends the usage object: the prompt once, the completion
 // tokens of every choice, and what the prompt reused from the prefix
 // cache.
-func appendUsage(b []byte, xs []*exchange) []byte {
+func appendUsage(b []byte, cs []*choice) []byte {
 	completion := 0
-	for _, x := range xs {
-		completion += x.completion
+	for _, c := range cs {
+		completion += c.completion
 	}
 	b = append(b, `{"prompt_tokens":`...)
-	b = appendInt(b, int64(xs[0].promptLen))
+	b = appendInt(b, int64(cs[0].promptLen))
 	b = append(b, `,"completion_tokens":`...)
 	b = appendInt(b, int64(completion))
 	b = append(b, `,"total_tokens":`...)
-	b = appendInt(b, int64(xs[0].promptLen+completion))
-	b = appendPromptTokensDetails(b, xs[0].prefix)
+	b = appendInt(b, int64(cs[0].promptLen+completion))
+	b = appendPromptTokensDetails(b, cs[0].prefix)
 	return append(b, '}')
 }
 
 // writeCompletion writes the non-streaming chat.completion (or
 // text_completion) with every choice.
-func writeCompletion(xs []*exchange) error {
-	x := xs[0]
+func writeCompletion(cs []*choice) error {
+	c := cs[0]
 	size := 512
-	for _, c := range xs {
+	for _, c := range cs {
 		size += c.text.Len() + 256*len(c.logprobs)
 	}
 	b := make([]byte, 0, size)
-	if x.req.Legacy {
-		b = x.appendHead(b, textCompletionObject)
+	if c.req.Legacy {
+		b = c.appendHead(b, textCompletionObject)
 		b = append(b, `"choices":[`...)
-		for i, c := range xs {
+		for i, c := range cs {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = c.appendTextChoice(b, c.text.String(), c.finishReason, c.logprobs)
 		}
 	} else {
-		b = x.appendHead(b, "chat.completion")
+		b = c.appendHead(b, "chat.completion")
 		b = append(b, `"choices":[`...)
-		for i, c := range xs {
+		for i, c := range cs {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -152,51 +154,86 @@ func writeCompletion(xs []*exchange) error {
 		}
 	}
 	b = append(b, `],"usage":`...)
-	b = appendUsage(b, xs)
-	b = appendChoicesMetadata(b, xs)
+	b = appendUsage(b, cs)
+	b = appendChoicesMetadata(b, cs)
 	b = append(b, "}\n"...)
-	return x.writeWhole(b)
+	return c.resp.out.writeWhole(b)
 }
 
 // appendMessageChoice appends one choice of a chat.completion.
-func (x *exchange) appendMessageChoice(b []byte) []byte {
-	b = x.appendChoiceIndex(b, `{"index":`)
+func (c *choice) appendMessageChoice(b []byte) []byte {
+	b = c.appendChoiceIndex(b, `{"index":`)
 	b = append(b, `,"message":`...)
-	if x.agent != nil {
-		b = x.agent.appendMessage(b)
+	if c.agent != nil {
+		b = appendAgentMessage(b, c.agent)
 	} else {
 		b = append(b, `{"role":"assistant","content":`...)
-		b = appendJSONString(b, x.text.String())
+		b = appendJSONString(b, c.text.String())
 		b = append(b, `,"refusal":null}`...)
 	}
 	b = append(b, `,"logprobs":`...)
-	b = x.appendChatLogprobsList(b)
+	b = c.appendChatLogprobsList(b)
 	b = append(b, `,"finish_reason":`...)
-	b = appendJSONString(b, x.finishReason)
+	b = appendJSONString(b, c.finishReason)
 	return append(b, '}')
 }
 
 // appendChoicesMetadata appends the metadata of a whole response:
 // metadata.performance is the first choice's (the only one unless n > 1),
 // and with n > 1 metadata.choices lists each choice's.
-func appendChoicesMetadata(b []byte, xs []*exchange) []byte {
-	if !xs[0].perf.ok {
+func appendChoicesMetadata(b []byte, cs []*choice) []byte {
+	if !cs[0].perf.ok {
 		return b
 	}
 	b = append(b, `,"metadata":{"performance":`...)
-	b = xs[0].perf.appendJSON(b)
-	if len(xs) > 1 {
+	b = cs[0].perf.appendJSON(b)
+	if len(cs) > 1 {
 		b = append(b, `,"choices":[`...)
-		for i, x := range xs {
+		for i, c := range cs {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = x.appendChoiceIndex(b, `{"index":`)
+			b = c.appendChoiceIndex(b, `{"index":`)
 			b = append(b, `,"performance":`...)
-			b = x.perf.appendJSON(b)
+			b = c.perf.appendJSON(b)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
 	return append(b, '}')
+}
+
+// openaiWire is the OpenAI format of chat and legacy completions
+// (openai.go, openai_completions.go). It keeps, per choice, whether the
+// choice's first chunk (the one with the role) was written.
+type openaiWire struct {
+	roleSent []bool
+}
+
+func (*openaiWire) open(*choice) {}
+
+func (w *openaiWire) piece(c *choice, pc *piece, lp *tokenLogprob) {
+	if c.req.Legacy {
+		c.resp.out.write(func(b []byte) []byte { return c.appendTextChunk(b, pc.content, lp) })
+		return
+	}
+	for len(w.roleSent) <= c.index {
+		w.roleSent = append(w.roleSent, false)
+	}
+	role := !w.roleSent[c.index]
+	w.roleSent[c.index] = true
+	c.resp.out.write(func(b []byte) []byte { return c.appendPieceChunk(b, role, pc, lp) })
+}
+
+// timing writes the event as its own data line, right after the token's
+// chunk: the events pair with the chunks one to one.
+func (*openaiWire) timing(c *choice, ev *latency.TokenEvent) { c.resp.out.write(ev.AppendJSON) }
+
+func (*openaiWire) close(cs []*choice) { endStream(cs) }
+
+func (*openaiWire) whole(cs []*choice) error { return writeCompletion(cs) }
+
+func (*openaiWire) cut(c *choice) {
+	c.resp.out.write(func(b []byte) []byte { return appendErrorObject(b, errCut) })
+	c.resp.out.done()
 }

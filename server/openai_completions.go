@@ -9,33 +9,26 @@ package server
 
 const textCompletionObject = "text_completion"
 
-// completionID is the response id: chatcmpl-… for chat, cmpl-… for a
-// legacy completion, resp_… for Responses, msg_… for Messages, as their
-// APIs name them.
-func completionID(req *chatRequest) string { return newID(idPrefixes[req.api]) }
-
-var idPrefixes = [...]string{apiChat: "chatcmpl-", apiCompletions: "cmpl-", apiResponses: "resp_", apiMessages: "msg_"}
-
 // appendTextChunk appends one streamed text_completion carrying content.
-func (x *exchange) appendTextChunk(b []byte, content string, lp *tokenLogprob) []byte {
-	b = x.appendHead(b, textCompletionObject)
+func (c *choice) appendTextChunk(b []byte, content string, lp *tokenLogprob) []byte {
+	b = c.appendHead(b, textCompletionObject)
 	var lps []tokenLogprob
 	if lp != nil {
 		lps = []tokenLogprob{*lp}
 	}
 	b = append(b, `"choices":[`...)
-	b = x.appendTextChoice(b, content, "", lps)
+	b = c.appendTextChoice(b, content, "", lps)
 	b = append(b, ']')
-	return x.appendChunkTail(b)
+	return c.appendChunkTail(b)
 }
 
 // appendTextChoice appends one text choice; an empty finish is null.
-func (x *exchange) appendTextChoice(b []byte, text, finish string, lps []tokenLogprob) []byte {
+func (c *choice) appendTextChoice(b []byte, text, finish string, lps []tokenLogprob) []byte {
 	b = append(b, `{"text":`...)
 	b = appendJSONString(b, text)
-	b = x.appendChoiceIndex(b, `,"index":`)
+	b = c.appendChoiceIndex(b, `,"index":`)
 	b = append(b, `,"logprobs":`...)
-	b = x.appendLegacyLogprobs(b, lps)
+	b = c.appendLegacyLogprobs(b, lps)
 	b = append(b, `,"finish_reason":`...)
 	b = appendNullableString(b, finish)
 	return append(b, '}')

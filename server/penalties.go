@@ -82,6 +82,23 @@ func (p penaltyParams) apply(sm *sampling.Params) {
 	sm.LogitBias = p.LogitBias
 }
 
+// samplingParams are the engine's sampling parameters for req, with
+// OpenAI's default temperature of 1.
+func samplingParams(req *chatRequest) sampling.Params {
+	sm := sampling.Params{Temperature: 1, TopK: req.TopK}
+	if req.Temperature != nil {
+		sm.Temperature = float32(*req.Temperature)
+	}
+	if req.TopP != nil {
+		sm.TopP, sm.HasTopP = float32(*req.TopP), true
+	}
+	if req.Seed != nil {
+		sm.Seed, sm.HasSeed = uint64(*req.Seed), true
+	}
+	req.Penalties.apply(&sm)
+	return sm
+}
+
 // validateSampling checks req's sampling parameters against the ranges of
 // sampling.Params.Validate, with the ids of logit_bias against vocab when
 // it is known (> 0). fields, when the request is being decoded, tell which

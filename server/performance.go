@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/kiln-ai/kiln/engine"
-	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -21,30 +20,6 @@ type performance struct {
 	adapterUsed        string
 	prefix             engine.PrefixUse
 	constraint         *constraintUse // nil: no constraint
-}
-
-// performance builds the object at the request's end; totalMs is receipt
-// to end.
-func (x *exchange) performance(finish string, totalMs float64, sum latency.Summary) performance {
-	p := performance{
-		ok:               true,
-		latency:          sum,
-		promptTokens:     x.promptLen,
-		completionTokens: x.completion,
-		ttftMs:           sum.TTFTMs,
-		totalLatencyMs:   totalMs,
-		finishReason:     finish,
-		adapterUsed:      lora.Name(x.req.adapter),
-		prefix:           x.prefix,
-		constraint:       x.constraintUse(finish),
-	}
-	// Decode throughput over the gaps: tokens after the first per second
-	// between the first and the last token; null without a gap.
-	first, last := x.treq.TokenReady()
-	if d := last.Sub(first); x.completion > 1 && d > 0 {
-		p.decodeTokensPerSec = latency.Float(float64(x.completion-1) / d.Seconds())
-	}
-	return p
 }
 
 // appendMetadata appends `,"metadata":{"performance":...}` when the

@@ -49,10 +49,10 @@ func (s *Server) encodePrompt(req *chatRequest) ([]int, error) {
 		return nil, invalid(ie.Param, "invalid_value", "'%s' must be a JSON object: %v", ie.Param, ie.Err)
 	}
 	if err != nil {
-		return nil, invalid(req.promptParam(), "invalid_value", "the messages cannot be rendered with the model's chat template: %v", err)
+		return nil, invalid(promptParam(req), "invalid_value", "the messages cannot be rendered with the model's chat template: %v", err)
 	}
 	if len(ids) == 0 {
-		return nil, invalid(req.promptParam(), "invalid_value", "the messages produce an empty prompt")
+		return nil, invalid(promptParam(req), "invalid_value", "the messages produce an empty prompt")
 	}
 	return ids, nil
 }

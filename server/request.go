@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kiln-ai/kiln/engine/lora"
 	"io"
-	"math"
 )
 
 // chatRequest is a validated POST /v1/chat/completions body. Optional
@@ -30,18 +28,14 @@ type chatRequest struct {
 	// (adapter_request.go).
 	AdapterGiven bool
 	Adapter      string
-	adapter      *lora.Adapter   // what it runs with, resolved by generate (nil: base)
-	grammar      *requestGrammar // the constraint's compiled grammar (constraint.go), nil for none
 	Penalties    penaltyParams
 	// Legacy marks a POST /v1/completions request (completions.go): Prompt
 	// is its text, Messages is empty, and the response is a
 	// text_completion.
 	Legacy bool
 	Prompt string
-	// api is the wire format the request came in (wire.go).
+	// api is the wire format the request came in (choice.go).
 	api api
-	// Responses holds what a Responses request adds (responses_request.go).
-	Responses *responsesCall
 	// Agent holds tools, tool_choice, response_format, logprobs and n
 	// (agent_request.go).
 	Agent agentFields
@@ -72,34 +66,6 @@ const (
 	maxStopSequences = 4
 	maxStopLen       = 256
 )
-
-// parseChatRequest validates a chat completion body (read whole by the
-// body middleware, body.go). Unknown fields are accepted and ignored, as
-// OpenAI does; a known field of the wrong type or out of range is a 400
-// naming the field.
-func parseChatRequest(data []byte) (*chatRequest, error) {
-	fields, err := decodeObject(data)
-	if err != nil {
-		return nil, err
-	}
-	req := &chatRequest{}
-	if req.Model, err = requiredString(fields, "model"); err != nil {
-		return nil, err
-	}
-	if req.Messages, err = decodeMessages(fields["messages"]); err != nil {
-		return nil, err
-	}
-	if err := decodeOptions(fields, req); err != nil {
-		return nil, err
-	}
-	if req.Agent, err = decodeAgentFields(fields); err != nil {
-		return nil, err
-	}
-	if req.TemplateKwargs, err = decodeTemplateKwargs(fields["chat_template_kwargs"]); err != nil {
-		return nil, err
-	}
-	return req, nil
-}
 
 // Limits of chat_template_kwargs.
 const maxTemplateKwargs = 32
@@ -141,34 +107,6 @@ func (req *chatRequest) setThinking(on bool) {
 		req.TemplateKwargs = map[string]any{}
 	}
 	req.TemplateKwargs["enable_thinking"] = on
-}
-
-// decodeOptions reads the fields chat and legacy completions share: the
-// limits, sampling, stop sequences, n, streaming, user and
-// include_performance.
-func decodeOptions(fields map[string]json.RawMessage, req *chatRequest) error {
-	var err error
-	if err := decodeMaxTokens(fields, req); err != nil {
-		return err
-	}
-	if err := decodeSampling(fields, req); err != nil {
-		return err
-	}
-	if req.Stop, err = decodeStop("stop", fields["stop"]); err != nil {
-		return err
-	}
-	if err := decodeStreaming(fields, req); err != nil {
-		return err
-	}
-	if err := decodeStreamOptions(fields["stream_options"], req); err != nil {
-		return err
-	}
-	if u, err := optionalString(fields, "user"); err != nil {
-		return err
-	} else if u != nil {
-		req.User = *u
-	}
-	return decodeAdapter(fields, req)
 }
 
 // decodeStreaming reads stream and include_performance, which every API
@@ -259,25 +197,6 @@ func decodeSamplingFields(fields map[string]json.RawMessage, req *chatRequest) e
 	return nil
 }
 
-func decodeMaxTokens(fields map[string]json.RawMessage, req *chatRequest) error {
-	// max_completion_tokens is the current name; max_tokens the deprecated
-	// one. When both are given the current one wins; both are validated.
-	for _, key := range []string{"max_tokens", "max_completion_tokens"} {
-		v, err := optionalInt(fields, key)
-		if err != nil {
-			return err
-		}
-		if v == nil {
-			continue
-		}
-		if *v < 1 {
-			return invalid(key, "invalid_value", "'%s' must be at least 1, got %d", key, *v)
-		}
-		req.MaxTokens = int(min(*v, math.MaxInt32))
-	}
-	return nil
-}
-
 // decodeStop reads stop sequences: chat's stop (a string or an array),
 // or the array Messages calls stop_sequences (param).
 func decodeStop(param string, raw json.RawMessage) ([]string, error) {
@@ -316,25 +235,4 @@ func decodeStop(param string, raw json.RawMessage) ([]string, error) {
 		stops = append(stops, s)
 	}
 	return stops, nil
-}
-
-func decodeStreamOptions(raw json.RawMessage, req *chatRequest) error {
-	if isNull(raw) {
-		return nil
-	}
-	var opts map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &opts); err != nil || opts == nil {
-		return wrongType("stream_options", "an object", raw)
-	}
-	if !req.Stream {
-		return invalid("stream_options", "invalid_value", "'stream_options' is only allowed when 'stream' is true")
-	}
-	v, err := optionalBool(opts, "include_usage")
-	if err != nil {
-		return withParam(err, "stream_options.include_usage")
-	}
-	if v != nil {
-		req.IncludeUsage = *v
-	}
-	return nil
 }

@@ -10,26 +10,26 @@ import (
 
 // whole writes the response of a request that was not streamed
 // (outlineOf gives its items).
-func (w *responsesWire) whole(xs []*exchange) error {
-	x := xs[0]
-	w.out = *outlineOf(x)
+func (w *responsesWire) whole(cs []*choice) error {
+	c := cs[0]
+	w.out = *outlineOf(c)
 	for _, it := range w.out.items {
 		it.id = newID(itemPrefixes[it.kind])
 	}
-	b := w.appendResponse(make([]byte, 0, 1024+x.text.Len()), x, w.out.items, true)
+	b := w.appendResponse(make([]byte, 0, 1024+c.text.Len()), c, w.out.items, true)
 	b = append(b, '\n')
-	w.keep(x)
-	return x.writeWhole(b)
+	w.keep(c)
+	return c.resp.out.writeWhole(b)
 }
 
 // keep stores the response for previous_response_id and item_reference
 // when the request said store (OpenAI's default) and it completed.
-func (w *responsesWire) keep(x *exchange) {
-	rc := x.req.Responses
-	if !rc.store || responseStatus(x.finishReason) == "failed" {
+func (w *responsesWire) keep(c *choice) {
+	rc := w.call
+	if !rc.store || responseStatus(c.finishReason) == "failed" {
 		return
 	}
-	conv := append([]chatMessage(nil), rc.conversation(x.req.Messages)...)
+	conv := append([]chatMessage(nil), rc.conversation(c.req.Messages)...)
 	items := map[string][]chatMessage{}
 	answer := chatMessage{Role: "assistant"}
 	for _, it := range w.out.items {
@@ -44,28 +44,28 @@ func (w *responsesWire) keep(x *exchange) {
 		}
 	}
 	answer.ContentNull = answer.Content == "" && len(answer.ToolCalls) > 0
-	body := append(w.appendResponse(nil, x, w.out.items, true), '\n')
-	x.s.stored.put(x.id, body, append(conv, answer), items)
+	body := append(w.appendResponse(nil, c, w.out.items, true), '\n')
+	w.store.put(c.resp.id, body, append(conv, answer), items)
 }
 
 // appendResponse appends the response object: in progress (final false:
 // no output, no usage) or at its end.
-func (w *responsesWire) appendResponse(b []byte, x *exchange, items []*outItem, final bool) []byte {
-	rc := x.req.Responses
+func (w *responsesWire) appendResponse(b []byte, c *choice, items []*outItem, final bool) []byte {
+	rc := w.call
 	status := "in_progress"
 	if final {
-		status = responseStatus(x.finishReason)
+		status = responseStatus(c.finishReason)
 	}
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, x.id)
+	b = appendJSONString(b, c.resp.id)
 	b = append(b, `,"object":"response","created_at":`...)
-	b = appendInt(b, x.created)
+	b = appendInt(b, c.resp.created)
 	b = append(b, `,"status":"`...)
 	b = append(b, status...)
 	b = append(b, `","error":`...)
 	if status == "failed" {
 		b = append(b, `{"code":"server_error","message":`...)
-		b = appendJSONString(b, "the generation ended early: "+x.finishReason)
+		b = appendJSONString(b, "the generation ended early: "+c.finishReason)
 		b = append(b, '}')
 	} else {
 		b = append(b, "null"...)
@@ -83,40 +83,40 @@ func (w *responsesWire) appendResponse(b []byte, x *exchange, items []*outItem, 
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"max_output_tokens":`...)
-	b = appendNullableInt(b, x.req.MaxTokens) // 0: max_output_tokens was not given
+	b = appendNullableInt(b, c.req.MaxTokens) // 0: max_output_tokens was not given
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, x.s.modelID)
+	b = appendJSONString(b, c.resp.model)
 	b = append(b, `,"output":[`...)
 	for i, it := range items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = x.appendItem(b, it, "completed")
+		b = c.appendItem(b, it, "completed")
 	}
 	b = append(b, `],"parallel_tool_calls":`...)
-	b = strconv.AppendBool(b, x.req.Agent.Parallel)
+	b = strconv.AppendBool(b, c.req.Agent.Parallel)
 	b = append(b, `,"previous_response_id":`...)
 	b = appendNullableString(b, rc.previous)
 	b = append(b, `,"reasoning":{"effort":null,"summary":null},"store":`...)
 	b = strconv.AppendBool(b, rc.store)
-	b = w.appendSettings(b, x)
+	b = w.appendSettings(b, c)
 	b = append(b, `,"truncation":"disabled","usage":`...)
 	if final {
-		b = appendResponsesUsage(b, x)
+		b = appendResponsesUsage(b, c)
 	} else {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"user":`...)
-	b = appendNullableString(b, x.req.User)
+	b = appendNullableString(b, c.req.User)
 	b = append(b, `,"metadata":`...)
-	b = appendResponsesMetadata(b, rc.metadata, x, final)
+	b = appendResponsesMetadata(b, rc.metadata, c, final)
 	return append(b, '}')
 }
 
 // appendSettings appends temperature, text, tool_choice, tools and
 // top_p as the request set them (OpenAI's defaults otherwise).
-func (w *responsesWire) appendSettings(b []byte, x *exchange) []byte {
-	req := x.req
+func (w *responsesWire) appendSettings(b []byte, c *choice) []byte {
+	req := c.req
 	b = append(b, `,"temperature":`...)
 	b = appendOptFloat(b, req.Temperature, 1)
 	b = append(b, `,"text":{"format":`...)
@@ -170,7 +170,7 @@ func (w *responsesWire) appendSettings(b []byte, x *exchange) []byte {
 }
 
 // appendItem appends one output item.
-func (x *exchange) appendItem(b []byte, it *outItem, status string) []byte {
+func (c *choice) appendItem(b []byte, it *outItem, status string) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, it.id)
 	b = append(b, `,"type":"`...)
@@ -182,7 +182,7 @@ func (x *exchange) appendItem(b []byte, it *outItem, status string) []byte {
 		b = append(b, status...)
 		b = append(b, `","role":"assistant","content":[`...)
 		if status == "completed" {
-			b = x.appendTextPart(b, it)
+			b = c.appendTextPart(b, it)
 		}
 		b = append(b, ']')
 	case itemCall:
@@ -211,22 +211,22 @@ func (x *exchange) appendItem(b []byte, it *outItem, status string) []byte {
 }
 
 // appendTextPart appends a message's output_text part.
-func (x *exchange) appendTextPart(b []byte, it *outItem) []byte {
+func (c *choice) appendTextPart(b []byte, it *outItem) []byte {
 	b = append(b, `{"type":"output_text","text":`...)
 	b = appendJSONString(b, it.text.String())
 	b = append(b, `,"annotations":[],"logprobs":`...)
-	b = x.appendLogprobArray(b, it.lps)
+	b = c.appendLogprobArray(b, it.lps)
 	return append(b, '}')
 }
 
 // appendLogprobArray appends the entries of lps ([] when not asked).
-func (x *exchange) appendLogprobArray(b []byte, lps []tokenLogprob) []byte {
+func (c *choice) appendLogprobArray(b []byte, lps []tokenLogprob) []byte {
 	b = append(b, '[')
 	for i := range lps {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = x.appendLogprobEntry(b, &lps[i])
+		b = c.appendLogprobEntry(b, &lps[i])
 	}
 	return append(b, ']')
 }
@@ -250,28 +250,28 @@ func (w *responsesWire) appendOutputIndex(b []byte, it *outItem) []byte {
 
 // appendResponsesUsage appends usage: the prompt's tokens with what the
 // prefix cache gave, and the output's.
-func appendResponsesUsage(b []byte, x *exchange) []byte {
+func appendResponsesUsage(b []byte, c *choice) []byte {
 	b = append(b, `{"input_tokens":`...)
-	b = appendInt(b, int64(x.promptLen))
+	b = appendInt(b, int64(c.promptLen))
 	b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
-	b = appendInt(b, int64(x.prefix.Cached))
+	b = appendInt(b, int64(c.prefix.Cached))
 	b = append(b, `},"output_tokens":`...)
-	b = appendInt(b, int64(x.completion))
+	b = appendInt(b, int64(c.completion))
 	b = append(b, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
-	b = appendInt(b, int64(x.promptLen+x.completion))
+	b = appendInt(b, int64(c.promptLen+c.completion))
 	return append(b, '}')
 }
 
 // appendResponsesMetadata appends the request's metadata and, at the end
 // when the performance object applies, metadata.performance.
-func appendResponsesMetadata(b []byte, md map[string]string, x *exchange, final bool) []byte {
+func appendResponsesMetadata(b []byte, md map[string]string, c *choice, final bool) []byte {
 	keys := make([]string, 0, len(md))
 	for k := range md {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	b = append(b, '{')
-	perf := final && x.perf.ok
+	perf := final && c.perf.ok
 	n := 0
 	for _, k := range keys {
 		if perf && k == "performance" {
@@ -290,7 +290,7 @@ func appendResponsesMetadata(b []byte, md map[string]string, x *exchange, final 
 			b = append(b, ',')
 		}
 		b = append(b, `"performance":`...)
-		b = x.perf.appendJSON(b)
+		b = c.perf.appendJSON(b)
 	}
 	return append(b, '}')
 }

@@ -46,7 +46,10 @@ func (rc *responsesCall) conversation(msgs []chatMessage) []chatMessage {
 
 // responses serves POST /v1/responses.
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, s.parseResponsesRequest)
+	return s.generate(w, r, func(data []byte) (*chatRequest, wire, error) {
+		req, call, err := parseResponsesRequest(data, s.stored)
+		return req, &responsesWire{call: call, store: s.stored}, err
+	})
 }
 
 // getResponse serves GET /v1/responses/{id}: a stored response's object.
@@ -58,43 +61,46 @@ func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, body)
 }
 
-func (s *Server) parseResponsesRequest(data []byte) (*chatRequest, error) {
+// parseResponsesRequest decodes a Responses body into the internal
+// request and what the Responses call adds to it; st is the store that
+// previous_response_id and item_reference read.
+func parseResponsesRequest(data []byte, st *responseStore) (*chatRequest, *responsesCall, error) {
 	fields, err := decodeObject(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	req := &chatRequest{api: apiResponses, Responses: &responsesCall{store: true}}
-	rc := req.Responses
+	req := &chatRequest{api: apiResponses}
+	rc := &responsesCall{store: true}
 	if req.Model, err = requiredString(fields, "model"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := decodeResponsesState(fields, rc); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var prior []chatMessage
 	if rc.previous != "" {
-		if prior, err = s.stored.conversation(rc.previous); err != nil {
-			return nil, err
+		if prior, err = st.conversation(rc.previous); err != nil {
+			return nil, nil, err
 		}
 	}
-	input, err := decodeResponsesInput(fields["input"], s.stored)
+	input, err := decodeResponsesInput(fields["input"], st)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if rc.hasInstr {
 		req.Messages = append(req.Messages, chatMessage{Role: "system", Content: rc.instructions})
 	}
 	req.Messages = append(append(req.Messages, prior...), input...)
 	if err := decodeResponsesOptions(fields, req); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if req.Agent, err = decodeResponsesAgent(fields); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if req.TemplateKwargs, err = decodeTemplateKwargs(fields["chat_template_kwargs"]); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return req, decodeReasoning(fields["reasoning"], req)
+	return req, rc, decodeReasoning(fields["reasoning"], req)
 }
 
 // decodeReasoning reads reasoning.effort as the template's

@@ -15,9 +15,11 @@ import (
 
 // responsesWire is a Responses response's state: one choice.
 type responsesWire struct {
-	seq int
-	out outline
-	x   *exchange // the choice, for the sink's events
+	call  *responsesCall // what the request added to the internal one
+	store *responseStore // where keep puts a stored response
+	seq   int
+	out   outline
+	c     *choice // the choice, for the sink's events
 }
 
 // Per item kind: its type on the wire, its id's prefix and the type of
@@ -32,7 +34,7 @@ var (
 // event writes one typed event: fill appends its fields after type and
 // sequence_number.
 func (w *responsesWire) event(typ string, fill func([]byte) []byte) {
-	w.x.writeNamed(typ, func(b []byte) []byte {
+	w.c.resp.out.writeNamed(typ, func(b []byte) []byte {
 		b = append(b, `{"type":"`...)
 		b = append(b, typ...)
 		b = append(b, `","sequence_number":`...)
@@ -42,18 +44,18 @@ func (w *responsesWire) event(typ string, fill func([]byte) []byte) {
 	})
 }
 
-func (w *responsesWire) open(x *exchange) {
-	w.x = x
+func (w *responsesWire) open(c *choice) {
+	w.c = c
 	for _, typ := range []string{"response.created", "response.in_progress"} {
 		w.event(typ, func(b []byte) []byte {
 			b = append(b, `,"response":`...)
-			return w.appendResponse(b, x, nil, false)
+			return w.appendResponse(b, c, nil, false)
 		})
 	}
 }
 
-func (w *responsesWire) piece(x *exchange, pc *piece, lp *tokenLogprob) {
-	w.x = x
+func (w *responsesWire) piece(c *choice, pc *piece, lp *tokenLogprob) {
+	w.c = c
 	w.out.push(pc, lp, w)
 }
 
@@ -64,7 +66,7 @@ func (w *responsesWire) begin(it *outItem) {
 	w.event("response.output_item.added", func(b []byte) []byte {
 		b = w.appendOutputIndex(b, it)
 		b = append(b, `,"item":`...)
-		return w.x.appendItem(b, it, "in_progress")
+		return w.c.appendItem(b, it, "in_progress")
 	})
 	if it.kind == itemText {
 		w.event("response.content_part.added", func(b []byte) []byte {
@@ -82,7 +84,7 @@ func (w *responsesWire) delta(it *outItem, text string, lps []tokenLogprob) {
 		b = appendJSONString(b, text)
 		if it.kind == itemText {
 			b = append(b, `,"logprobs":`...)
-			b = w.x.appendLogprobArray(b, lps)
+			b = w.c.appendLogprobArray(b, lps)
 		}
 		return b
 	})
@@ -90,7 +92,7 @@ func (w *responsesWire) delta(it *outItem, text string, lps []tokenLogprob) {
 
 // finish implements outSink: the item's .done events.
 func (w *responsesWire) finish(it *outItem) {
-	x := w.x
+	c := w.c
 	switch it.kind {
 	case itemText:
 		w.event("response.output_text.done", func(b []byte) []byte {
@@ -98,12 +100,12 @@ func (w *responsesWire) finish(it *outItem) {
 			b = append(b, `,"text":`...)
 			b = appendJSONString(b, it.text.String())
 			b = append(b, `,"logprobs":`...)
-			return x.appendLogprobArray(b, it.lps)
+			return c.appendLogprobArray(b, it.lps)
 		})
 		w.event("response.content_part.done", func(b []byte) []byte {
 			b = w.appendItemRef(b, it)
 			b = append(b, `,"part":`...)
-			return x.appendTextPart(b, it)
+			return c.appendTextPart(b, it)
 		})
 	case itemReasoning:
 		w.event("response.reasoning_text.done", func(b []byte) []byte {
@@ -123,34 +125,34 @@ func (w *responsesWire) finish(it *outItem) {
 	w.event("response.output_item.done", func(b []byte) []byte {
 		b = w.appendOutputIndex(b, it)
 		b = append(b, `,"item":`...)
-		return x.appendItem(b, it, "completed")
+		return c.appendItem(b, it, "completed")
 	})
 }
 
-func (w *responsesWire) timing(x *exchange, ev *latency.TokenEvent) {
-	w.x = x
+func (w *responsesWire) timing(c *choice, ev *latency.TokenEvent) {
+	w.c = c
 	w.event("kiln.token_timing", func(b []byte) []byte {
 		b = append(b, `,"timing":`...)
 		return ev.AppendJSON(b)
 	})
 }
 
-func (w *responsesWire) close(xs []*exchange) {
-	x := xs[0]
-	w.x = x
+func (w *responsesWire) close(cs []*choice) {
+	c := cs[0]
+	w.c = c
 	if w.out.cur == nil && !w.out.has(itemText) && !w.out.has(itemCall) {
 		w.out.begin(&outItem{kind: itemText}, w) // an empty answer is still a message
 	}
 	w.out.end(w)
-	w.event("response."+responseStatus(x.finishReason), func(b []byte) []byte {
+	w.event("response."+responseStatus(c.finishReason), func(b []byte) []byte {
 		b = append(b, `,"response":`...)
-		return w.appendResponse(b, x, w.out.items, true)
+		return w.appendResponse(b, c, w.out.items, true)
 	})
-	w.keep(x)
+	w.keep(c)
 }
 
-func (w *responsesWire) cut(x *exchange) {
-	w.x = x
+func (w *responsesWire) cut(c *choice) {
+	w.c = c
 	w.event("error", func(b []byte) []byte {
 		b = append(b, `,"code":`...)
 		b = appendJSONString(b, errCut.Code)

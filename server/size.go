@@ -36,7 +36,7 @@ func (s *Server) checkContentSize(req *chatRequest) error {
 		n += len(m.Content)
 	}
 	if n > s.maxContentBytes {
-		return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: req.promptParam(), Code: "context_length_exceeded",
+		return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: promptParam(req), Code: "context_length_exceeded",
 			Message: "the prompt does not fit the model's context length: its messages hold more text than the context can take"}
 	}
 	return nil

@@ -86,5 +86,6 @@ func TestThinkingSwitches(t *testing.T) {
 func anthropicParse(b []byte) (*chatRequest, error) { return parseMessagesRequest(b, true) }
 
 func responsesParse(b []byte) (*chatRequest, error) {
-	return (&Server{stored: newResponseStore(nil, 0)}).parseResponsesRequest(b)
+	req, _, err := parseResponsesRequest(b, newResponseStore(nil, 0))
+	return req, err
 }

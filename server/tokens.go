@@ -106,7 +106,7 @@ func (x *exchange) tail() {
 		pc.calls = append(pc.calls, rest.calls...)
 	}
 	if x.sse != nil && !pc.empty() {
-		x.wire.piece(x, &pc, nil)
+		x.wire.piece(&x.choice, &pc, nil)
 	}
 }
 
@@ -128,7 +128,7 @@ func (x *exchange) token(tok engine.Token) {
 	}
 	var enq time.Time
 	if x.sse != nil {
-		x.wire.piece(x, &pc, lp)
+		x.wire.piece(&x.choice, &pc, lp)
 		enq = x.s.clock.Now()
 	}
 	ev := x.treq.Token(latency.TokenTiming{
@@ -143,12 +143,27 @@ func (x *exchange) token(tok engine.Token) {
 	})
 	x.diag.observe(&ev, &tok.Phases, tokenBlockers(&tok), x.treq.ID(), x.received)
 	if x.sse != nil && x.events {
-		x.wire.timing(x, &ev)
+		x.wire.timing(&x.choice, &ev)
 	}
 	if hit {
 		x.stopHit = true
 		x.cancel() // free the engine slot at once
 	}
+}
+
+// logprob records tok's entry when the request asked for log
+// probabilities and tok is text; it returns the entry (nil otherwise).
+func (x *exchange) logprob(tok *engine.Token) *tokenLogprob {
+	if !x.req.Agent.Logprobs || x.s.tok.IsSpecial(tok.ID) {
+		return nil
+	}
+	off := 0
+	if n := len(x.logprobs); n > 0 {
+		last := &x.logprobs[n-1]
+		off = last.offset + len(x.s.tok.Piece(last.id))
+	}
+	x.logprobs = append(x.logprobs, tokenLogprob{id: tok.ID, logprob: tok.Logprob, top: tok.TopLogprobs, offset: off})
+	return &x.logprobs[len(x.logprobs)-1]
 }
 
 // write sends one SSE record; the first failure (the client went away)

@@ -147,13 +147,13 @@ func (o *outline) index(it *outItem) int {
 // outlineOf is the whole output of a choice that was not streamed: its
 // reasoning, its text (kept when it is more than blank, or when there is
 // no call), then its calls.
-func outlineOf(x *exchange) *outline {
+func outlineOf(c *choice) *outline {
 	o := &outline{}
-	content, reasoning := x.text.String(), ""
+	content, reasoning := c.text.String(), ""
 	var calls []toolcall.Call
-	if x.agent != nil {
-		content, reasoning = x.agent.content.String(), x.agent.reasoning.String()
-		calls = x.agent.p.Calls()
+	if c.agent != nil {
+		content, reasoning = c.agent.content.String(), c.agent.reasoning.String()
+		calls = c.agent.p.Calls()
 	}
 	if reasoning != "" {
 		it := &outItem{kind: itemReasoning}
@@ -161,7 +161,7 @@ func outlineOf(x *exchange) *outline {
 		o.items = append(o.items, it)
 	}
 	if strings.TrimSpace(content) != "" || len(calls) == 0 {
-		it := &outItem{kind: itemText, lps: x.logprobs}
+		it := &outItem{kind: itemText, lps: c.logprobs}
 		it.text.WriteString(content)
 		o.items = append(o.items, it)
 	}
