@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/kiln-ai/kiln/server/wire"
 	"net/http"
 	"strings"
 )
@@ -42,20 +43,20 @@ func anthropicType(status int) string {
 // rest of an object that opened with "type":"error". Anthropic's error
 // has no param field: the message names the parameter when it does not
 // already.
-func appendAnthropicErrorBody(b []byte, e *Error) []byte {
+func appendAnthropicErrorBody(b []byte, e *wire.Error) []byte {
 	b = append(b, `,"error":{"type":`...)
-	b = appendJSONString(b, anthropicType(e.Status))
+	b = wire.AppendJSONString(b, anthropicType(e.Status))
 	b = append(b, `,"message":`...)
 	msg := e.Message
 	if e.Param != "" && !strings.Contains(msg, e.Param) {
 		msg = e.Param + ": " + msg
 	}
-	b = appendJSONString(b, msg)
+	b = wire.AppendJSONString(b, msg)
 	return append(b, '}')
 }
 
 // appendAnthropicError appends the whole error body, with a newline.
-func appendAnthropicError(b []byte, e *Error) []byte {
+func appendAnthropicError(b []byte, e *wire.Error) []byte {
 	b = append(b, `{"type":"error"`...)
 	b = appendAnthropicErrorBody(b, e)
 	return append(b, "}\n"...)

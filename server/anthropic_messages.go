@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kiln-ai/kiln/server/wire"
 	"strings"
 )
 
@@ -12,25 +13,25 @@ import (
 // blocks become tool messages naming the call they answer, before the
 // text of the same turn.
 
-func decodeAnthropicMessages(raw json.RawMessage) ([]chatMessage, error) {
-	items, err := decodeMessageList(raw)
+func decodeAnthropicMessages(raw json.RawMessage) ([]wire.Message, error) {
+	items, err := wire.DecodeMessageList(raw)
 	if err != nil {
 		return nil, err
 	}
 	names := map[string]string{} // tool_use id → name
-	var msgs []chatMessage
+	var msgs []wire.Message
 	for i, it := range items {
 		param := fmt.Sprintf("messages[%d]", i)
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(it, &m); err != nil || m == nil {
-			return nil, wrongType(param, "an object", it)
+			return nil, wire.WrongType(param, "an object", it)
 		}
-		role, err := requiredString(m, "role")
+		role, err := wire.RequiredString(m, "role")
 		if err != nil {
-			return nil, withParam(err, param+".role")
+			return nil, wire.WithParam(err, param+".role")
 		}
 		if role != "user" && role != "assistant" {
-			return nil, invalid(param+".role", "invalid_value",
+			return nil, wire.Invalid(param+".role", "invalid_value",
 				"invalid value for '%s.role': supported roles are user and assistant (the system prompt is the top-level 'system')", param)
 		}
 		turn, err := decodeTurn(param+".content", role, m["content"], names)
@@ -55,31 +56,31 @@ type block struct {
 }
 
 // decodeTurn reads one turn's content into its messages.
-func decodeTurn(param, role string, raw json.RawMessage, names map[string]string) ([]chatMessage, error) {
-	if isNull(raw) {
-		return nil, invalid(param, "missing_required_parameter", "missing required parameter: '%s'", param)
+func decodeTurn(param, role string, raw json.RawMessage, names map[string]string) ([]wire.Message, error) {
+	if wire.IsNull(raw) {
+		return nil, wire.Invalid(param, "missing_required_parameter", "missing required parameter: '%s'", param)
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		return []chatMessage{{Role: role, Content: s}}, nil
+		return []wire.Message{{Role: role, Content: s}}, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, wrongType(param, "a string or an array of content blocks", raw)
+		return nil, wire.WrongType(param, "a string or an array of content blocks", raw)
 	}
 	var text strings.Builder
-	var calls []toolCall
-	var results []chatMessage
+	var calls []wire.ToolCall
+	var results []wire.Message
 	for i, it := range items {
 		bp := fmt.Sprintf("%s[%d]", param, i)
 		var b block
-		if err := json.Unmarshal(it, &b); err != nil || jsonKind(it) != "an object" {
-			return nil, wrongType(bp, "a content block object", it)
+		if err := json.Unmarshal(it, &b); err != nil || wire.JSONKind(it) != "an object" {
+			return nil, wire.WrongType(bp, "a content block object", it)
 		}
 		switch {
 		case b.Type == "text":
 			if b.Text == nil {
-				return nil, invalid(bp+".text", "missing_required_parameter", "missing required parameter: '%s.text'", bp)
+				return nil, wire.Invalid(bp+".text", "missing_required_parameter", "missing required parameter: '%s.text'", bp)
 			}
 			text.WriteString(*b.Text)
 		case b.Type == "tool_use" && role == "assistant":
@@ -91,10 +92,10 @@ func decodeTurn(param, role string, raw json.RawMessage, names map[string]string
 			calls = append(calls, c)
 		case b.Type == "tool_result" && role == "user":
 			if b.ToolUseID == "" {
-				return nil, invalid(bp+".tool_use_id", "missing_required_parameter", "missing required parameter: '%s.tool_use_id'", bp)
+				return nil, wire.Invalid(bp+".tool_use_id", "missing_required_parameter", "missing required parameter: '%s.tool_use_id'", bp)
 			}
 			out := ""
-			if !isNull(b.Content) {
+			if !wire.IsNull(b.Content) {
 				var err error
 				if out, err = decodeTextBlocks(bp+".content", b.Content); err != nil {
 					return nil, err
@@ -103,22 +104,22 @@ func decodeTurn(param, role string, raw json.RawMessage, names map[string]string
 			if b.IsError {
 				out = "Error: " + out
 			}
-			results = append(results, chatMessage{Role: "tool", Content: out, ToolCallID: b.ToolUseID, Name: names[b.ToolUseID]})
+			results = append(results, wire.Message{Role: "tool", Content: out, ToolCallID: b.ToolUseID, Name: names[b.ToolUseID]})
 		case b.Type == "thinking" || b.Type == "redacted_thinking":
 			// Earlier turns' thinking: the chat template drops it.
 		default:
-			return nil, invalid(bp+".type", "invalid_value",
-				"content blocks of type '%s' are not supported in a %s turn: this model takes text%s", clip(b.Type), role, blockKinds(role))
+			return nil, wire.Invalid(bp+".type", "invalid_value",
+				"content blocks of type '%s' are not supported in a %s turn: this model takes text%s", wire.Clip(b.Type), role, blockKinds(role))
 		}
 	}
 	msgs := results
 	if role == "assistant" {
-		m := chatMessage{Role: role, Content: text.String(), ToolCalls: calls}
+		m := wire.Message{Role: role, Content: text.String(), ToolCalls: calls}
 		m.ContentNull = m.Content == "" && len(calls) > 0
 		return append(msgs, m), nil
 	}
 	if text.Len() > 0 || len(results) == 0 {
-		msgs = append(msgs, chatMessage{Role: role, Content: text.String()})
+		msgs = append(msgs, wire.Message{Role: role, Content: text.String()})
 	}
 	return msgs, nil
 }
@@ -132,21 +133,21 @@ func blockKinds(role string) string {
 
 // decodeToolUse reads an assistant's tool_use block: id, name and the
 // input object.
-func decodeToolUse(bp string, b *block) (toolCall, error) {
+func decodeToolUse(bp string, b *block) (wire.ToolCall, error) {
 	if b.ID == "" {
-		return toolCall{}, invalid(bp+".id", "missing_required_parameter", "missing required parameter: '%s.id'", bp)
+		return wire.ToolCall{}, wire.Invalid(bp+".id", "missing_required_parameter", "missing required parameter: '%s.id'", bp)
 	}
 	if b.Name == "" {
-		return toolCall{}, invalid(bp+".name", "missing_required_parameter", "missing required parameter: '%s.name'", bp)
+		return wire.ToolCall{}, wire.Invalid(bp+".name", "missing_required_parameter", "missing required parameter: '%s.name'", bp)
 	}
-	if jsonKind(b.Input) != "an object" {
-		return toolCall{}, wrongType(bp+".input", "an object", b.Input)
+	if wire.JSONKind(b.Input) != "an object" {
+		return wire.ToolCall{}, wire.WrongType(bp+".input", "an object", b.Input)
 	}
-	return toolCall{ID: b.ID, Name: b.Name, Arguments: string(compactJSON(b.Input))}, nil
+	return wire.ToolCall{ID: b.ID, Name: b.Name, Arguments: string(wire.CompactJSON(b.Input))}, nil
 }
 
 // decodeTextBlocks reads a string or text blocks, joined without
 // separator: system, and a tool_result's content.
 func decodeTextBlocks(param string, raw json.RawMessage) (string, error) {
-	return joinTextParts(param, raw, chatParts)
+	return wire.JoinTextParts(param, raw, wire.TextParts)
 }

@@ -2,12 +2,13 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/kiln-ai/kiln/server/wire"
 	"math"
 	"net/http"
 )
 
 // POST /v1/messages, Anthropic's Messages API, and its count_tokens: the
-// body decoded into the internal request (chatRequest), with chat's rules
+// body decoded into the internal request (Request), with chat's rules
 // behind every field. Errors take Anthropic's shape
 // ({"type":"error","error":{"type","message"}}, errors.go), for every
 // route under /v1/messages.
@@ -19,7 +20,7 @@ const (
 
 // anthropicMessages serves POST /v1/messages.
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, func(data []byte) (*chatRequest, wire, error) {
+	return s.generate(w, r, func(data []byte) (*wire.Request, wire.Wire, error) {
 		req, err := parseMessagesRequest(data, true)
 		return req, &messagesWire{}, err
 	})
@@ -50,13 +51,13 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) error {
 	return marshalJSON(w, http.StatusOK, map[string]int{"input_tokens": len(ids)})
 }
 
-func parseMessagesRequest(data []byte, generate bool) (*chatRequest, error) {
-	fields, err := decodeObject(data)
+func parseMessagesRequest(data []byte, generate bool) (*wire.Request, error) {
+	fields, err := wire.DecodeObject(data)
 	if err != nil {
 		return nil, err
 	}
-	req := &chatRequest{api: apiMessages}
-	if req.Model, err = requiredString(fields, "model"); err != nil {
+	req := &wire.Request{API: wire.APIMessages}
+	if req.Model, err = wire.RequiredString(fields, "model"); err != nil {
 		return nil, err
 	}
 	if req.Messages, err = decodeSystem(fields["system"]); err != nil {
@@ -75,7 +76,7 @@ func parseMessagesRequest(data []byte, generate bool) (*chatRequest, error) {
 	if req.Agent, err = decodeMessagesAgent(fields); err != nil {
 		return nil, err
 	}
-	if req.TemplateKwargs, err = decodeTemplateKwargs(fields["chat_template_kwargs"]); err != nil {
+	if req.TemplateKwargs, err = wire.DecodeTemplateKwargs(fields["chat_template_kwargs"]); err != nil {
 		return nil, err
 	}
 	return req, decodeThinking(fields["thinking"], req)
@@ -85,84 +86,84 @@ func parseMessagesRequest(data []byte, generate bool) (*chatRequest, error) {
 // is not enforced: the template's thinking section ends when the model
 // ends it) or {"type":"disabled"}, as the template's enable_thinking;
 // adaptive leaves the template's default.
-func decodeThinking(raw json.RawMessage, req *chatRequest) error {
-	if isNull(raw) {
+func decodeThinking(raw json.RawMessage, req *wire.Request) error {
+	if wire.IsNull(raw) {
 		return nil
 	}
 	var t map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &t); err != nil || t == nil {
-		return wrongType("thinking", "an object", raw)
+		return wire.WrongType("thinking", "an object", raw)
 	}
-	typ, err := requiredString(t, "type")
+	typ, err := wire.RequiredString(t, "type")
 	if err != nil {
-		return withParam(err, "thinking.type")
+		return wire.WithParam(err, "thinking.type")
 	}
 	switch typ {
 	case "enabled", "disabled":
-		req.setThinking(typ == "enabled")
+		req.SetThinking(typ == "enabled")
 	case "adaptive":
 	default:
-		return invalid("thinking.type", "invalid_value", "'thinking.type' must be enabled, disabled or adaptive, got '%s'", clip(typ))
+		return wire.Invalid("thinking.type", "invalid_value", "'thinking.type' must be enabled, disabled or adaptive, got '%s'", wire.Clip(typ))
 	}
 	return nil
 }
 
 // decodeSystem reads system: a string or text blocks, as one system
 // message (none when absent).
-func decodeSystem(raw json.RawMessage) ([]chatMessage, error) {
-	if isNull(raw) {
+func decodeSystem(raw json.RawMessage) ([]wire.Message, error) {
+	if wire.IsNull(raw) {
 		return nil, nil
 	}
 	text, err := decodeTextBlocks("system", raw)
 	if err != nil {
 		return nil, err
 	}
-	return []chatMessage{{Role: "system", Content: text}}, nil
+	return []wire.Message{{Role: "system", Content: text}}, nil
 }
 
 // decodeMessagesOptions reads max_tokens (required, as Anthropic requires
 // it), sampling, stop_sequences, stream, include_performance and the
 // adapter.
-func decodeMessagesOptions(fields map[string]json.RawMessage, req *chatRequest) error {
-	v, err := optionalInt(fields, "max_tokens")
+func decodeMessagesOptions(fields map[string]json.RawMessage, req *wire.Request) error {
+	v, err := wire.OptionalInt(fields, "max_tokens")
 	if err != nil {
 		return err
 	}
 	if v == nil {
-		return invalid("max_tokens", "missing_required_parameter", "missing required parameter: 'max_tokens'")
+		return wire.Invalid("max_tokens", "missing_required_parameter", "missing required parameter: 'max_tokens'")
 	}
 	if *v < 1 {
-		return invalid("max_tokens", "invalid_value", "'max_tokens' must be at least 1, got %d", *v)
+		return wire.Invalid("max_tokens", "invalid_value", "'max_tokens' must be at least 1, got %d", *v)
 	}
 	req.MaxTokens = int(min(*v, math.MaxInt32))
-	if err := decodeSampling(fields, req); err != nil {
+	if err := wire.DecodeSampling(fields, req); err != nil {
 		return err
 	}
 	if req.Stop, err = decodeStopSequences(fields["stop_sequences"]); err != nil {
 		return err
 	}
-	if err := decodeStreaming(fields, req); err != nil {
+	if err := wire.DecodeStreaming(fields, req); err != nil {
 		return err
 	}
-	return decodeAdapter(fields, req)
+	return wire.DecodeAdapter(fields, req)
 }
 
 // decodeStopSequences reads stop_sequences with the rules of chat's stop.
 func decodeStopSequences(raw json.RawMessage) ([]string, error) {
-	if isNull(raw) {
+	if wire.IsNull(raw) {
 		return nil, nil
 	}
-	if jsonKind(raw) != "an array" {
-		return nil, wrongType("stop_sequences", "an array of strings", raw)
+	if wire.JSONKind(raw) != "an array" {
+		return nil, wire.WrongType("stop_sequences", "an array of strings", raw)
 	}
-	return decodeStop("stop_sequences", raw)
+	return wire.DecodeStop("stop_sequences", raw)
 }
 
 // decodeMessagesAgent reads tools and tool_choice.
-func decodeMessagesAgent(fields map[string]json.RawMessage) (agentFields, error) {
-	a := agentFields{Parallel: true, N: 1}
+func decodeMessagesAgent(fields map[string]json.RawMessage) (wire.AgentFields, error) {
+	a := wire.AgentFields{Parallel: true, N: 1}
 	var err error
-	if a.Tools, err = decodeToolList(fields["tools"], decodeAnthropicTool, ".name"); err != nil {
+	if a.Tools, err = wire.DecodeToolList(fields["tools"], decodeAnthropicTool, ".name"); err != nil {
 		return a, err
 	}
 	return a, decodeAnthropicToolChoice(fields["tool_choice"], &a)
@@ -170,31 +171,31 @@ func decodeMessagesAgent(fields map[string]json.RawMessage) (agentFields, error)
 
 // decodeAnthropicTool reads one client tool: name, description and
 // input_schema.
-func decodeAnthropicTool(param string, raw json.RawMessage) (tool, error) {
+func decodeAnthropicTool(param string, raw json.RawMessage) (wire.Tool, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return tool{}, wrongType(param, "an object", raw)
+		return wire.Tool{}, wire.WrongType(param, "an object", raw)
 	}
-	if typ, err := optionalString(fields, "type"); err != nil {
-		return tool{}, withParam(err, param+".type")
+	if typ, err := wire.OptionalString(fields, "type"); err != nil {
+		return wire.Tool{}, wire.WithParam(err, param+".type")
 	} else if typ != nil && *typ != "custom" {
-		return tool{}, invalid(param+".type", "invalid_value",
-			"tools of type '%s' are not supported: this server runs no server tools, only client tools (type custom or absent)", clip(*typ))
+		return wire.Tool{}, wire.Invalid(param+".type", "invalid_value",
+			"tools of type '%s' are not supported: this server runs no server tools, only client tools (type custom or absent)", wire.Clip(*typ))
 	}
-	if isNull(fields["input_schema"]) {
-		return tool{}, invalid(param+".input_schema", "missing_required_parameter", "missing required parameter: '%s.input_schema'", param)
+	if wire.IsNull(fields["input_schema"]) {
+		return wire.Tool{}, wire.Invalid(param+".input_schema", "missing_required_parameter", "missing required parameter: '%s.input_schema'", param)
 	}
-	return decodeFunction(param, fields, "input_schema")
+	return wire.DecodeFunction(param, fields, "input_schema")
 }
 
 // decodeAnthropicToolChoice reads {"type": auto|any|tool|none, "name",
 // "disable_parallel_tool_use"}: any is chat's required, tool a named one.
-func decodeAnthropicToolChoice(raw json.RawMessage, a *agentFields) error {
-	a.ToolChoice = toolChoiceNone
+func decodeAnthropicToolChoice(raw json.RawMessage, a *wire.AgentFields) error {
+	a.ToolChoice = wire.ToolChoiceNone
 	if len(a.Tools) > 0 {
-		a.ToolChoice = toolChoiceAuto
+		a.ToolChoice = wire.ToolChoiceAuto
 	}
-	if isNull(raw) {
+	if wire.IsNull(raw) {
 		return nil
 	}
 	var c struct {
@@ -202,22 +203,22 @@ func decodeAnthropicToolChoice(raw json.RawMessage, a *agentFields) error {
 		Name         string  `json:"name"`
 		DisableParal *bool   `json:"disable_parallel_tool_use"`
 	}
-	if err := json.Unmarshal(raw, &c); err != nil || jsonKind(raw) != "an object" {
-		return wrongType("tool_choice", "an object with a type", raw)
+	if err := json.Unmarshal(raw, &c); err != nil || wire.JSONKind(raw) != "an object" {
+		return wire.WrongType("tool_choice", "an object with a type", raw)
 	}
 	if c.Type == nil {
-		return invalid("tool_choice.type", "missing_required_parameter", "missing required parameter: 'tool_choice.type'")
+		return wire.Invalid("tool_choice.type", "missing_required_parameter", "missing required parameter: 'tool_choice.type'")
 	}
 	if c.DisableParal != nil {
 		a.Parallel = !*c.DisableParal
 	}
 	switch *c.Type {
 	case "auto", "none":
-		return setToolChoice(a, "tool_choice.type", *c.Type)
+		return wire.SetToolChoice(a, "tool_choice.type", *c.Type)
 	case "any":
-		return setToolChoice(a, "tool_choice.type", toolChoiceRequired)
+		return wire.SetToolChoice(a, "tool_choice.type", wire.ToolChoiceRequired)
 	case "tool":
-		return nameToolChoice(a, "tool_choice.name", c.Name)
+		return wire.NameToolChoice(a, "tool_choice.name", c.Name)
 	}
-	return invalid("tool_choice.type", "invalid_value", "'tool_choice.type' must be auto, any, tool or none, got '%s'", clip(*c.Type))
+	return wire.Invalid("tool_choice.type", "invalid_value", "'tool_choice.type' must be auto, any, tool or none, got '%s'", wire.Clip(*c.Type))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -23,13 +24,13 @@ import (
 // prefilled): it says the whole prompt, and message_delta the split.
 
 type messagesWire struct {
-	out outline
-	c   *choice
+	out wire.Outline
+	c   *wire.Choice
 }
 
 // event writes one named event whose data is {"type":name, ...fill}.
 func (w *messagesWire) event(name string, fill func([]byte) []byte) {
-	w.c.resp.out.writeNamed(name, func(b []byte) []byte {
+	w.c.Resp.Out.WriteNamed(name, func(b []byte) []byte {
 		b = append(b, `{"type":"`...)
 		b = append(b, name...)
 		b = append(b, '"')
@@ -40,7 +41,7 @@ func (w *messagesWire) event(name string, fill func([]byte) []byte) {
 	})
 }
 
-func (w *messagesWire) open(c *choice) {
+func (w *messagesWire) Open(c *wire.Choice) {
 	w.c = c
 	w.event("message_start", func(b []byte) []byte {
 		b = append(b, `,"message":`...)
@@ -49,13 +50,13 @@ func (w *messagesWire) open(c *choice) {
 	w.event("ping", nil)
 }
 
-func (w *messagesWire) piece(c *choice, pc *piece, lp *tokenLogprob) {
+func (w *messagesWire) Piece(c *wire.Choice, pc *wire.Piece, lp *wire.TokenLogprob) {
 	w.c = c
-	w.out.push(pc, lp, w)
+	w.out.Push(pc, lp, w)
 }
 
-// begin implements outSink: content_block_start.
-func (w *messagesWire) begin(it *outItem) {
+// begin implements Sink: content_block_start.
+func (w *messagesWire) Begin(it *wire.Item) {
 	w.event("content_block_start", func(b []byte) []byte {
 		b = w.appendIndex(b, it)
 		b = append(b, `,"content_block":`...)
@@ -63,34 +64,34 @@ func (w *messagesWire) begin(it *outItem) {
 	})
 }
 
-// delta implements outSink: content_block_delta.
-func (w *messagesWire) delta(it *outItem, text string, _ []tokenLogprob) {
+// delta implements Sink: content_block_delta.
+func (w *messagesWire) Delta(it *wire.Item, text string, _ []wire.TokenLogprob) {
 	w.event("content_block_delta", func(b []byte) []byte {
 		b = w.appendIndex(b, it)
-		switch it.kind {
-		case itemText:
+		switch it.Kind {
+		case wire.ItemText:
 			b = append(b, `,"delta":{"type":"text_delta","text":`...)
-		case itemReasoning:
+		case wire.ItemReasoning:
 			b = append(b, `,"delta":{"type":"thinking_delta","thinking":`...)
 		default:
 			b = append(b, `,"delta":{"type":"input_json_delta","partial_json":`...)
 		}
-		b = appendJSONString(b, text)
+		b = wire.AppendJSONString(b, text)
 		return append(b, '}')
 	})
 }
 
-// finish implements outSink: content_block_stop.
-func (w *messagesWire) finish(it *outItem) {
+// finish implements Sink: content_block_stop.
+func (w *messagesWire) Finish(it *wire.Item) {
 	w.event("content_block_stop", func(b []byte) []byte { return w.appendIndex(b, it) })
 }
 
-func (w *messagesWire) appendIndex(b []byte, it *outItem) []byte {
+func (w *messagesWire) appendIndex(b []byte, it *wire.Item) []byte {
 	b = append(b, `,"index":`...)
-	return appendInt(b, int64(w.out.index(it)))
+	return wire.AppendInt(b, int64(w.out.Index(it)))
 }
 
-func (w *messagesWire) timing(c *choice, ev *latency.TokenEvent) {
+func (w *messagesWire) Timing(c *wire.Choice, ev *latency.TokenEvent) {
 	w.c = c
 	w.event("kiln.token_timing", func(b []byte) []byte {
 		b = append(b, `,"timing":`...)
@@ -98,10 +99,10 @@ func (w *messagesWire) timing(c *choice, ev *latency.TokenEvent) {
 	})
 }
 
-func (w *messagesWire) close(cs []*choice) {
+func (w *messagesWire) Close(cs []*wire.Choice) {
 	c := cs[0]
 	w.c = c
-	w.out.end(w)
+	w.out.End(w)
 	reason, seq := stopReason(c)
 	if reason == "" {
 		w.event("error", func(b []byte) []byte { return appendAnthropicErrorBody(b, generationError(c)) })
@@ -111,39 +112,39 @@ func (w *messagesWire) close(cs []*choice) {
 		b = append(b, `,"delta":{"stop_reason":"`...)
 		b = append(b, reason...)
 		b = append(b, `","stop_sequence":`...)
-		b = appendNullableString(b, seq)
+		b = wire.AppendNullableString(b, seq)
 		b = append(b, `},"usage":`...)
 		return appendMessagesUsage(b, c, true)
 	})
-	w.event("message_stop", func(b []byte) []byte { return c.perf.appendMetadata(b) })
+	w.event("message_stop", func(b []byte) []byte { return c.Perf.AppendMetadata(b) })
 }
 
-func (w *messagesWire) cut(c *choice) {
+func (w *messagesWire) Cut(c *wire.Choice) {
 	w.c = c
-	w.event("error", func(b []byte) []byte { return appendAnthropicErrorBody(b, errCut) })
+	w.event("error", func(b []byte) []byte { return appendAnthropicErrorBody(b, wire.ErrCut) })
 }
 
 // whole writes the message of a request that was not streamed; a
 // generation that failed is an error.
-func (w *messagesWire) whole(cs []*choice) error {
+func (w *messagesWire) Whole(cs []*wire.Choice) error {
 	c := cs[0]
 	if reason, _ := stopReason(c); reason == "" {
 		return generationError(c)
 	}
-	w.out = *outlineOf(c)
-	b := w.appendMessage(make([]byte, 0, 1024+c.text.Len()), c, w.out.items, true)
-	b = c.perf.appendMetadata(b[:len(b)-1])
+	w.out = *wire.OutlineOf(c)
+	b := w.appendMessage(make([]byte, 0, 1024+c.Text.Len()), c, w.out.Items, true)
+	b = c.Perf.AppendMetadata(b[:len(b)-1])
 	b = append(b, "}\n"...)
-	return c.resp.out.writeWhole(b)
+	return c.Resp.Out.WriteWhole(b)
 }
 
 // stopReason is the message's stop_reason, and the stop sequence that
 // ended it; "" for a generation that failed (error, timeout).
-func stopReason(c *choice) (reason, seq string) {
-	switch c.finishReason {
+func stopReason(c *wire.Choice) (reason, seq string) {
+	switch c.FinishReason {
 	case "stop":
-		if c.stopSeq != "" {
-			return "stop_sequence", c.stopSeq
+		if c.StopSequence != "" {
+			return "stop_sequence", c.StopSequence
 		}
 		return "end_turn", ""
 	case "tool_calls":
@@ -155,21 +156,21 @@ func stopReason(c *choice) (reason, seq string) {
 }
 
 // generationError is the error of a generation that did not end well.
-func generationError(c *choice) *Error {
-	if c.finishReason == "timeout" {
-		return &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "timeout",
+func generationError(c *wire.Choice) *wire.Error {
+	if c.FinishReason == "timeout" {
+		return &wire.Error{Status: http.StatusServiceUnavailable, Type: wire.TypeServer, Code: "timeout",
 			Message: "the generation was evicted: the client did not read its output in time"}
 	}
-	return &Error{Status: http.StatusInternalServerError, Type: typeServer, Message: "the generation failed: internal server error"}
+	return &wire.Error{Status: http.StatusInternalServerError, Type: wire.TypeServer, Message: "the generation failed: internal server error"}
 }
 
 // appendMessage appends the message object; at the start of a stream
 // (final false) it has no content and no stop reason yet.
-func (w *messagesWire) appendMessage(b []byte, c *choice, items []*outItem, final bool) []byte {
+func (w *messagesWire) appendMessage(b []byte, c *wire.Choice, items []*wire.Item, final bool) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, c.resp.id)
+	b = wire.AppendJSONString(b, c.Resp.ID)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)
-	b = appendJSONString(b, c.resp.model)
+	b = wire.AppendJSONString(b, c.Resp.Model)
 	b = append(b, `,"content":[`...)
 	for i, it := range items {
 		if i > 0 {
@@ -182,9 +183,9 @@ func (w *messagesWire) appendMessage(b []byte, c *choice, items []*outItem, fina
 	if final {
 		reason, seq = stopReason(c)
 	}
-	b = appendNullableString(b, reason)
+	b = wire.AppendNullableString(b, reason)
 	b = append(b, `,"stop_sequence":`...)
-	b = appendNullableString(b, seq)
+	b = wire.AppendNullableString(b, seq)
 	b = append(b, `,"usage":`...)
 	b = appendMessagesUsage(b, c, final)
 	return append(b, '}')
@@ -192,21 +193,21 @@ func (w *messagesWire) appendMessage(b []byte, c *choice, items []*outItem, fina
 
 // appendBlock appends a content block: whole, or as it starts in a
 // stream (empty text, empty input).
-func appendBlock(b []byte, it *outItem, whole bool) []byte {
+func appendBlock(b []byte, it *wire.Item, whole bool) []byte {
 	text := ""
 	if whole {
-		text = it.text.String()
+		text = it.Text.String()
 	}
-	switch it.kind {
-	case itemReasoning:
+	switch it.Kind {
+	case wire.ItemReasoning:
 		b = append(b, `{"type":"thinking","thinking":`...)
-		b = appendJSONString(b, text)
+		b = wire.AppendJSONString(b, text)
 		return append(b, `,"signature":""}`...)
-	case itemCall:
+	case wire.ItemCall:
 		b = append(b, `{"type":"tool_use","id":`...)
-		b = appendJSONString(b, it.callID)
+		b = wire.AppendJSONString(b, it.CallID)
 		b = append(b, `,"name":`...)
-		b = appendJSONString(b, it.name)
+		b = wire.AppendJSONString(b, it.Name)
 		b = append(b, `,"input":`...)
 		if !json.Valid([]byte(text)) {
 			text = "{}" // a stream's start, or a call the output limit cut
@@ -214,24 +215,24 @@ func appendBlock(b []byte, it *outItem, whole bool) []byte {
 		return append(append(b, text...), '}')
 	}
 	b = append(b, `{"type":"text","text":`...)
-	b = appendJSONString(b, text)
+	b = wire.AppendJSONString(b, text)
 	return append(b, '}')
 }
 
 // appendMessagesUsage appends usage: before the end, the whole prompt as
 // input and no output yet.
-func appendMessagesUsage(b []byte, c *choice, final bool) []byte {
-	input, cached, output := c.promptLen, 0, 0
+func appendMessagesUsage(b []byte, c *wire.Choice, final bool) []byte {
+	input, cached, output := c.PromptLen, 0, 0
 	if final {
-		cached = c.prefix.Cached
+		cached = c.Prefix.Cached
 		input -= cached
-		output = c.completion
+		output = c.Completion
 	}
 	b = append(b, `{"input_tokens":`...)
-	b = appendInt(b, int64(input))
+	b = wire.AppendInt(b, int64(input))
 	b = append(b, `,"cache_creation_input_tokens":0,"cache_read_input_tokens":`...)
-	b = appendInt(b, int64(cached))
+	b = wire.AppendInt(b, int64(cached))
 	b = append(b, `,"output_tokens":`...)
-	b = appendInt(b, int64(output))
+	b = wire.AppendInt(b, int64(output))
 	return append(b, '}')
 }

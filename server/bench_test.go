@@ -8,6 +8,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -45,11 +46,11 @@ func BenchmarkTokenPath(b *testing.B) {
 			now := time.Now()
 			_, treq := tel.StartRequest(context.Background(), telemetry.RequestInfo{Model: model.ID, Received: now, Stream: true})
 			p := &reply{sse: newSSEWriter(&discardWriter{h: http.Header{}}), wire: &openaiWire{}}
-			p.response = response{id: "chatcmpl-bench", created: now.Unix(), model: model.ID, out: p, vocab: s.tok}
-			req := &chatRequest{Stream: true}
+			p.Response = wire.Response{ID: "chatcmpl-bench", Created: now.Unix(), Model: model.ID, Out: p, Vocab: s.tok}
+			req := &wire.Request{Stream: true}
 			x := &exchange{
-				reply: p, s: s, req: &job{chatRequest: req}, treq: treq, cancel: func() {},
-				choice: choice{resp: &p.response, req: req},
+				reply: p, s: s, req: &job{Request: req}, treq: treq, cancel: func() {},
+				Choice: wire.Choice{Resp: &p.Response, Req: req},
 				events: events, dec: s.tok.NewDecoder(),
 			}
 			b.ReportAllocs()
@@ -60,7 +61,7 @@ func BenchmarkTokenPath(b *testing.B) {
 				tok.Blockers[0] = engine.Blocker{Kind: engine.BlockerPrefill, Request: treq.ID(), Start: ready.Add(-time.Millisecond), End: ready}
 				x.token(tok)
 				if i%4096 == 4095 {
-					x.text.Reset() // the completion buffer is per request; keep it bounded
+					x.Text.Reset() // the completion buffer is per request; keep it bounded
 				}
 			}
 		})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/toolcall"
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
@@ -19,7 +20,7 @@ import (
 // token loop (tokens.go), writes the OpenAI wire format (openai.go) and
 // the performance object (performance.go).
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, func(data []byte) (*chatRequest, wire, error) {
+	return s.generate(w, r, func(data []byte) (*wire.Request, wire.Wire, error) {
 		req, err := parseChatRequest(data)
 		return req, &openaiWire{}, err
 	})
@@ -27,7 +28,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 
 // parser decodes a generation request's body into the internal request
 // and the wire that answers it.
-type parser func(data []byte) (*chatRequest, wire, error)
+type parser func(data []byte) (*wire.Request, wire.Wire, error)
 
 // generate serves one generation request, chat or legacy completion
 // (completions.go), Responses or Messages: parse decodes the body into
@@ -54,11 +55,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse parser) 
 	if err != nil {
 		return err
 	}
-	j := &job{chatRequest: req, wire: wr}
+	j := &job{Request: req, wire: wr}
 	if err := s.checkModel(req.Model); err != nil {
 		return err
 	}
-	if err := validateSampling(req, nil, s.model.Model.Config.Vocab); err != nil {
+	if err := wire.ValidateSampling(req, nil, s.model.Model.Config.Vocab); err != nil {
 		return err
 	}
 	if err := s.checkContentSize(req); err != nil {
@@ -118,13 +119,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, req *job, prompt []
 		streams = append(streams, stream)
 	}
 	*started = true
-	thinks := req.Agent.toolsOffered() && s.promptThinks(prompt)
+	thinks := req.Agent.ToolsOffered() && s.promptThinks(prompt)
 	op := telemetry.OperationChat
 	if req.Legacy {
 		op = telemetry.OperationTextCompletion
 	}
 	for i := range n {
-		_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: ids[i], Operation: op, API: apiNames[req.api]})
+		_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: ids[i], Operation: op, API: apiNames[req.API]})
 		treq.Phase(latency.PhaseTokenization, tokStart, tokEnd)
 		if n > 1 {
 			treq.Choice(i)
@@ -134,8 +135,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, req *job, prompt []
 		if rg := req.grammar; rg != nil {
 			treq.Grammar(telemetry.GrammarInfo{Kind: rg.kind, Start: rg.start, End: rg.end, CacheHit: rg.cacheHit})
 		}
-		if req.Agent.toolsOffered() {
-			x.agent = &agentOut{p: toolcall.NewParser(s.family, req.Agent.toolcallTools(), toolcall.Options{Thinking: thinks})}
+		if req.Agent.ToolsOffered() {
+			x.Agent = &wire.AgentOut{Parser: toolcall.NewParser(s.family, req.Agent.ToolcallTools(), toolcall.Options{Thinking: thinks})}
 		}
 		xs = append(xs, x)
 	}
@@ -147,8 +148,8 @@ func (s *Server) checkModel(model string) error {
 	if model == s.modelID {
 		return nil
 	}
-	return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "model", Code: "model_not_found",
-		Message: fmt.Sprintf("the model %q does not exist; this server serves %q (GET /v1/models)", clip(model), s.modelID)}
+	return &wire.Error{Status: http.StatusNotFound, Type: wire.TypeInvalidRequest, Param: "model", Code: "model_not_found",
+		Message: fmt.Sprintf("the model %q does not exist; this server serves %q (GET /v1/models)", wire.Clip(model), s.modelID)}
 }
 
 // admit refuses a chat request while the server drains or when the
@@ -164,14 +165,14 @@ func (s *Server) admit() (release func(), err error) {
 	case s.streams <- struct{}{}:
 		return func() { <-s.streams }, nil
 	default:
-		return nil, &Error{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "rate_limit_exceeded",
+		return nil, &wire.Error{Status: http.StatusTooManyRequests, Type: wire.TypeRateLimit, Code: "rate_limit_exceeded",
 			Message: "too many requests in flight; retry later", RetryAfter: s.cfg.RetryAfter}
 	}
 }
 
 // submit hands the encoded prompt of choice to the engine.
 func (s *Server) submit(ctx context.Context, req *job, prompt []int, submitted time.Time, id uint64, choice int, c *choiceConstraint) (generation, error) {
-	sm := samplingParams(req.chatRequest)
+	sm := wire.SamplingParams(req.Request)
 	if sm.HasSeed {
 		sm.Seed += uint64(choice) // n seeded choices differ, and repeat
 	}
@@ -182,7 +183,7 @@ func (s *Server) submit(ctx context.Context, req *job, prompt []int, submitted t
 	stream, err := s.gen.Submit(ctx, engine.Request{
 		Constraint:  constraint,
 		Prompt:      prompt,
-		MaxTokens:   s.maxTokens(req.chatRequest, len(prompt)),
+		MaxTokens:   s.maxTokens(req.Request, len(prompt)),
 		Sampling:    sm,
 		StopIDs:     s.stopIDs,
 		Submitted:   submitted,
@@ -193,10 +194,10 @@ func (s *Server) submit(ctx context.Context, req *job, prompt []int, submitted t
 	})
 	if err != nil {
 		if errors.Is(err, engine.ErrInvalidRequest) {
-			return nil, invalid("", "invalid_value", "the request cannot be generated: %v", err)
+			return nil, wire.Invalid("", "invalid_value", "the request cannot be generated: %v", err)
 		}
 		if errors.Is(err, engine.ErrTooLong) {
-			return nil, s.contextExceeded(req.chatRequest, len(prompt), err)
+			return nil, s.contextExceeded(req.Request, len(prompt), err)
 		}
 		return nil, fmt.Errorf("submit: %w", err)
 	}
@@ -205,7 +206,7 @@ func (s *Server) submit(ctx context.Context, req *job, prompt []int, submitted t
 
 // wantMetadata applies the opt-in rules (docs/latency-guide.md#asking-for-timing-on-a-request): true adds terminal metadata, false
 // removes it, absent or null follows the server default.
-func (s *Server) wantMetadata(req *chatRequest) bool {
+func (s *Server) wantMetadata(req *wire.Request) bool {
 	if req.IncludePerformance != nil {
 		return *req.IncludePerformance
 	}
@@ -214,7 +215,7 @@ func (s *Server) wantMetadata(req *chatRequest) bool {
 
 // maxTokens is the request's limit or, when absent, the rest of the
 // context (the engine caps it by the context either way).
-func (s *Server) maxTokens(req *chatRequest, promptLen int) int {
+func (s *Server) maxTokens(req *wire.Request, promptLen int) int {
 	if req.MaxTokens > 0 {
 		return req.MaxTokens
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kiln-ai/kiln/server/wire"
 	"net/http"
 )
 
@@ -22,19 +23,19 @@ const maxLegacyLogprobs = 5
 // engine, the token loop, include_performance and the error shapes, is
 // chat's (generate).
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, func(data []byte) (*chatRequest, wire, error) {
+	return s.generate(w, r, func(data []byte) (*wire.Request, wire.Wire, error) {
 		req, err := parseCompletionRequest(data)
 		return req, &openaiWire{}, err
 	})
 }
 
-func parseCompletionRequest(data []byte) (*chatRequest, error) {
-	fields, err := decodeObject(data)
+func parseCompletionRequest(data []byte) (*wire.Request, error) {
+	fields, err := wire.DecodeObject(data)
 	if err != nil {
 		return nil, err
 	}
-	req := &chatRequest{Legacy: true, api: apiCompletions}
-	if req.Model, err = requiredString(fields, "model"); err != nil {
+	req := &wire.Request{Legacy: true, API: wire.APICompletions}
+	if req.Model, err = wire.RequiredString(fields, "model"); err != nil {
 		return nil, err
 	}
 	if req.Prompt, err = decodePromptText(fields["prompt"]); err != nil {
@@ -43,7 +44,7 @@ func parseCompletionRequest(data []byte) (*chatRequest, error) {
 	if err := decodeOptions(fields, req); err != nil {
 		return nil, err
 	}
-	if _, given := fields["max_tokens"]; !given || isNull(fields["max_tokens"]) {
+	if _, given := fields["max_tokens"]; !given || wire.IsNull(fields["max_tokens"]) {
 		req.MaxTokens = defaultLegacyMaxTokens
 	}
 	if err := decodeLegacyAgent(fields, req); err != nil {
@@ -56,28 +57,28 @@ func parseCompletionRequest(data []byte) (*chatRequest, error) {
 // one string (several prompts would need n choices). Token-id prompts are
 // refused: POST /tokenize gives ids, but a completion takes text.
 func decodePromptText(raw json.RawMessage) (string, error) {
-	if isNull(raw) {
-		return "", invalid("prompt", "missing_required_parameter", "missing required parameter: 'prompt'")
+	if wire.IsNull(raw) {
+		return "", wire.Invalid("prompt", "missing_required_parameter", "missing required parameter: 'prompt'")
 	}
 	var one string
 	if err := json.Unmarshal(raw, &one); err == nil {
 		if one == "" {
-			return "", invalid("prompt", "invalid_value", "'prompt' must not be empty")
+			return "", wire.Invalid("prompt", "invalid_value", "'prompt' must not be empty")
 		}
 		return one, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return "", wrongType("prompt", "a string or an array of one string", raw)
+		return "", wire.WrongType("prompt", "a string or an array of one string", raw)
 	}
 	if len(items) != 1 {
-		return "", invalid("prompt", "invalid_value", "'prompt' must hold exactly one string: this server completes one prompt per request, got %d", len(items))
+		return "", wire.Invalid("prompt", "invalid_value", "'prompt' must hold exactly one string: this server completes one prompt per request, got %d", len(items))
 	}
 	if err := json.Unmarshal(items[0], &one); err != nil {
-		return "", wrongType("prompt[0]", "a string (token-id prompts are not supported)", items[0])
+		return "", wire.WrongType("prompt[0]", "a string (token-id prompts are not supported)", items[0])
 	}
 	if one == "" {
-		return "", invalid("prompt[0]", "invalid_value", "'prompt' must not be empty")
+		return "", wire.Invalid("prompt[0]", "invalid_value", "'prompt' must not be empty")
 	}
 	return one, nil
 }
@@ -86,16 +87,16 @@ func decodePromptText(raw json.RawMessage) (string, error) {
 // that this server does not do (echo, suffix insertion, best_of other
 // than n) and reads what it does: logprobs (an integer, the alternatives
 // per token, at most maxLegacyLogprobs as OpenAI allows) and n.
-func decodeLegacyAgent(fields map[string]json.RawMessage, req *chatRequest) error {
+func decodeLegacyAgent(fields map[string]json.RawMessage, req *wire.Request) error {
 	unsupported := func(param, what string) error {
-		return invalid(param, "unsupported_parameter", "'%s' is not supported: this server does not %s", param, what)
+		return wire.Invalid(param, "unsupported_parameter", "'%s' is not supported: this server does not %s", param, what)
 	}
-	req.Agent = agentFields{N: 1, ToolChoice: toolChoiceNone, Parallel: true}
-	if lp, err := optionalInt(fields, "logprobs"); err != nil {
+	req.Agent = wire.AgentFields{N: 1, ToolChoice: wire.ToolChoiceNone, Parallel: true}
+	if lp, err := wire.OptionalInt(fields, "logprobs"); err != nil {
 		return err
 	} else if lp != nil {
 		if *lp < 0 || *lp > maxLegacyLogprobs {
-			return invalid("logprobs", "invalid_value", "'logprobs' must be between 0 and %d, got %d", maxLegacyLogprobs, *lp)
+			return wire.Invalid("logprobs", "invalid_value", "'logprobs' must be between 0 and %d, got %d", maxLegacyLogprobs, *lp)
 		}
 		req.Agent.Logprobs, req.Agent.TopLogprobs = true, int(*lp)
 	}
@@ -103,43 +104,43 @@ func decodeLegacyAgent(fields map[string]json.RawMessage, req *chatRequest) erro
 	if req.Agent.N, err = decodeN(fields); err != nil {
 		return err
 	}
-	if echo, err := optionalBool(fields, "echo"); err != nil {
+	if echo, err := wire.OptionalBool(fields, "echo"); err != nil {
 		return err
 	} else if echo != nil && *echo {
 		return unsupported("echo", "echo the prompt")
 	}
-	if suffix, err := optionalString(fields, "suffix"); err != nil {
+	if suffix, err := wire.OptionalString(fields, "suffix"); err != nil {
 		return err
 	} else if suffix != nil && *suffix != "" {
 		return unsupported("suffix", "insert text before a suffix")
 	}
-	if bo, err := optionalInt(fields, "best_of"); err != nil {
+	if bo, err := wire.OptionalInt(fields, "best_of"); err != nil {
 		return err
 	} else if bo != nil && *bo != int64(req.Agent.N) {
-		return invalid("best_of", "invalid_value", "'best_of' must equal 'n' (%d): this server returns every choice it generates, got %d", req.Agent.N, *bo)
+		return wire.Invalid("best_of", "invalid_value", "'best_of' must equal 'n' (%d): this server returns every choice it generates, got %d", req.Agent.N, *bo)
 	}
 	return nil
 }
 
 // promptIDs tokenizes the request's prompt: the chat template over the
 // messages, or a legacy completion's text as it is.
-func (s *Server) promptIDs(req *chatRequest) ([]int, error) {
+func (s *Server) promptIDs(req *wire.Request) ([]int, error) {
 	if !req.Legacy {
 		return s.encodePrompt(req)
 	}
 	ids := s.tok.WithBOS(s.tok.EncodeSpecial(req.Prompt))
 	if len(ids) == 0 {
-		return nil, invalid("prompt", "invalid_value", "the prompt produces no tokens")
+		return nil, wire.Invalid("prompt", "invalid_value", "the prompt produces no tokens")
 	}
 	return ids, nil
 }
 
 // contextExceeded is the 400 for a prompt that leaves no room to
 // generate: it states both numbers, as OpenAI's message does.
-func (s *Server) contextExceeded(req *chatRequest, promptLen int, cause error) *Error {
+func (s *Server) contextExceeded(req *wire.Request, promptLen int, cause error) *wire.Error {
 	param := promptParam(req)
 	ctxLen := s.model.Model.Config.SeqLen
-	return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: param, Code: "context_length_exceeded",
+	return &wire.Error{Status: http.StatusBadRequest, Type: wire.TypeInvalidRequest, Param: param, Code: "context_length_exceeded",
 		Message: fmt.Sprintf("this model's maximum context length is %d tokens, but the prompt is %d tokens; at most %d prompt tokens leave room for one completion token",
 			ctxLen, promptLen, ctxLen-1),
 		Err: cause}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // chatOnly are the parameters of chat's bad-input table that a legacy
@@ -85,7 +86,7 @@ func TestParseCompletionRequestInvalid(t *testing.T) {
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := parseCompletionRequest([]byte(tt.body))
-			var e *Error
+			var e *wire.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("parseCompletionRequest error = %v, want *Error", err)
 			}
@@ -101,12 +102,12 @@ func TestParseCompletionRequestValid(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		want *chatRequest
+		want *wire.Request
 	}{
 		{"string prompt, OpenAI's default max_tokens", `{"model":"m","prompt":"Once"}`,
-			&chatRequest{Agent: plainAgent, Legacy: true, api: apiCompletions, Model: "m", Prompt: "Once", MaxTokens: defaultLegacyMaxTokens}},
+			&wire.Request{Agent: plainAgent, Legacy: true, API: wire.APICompletions, Model: "m", Prompt: "Once", MaxTokens: defaultLegacyMaxTokens}},
 		{"array of one prompt and the shared options", `{"model":"m","prompt":["Once"],"max_tokens":3,"stream":true,"stop":"\n","top_k":5,"min_p":0.1,"echo":false,"logprobs":null,"best_of":1,"suffix":""}`,
-			&chatRequest{Agent: plainAgent, Legacy: true, api: apiCompletions, Model: "m", Prompt: "Once", MaxTokens: 3, Stream: true, Stop: []string{"\n"}, TopK: 5, Penalties: penaltyParams{MinP: 0.1}}},
+			&wire.Request{Agent: plainAgent, Legacy: true, API: wire.APICompletions, Model: "m", Prompt: "Once", MaxTokens: 3, Stream: true, Stop: []string{"\n"}, TopK: 5, Penalties: wire.Penalties{MinP: 0.1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +115,7 @@ func TestParseCompletionRequestValid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(chatRequest{}, chatMessage{}, penaltyParams{})); d != "" {
+			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(wire.Request{}, wire.Message{}, wire.Penalties{})); d != "" {
 				t.Errorf("request (-want +got):\n%s", d)
 			}
 		})

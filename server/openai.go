@@ -1,9 +1,8 @@
 package server
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-
+	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -11,59 +10,51 @@ import (
 // records of a stream, its terminal and usage chunks, and the whole
 // chat.completion of a non-streaming response.
 
-// newID returns an id of the form the APIs use: prefix, then 24 random
-// hex digits.
-func newID(prefix string) string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
-
 // appendPieceChunk appends a token's chat chunk whose delta is pc: the
 // content alone, or with tools the parser's pieces (toolstream.go); role
 // adds the assistant's role, which the choice's first chunk carries.
-func (c *choice) appendPieceChunk(b []byte, role bool, pc *piece, lp *tokenLogprob) []byte {
-	b = c.appendChunkHead(b)
-	b = c.appendChoiceIndex(b, `"choices":[{"index":`)
+func appendPieceChunk(b []byte, c *wire.Choice, role bool, pc *wire.Piece, lp *wire.TokenLogprob) []byte {
+	b = appendChunkHead(b, c)
+	b = appendChoiceIndex(b, c, `"choices":[{"index":`)
 	b = append(b, `,"delta":`...)
 	b = appendDelta(b, role, pc)
 	b = append(b, `,"logprobs":`...)
-	b = c.appendChatLogprobs(b, lp)
+	b = appendChatLogprobs(b, c, lp)
 	b = append(b, `,"finish_reason":null}]`...)
-	return c.appendChunkTail(b)
+	return appendChunkTail(b, c)
 }
 
 // appendChoiceIndex appends prefix and the choice's index.
-func (c *choice) appendChoiceIndex(b []byte, prefix string) []byte {
+func appendChoiceIndex(b []byte, c *wire.Choice, prefix string) []byte {
 	b = append(b, prefix...)
-	return appendInt(b, int64(c.index))
+	return wire.AppendInt(b, int64(c.Index))
 }
 
 // appendHead opens a completion object of the given type: its id, object,
 // created, model and system_fingerprint, then a comma.
-func (c *choice) appendHead(b []byte, object string) []byte {
+func appendHead(b []byte, c *wire.Choice, object string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, c.resp.id)
+	b = wire.AppendJSONString(b, c.Resp.ID)
 	b = append(b, `,"object":"`...)
 	b = append(b, object...)
 	b = append(b, `","created":`...)
-	b = appendInt(b, c.resp.created)
+	b = wire.AppendInt(b, c.Resp.Created)
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, c.resp.model)
+	b = wire.AppendJSONString(b, c.Resp.Model)
 	return append(b, `,"system_fingerprint":null,`...)
 }
 
-func (c *choice) appendChunkHead(b []byte) []byte {
-	if c.req.Legacy {
-		return c.appendHead(b, textCompletionObject)
+func appendChunkHead(b []byte, c *wire.Choice) []byte {
+	if c.Req.Legacy {
+		return appendHead(b, c, textCompletionObject)
 	}
-	return c.appendHead(b, "chat.completion.chunk")
+	return appendHead(b, c, "chat.completion.chunk")
 }
 
 // appendChunkTail closes a chunk; with include_usage every chunk carries
 // "usage":null except the final usage chunk, as OpenAI's do.
-func (c *choice) appendChunkTail(b []byte) []byte {
-	if c.req.IncludeUsage {
+func appendChunkTail(b []byte, c *wire.Choice) []byte {
+	if c.Req.IncludeUsage {
 		b = append(b, `,"usage":null`...)
 	}
 	return append(b, '}')
@@ -71,131 +62,140 @@ func (c *choice) appendChunkTail(b []byte) []byte {
 
 // endStream writes each choice's terminal chunk (finish_reason, and its
 // metadata when it applies), the usage chunk when asked, and [DONE].
-func endStream(cs []*choice) {
-	out := cs[0].resp.out
+func endStream(cs []*wire.Choice) {
+	out := cs[0].Resp.Out
 	for _, c := range cs {
-		out.write(c.appendTerminal)
+		out.Write(func(b []byte) []byte { return appendTerminal(b, c) })
 	}
-	if c := cs[0]; c.req.IncludeUsage {
-		out.write(func(b []byte) []byte {
-			b = c.appendChunkHead(b)
+	if c := cs[0]; c.Req.IncludeUsage {
+		out.Write(func(b []byte) []byte {
+			b = appendChunkHead(b, c)
 			b = append(b, `"choices":[],"usage":`...)
 			b = appendUsage(b, cs)
 			return append(b, '}')
 		})
 	}
-	out.done()
+	out.Done()
 }
 
 // appendTerminal appends the choice's terminal chunk.
-func (c *choice) appendTerminal(b []byte) []byte {
-	b = c.appendChunkHead(b)
-	if c.req.Legacy {
+func appendTerminal(b []byte, c *wire.Choice) []byte {
+	b = appendChunkHead(b, c)
+	if c.Req.Legacy {
 		b = append(b, `"choices":[`...)
-		b = c.appendTextChoice(b, "", c.finishReason, nil)
+		b = appendTextChoice(b, c, "", c.FinishReason, nil)
 		b = append(b, ']')
 	} else {
-		b = c.appendChoiceIndex(b, `"choices":[{"index":`)
+		b = appendChoiceIndex(b, c, `"choices":[{"index":`)
 		b = append(b, `,"delta":{},"logprobs":null,"finish_reason":`...)
-		b = appendJSONString(b, c.finishReason)
+		b = wire.AppendJSONString(b, c.FinishReason)
 		b = append(b, `}]`...)
 	}
-	if c.req.IncludeUsage {
+	if c.Req.IncludeUsage {
 		b = append(b, `,"usage":null`...)
 	}
-	b = c.perf.appendMetadata(b)
+	b = c.Perf.AppendMetadata(b)
 	return append(b, '}')
 }
 
 // appendUsage appends the usage object: the prompt once, the completion
 // tokens of every choice, and what the prompt reused from the prefix
 // cache.
-func appendUsage(b []byte, cs []*choice) []byte {
+func appendUsage(b []byte, cs []*wire.Choice) []byte {
 	completion := 0
 	for _, c := range cs {
-		completion += c.completion
+		completion += c.Completion
 	}
 	b = append(b, `{"prompt_tokens":`...)
-	b = appendInt(b, int64(cs[0].promptLen))
+	b = wire.AppendInt(b, int64(cs[0].PromptLen))
 	b = append(b, `,"completion_tokens":`...)
-	b = appendInt(b, int64(completion))
+	b = wire.AppendInt(b, int64(completion))
 	b = append(b, `,"total_tokens":`...)
-	b = appendInt(b, int64(cs[0].promptLen+completion))
-	b = appendPromptTokensDetails(b, cs[0].prefix)
+	b = wire.AppendInt(b, int64(cs[0].PromptLen+completion))
+	b = appendPromptTokensDetails(b, cs[0].Prefix)
+	return append(b, '}')
+}
+
+// appendPromptTokensDetails appends OpenAI's
+// `,"prompt_tokens_details":{"cached_tokens":N}`, present on every usage
+// (0 when nothing was reused).
+func appendPromptTokensDetails(b []byte, u engine.PrefixUse) []byte {
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = wire.AppendInt(b, int64(u.Cached))
 	return append(b, '}')
 }
 
 // writeCompletion writes the non-streaming chat.completion (or
 // text_completion) with every choice.
-func writeCompletion(cs []*choice) error {
+func writeCompletion(cs []*wire.Choice) error {
 	c := cs[0]
 	size := 512
 	for _, c := range cs {
-		size += c.text.Len() + 256*len(c.logprobs)
+		size += c.Text.Len() + 256*len(c.Logprobs)
 	}
 	b := make([]byte, 0, size)
-	if c.req.Legacy {
-		b = c.appendHead(b, textCompletionObject)
+	if c.Req.Legacy {
+		b = appendHead(b, c, textCompletionObject)
 		b = append(b, `"choices":[`...)
 		for i, c := range cs {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = c.appendTextChoice(b, c.text.String(), c.finishReason, c.logprobs)
+			b = appendTextChoice(b, c, c.Text.String(), c.FinishReason, c.Logprobs)
 		}
 	} else {
-		b = c.appendHead(b, "chat.completion")
+		b = appendHead(b, c, "chat.completion")
 		b = append(b, `"choices":[`...)
 		for i, c := range cs {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = c.appendMessageChoice(b)
+			b = appendMessageChoice(b, c)
 		}
 	}
 	b = append(b, `],"usage":`...)
 	b = appendUsage(b, cs)
 	b = appendChoicesMetadata(b, cs)
 	b = append(b, "}\n"...)
-	return c.resp.out.writeWhole(b)
+	return c.Resp.Out.WriteWhole(b)
 }
 
 // appendMessageChoice appends one choice of a chat.completion.
-func (c *choice) appendMessageChoice(b []byte) []byte {
-	b = c.appendChoiceIndex(b, `{"index":`)
+func appendMessageChoice(b []byte, c *wire.Choice) []byte {
+	b = appendChoiceIndex(b, c, `{"index":`)
 	b = append(b, `,"message":`...)
-	if c.agent != nil {
-		b = appendAgentMessage(b, c.agent)
+	if c.Agent != nil {
+		b = appendAgentMessage(b, c.Agent)
 	} else {
 		b = append(b, `{"role":"assistant","content":`...)
-		b = appendJSONString(b, c.text.String())
+		b = wire.AppendJSONString(b, c.Text.String())
 		b = append(b, `,"refusal":null}`...)
 	}
 	b = append(b, `,"logprobs":`...)
-	b = c.appendChatLogprobsList(b)
+	b = appendChatLogprobsList(b, c)
 	b = append(b, `,"finish_reason":`...)
-	b = appendJSONString(b, c.finishReason)
+	b = wire.AppendJSONString(b, c.FinishReason)
 	return append(b, '}')
 }
 
 // appendChoicesMetadata appends the metadata of a whole response:
 // metadata.performance is the first choice's (the only one unless n > 1),
 // and with n > 1 metadata.choices lists each choice's.
-func appendChoicesMetadata(b []byte, cs []*choice) []byte {
-	if !cs[0].perf.ok {
+func appendChoicesMetadata(b []byte, cs []*wire.Choice) []byte {
+	if !cs[0].Perf.OK {
 		return b
 	}
 	b = append(b, `,"metadata":{"performance":`...)
-	b = cs[0].perf.appendJSON(b)
+	b = cs[0].Perf.AppendJSON(b)
 	if len(cs) > 1 {
 		b = append(b, `,"choices":[`...)
 		for i, c := range cs {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = c.appendChoiceIndex(b, `{"index":`)
+			b = appendChoiceIndex(b, c, `{"index":`)
 			b = append(b, `,"performance":`...)
-			b = c.perf.appendJSON(b)
+			b = c.Perf.AppendJSON(b)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -210,30 +210,30 @@ type openaiWire struct {
 	roleSent []bool
 }
 
-func (*openaiWire) open(*choice) {}
+func (*openaiWire) Open(*wire.Choice) {}
 
-func (w *openaiWire) piece(c *choice, pc *piece, lp *tokenLogprob) {
-	if c.req.Legacy {
-		c.resp.out.write(func(b []byte) []byte { return c.appendTextChunk(b, pc.content, lp) })
+func (w *openaiWire) Piece(c *wire.Choice, pc *wire.Piece, lp *wire.TokenLogprob) {
+	if c.Req.Legacy {
+		c.Resp.Out.Write(func(b []byte) []byte { return appendTextChunk(b, c, pc.Content, lp) })
 		return
 	}
-	for len(w.roleSent) <= c.index {
+	for len(w.roleSent) <= c.Index {
 		w.roleSent = append(w.roleSent, false)
 	}
-	role := !w.roleSent[c.index]
-	w.roleSent[c.index] = true
-	c.resp.out.write(func(b []byte) []byte { return c.appendPieceChunk(b, role, pc, lp) })
+	role := !w.roleSent[c.Index]
+	w.roleSent[c.Index] = true
+	c.Resp.Out.Write(func(b []byte) []byte { return appendPieceChunk(b, c, role, pc, lp) })
 }
 
 // timing writes the event as its own data line, right after the token's
 // chunk: the events pair with the chunks one to one.
-func (*openaiWire) timing(c *choice, ev *latency.TokenEvent) { c.resp.out.write(ev.AppendJSON) }
+func (*openaiWire) Timing(c *wire.Choice, ev *latency.TokenEvent) { c.Resp.Out.Write(ev.AppendJSON) }
 
-func (*openaiWire) close(cs []*choice) { endStream(cs) }
+func (*openaiWire) Close(cs []*wire.Choice) { endStream(cs) }
 
-func (*openaiWire) whole(cs []*choice) error { return writeCompletion(cs) }
+func (*openaiWire) Whole(cs []*wire.Choice) error { return writeCompletion(cs) }
 
-func (*openaiWire) cut(c *choice) {
-	c.resp.out.write(func(b []byte) []byte { return appendErrorObject(b, errCut) })
-	c.resp.out.done()
+func (*openaiWire) Cut(c *wire.Choice) {
+	c.Resp.Out.Write(func(b []byte) []byte { return appendErrorObject(b, wire.ErrCut) })
+	c.Resp.Out.Done()
 }

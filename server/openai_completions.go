@@ -1,5 +1,7 @@
 package server
 
+import "github.com/kiln-ai/kiln/server/wire"
+
 // The OpenAI wire format of a legacy text completion (POST
 // /v1/completions): every record, streamed or whole, is a
 // text_completion whose choice carries "text" instead of chat's delta or
@@ -10,26 +12,26 @@ package server
 const textCompletionObject = "text_completion"
 
 // appendTextChunk appends one streamed text_completion carrying content.
-func (c *choice) appendTextChunk(b []byte, content string, lp *tokenLogprob) []byte {
-	b = c.appendHead(b, textCompletionObject)
-	var lps []tokenLogprob
+func appendTextChunk(b []byte, c *wire.Choice, content string, lp *wire.TokenLogprob) []byte {
+	b = appendHead(b, c, textCompletionObject)
+	var lps []wire.TokenLogprob
 	if lp != nil {
-		lps = []tokenLogprob{*lp}
+		lps = []wire.TokenLogprob{*lp}
 	}
 	b = append(b, `"choices":[`...)
-	b = c.appendTextChoice(b, content, "", lps)
+	b = appendTextChoice(b, c, content, "", lps)
 	b = append(b, ']')
-	return c.appendChunkTail(b)
+	return appendChunkTail(b, c)
 }
 
 // appendTextChoice appends one text choice; an empty finish is null.
-func (c *choice) appendTextChoice(b []byte, text, finish string, lps []tokenLogprob) []byte {
+func appendTextChoice(b []byte, c *wire.Choice, text, finish string, lps []wire.TokenLogprob) []byte {
 	b = append(b, `{"text":`...)
-	b = appendJSONString(b, text)
-	b = c.appendChoiceIndex(b, `,"index":`)
+	b = wire.AppendJSONString(b, text)
+	b = appendChoiceIndex(b, c, `,"index":`)
 	b = append(b, `,"logprobs":`...)
-	b = c.appendLegacyLogprobs(b, lps)
+	b = appendLegacyLogprobs(b, c, lps)
 	b = append(b, `,"finish_reason":`...)
-	b = appendNullableString(b, finish)
+	b = wire.AppendNullableString(b, finish)
 	return append(b, '}')
 }

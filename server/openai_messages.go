@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // A chat completion's messages: each has a role (developer is system),
@@ -13,29 +14,29 @@ import (
 // system and is mapped to it.
 var roles = map[string]string{"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
 
-func decodeMessages(raw json.RawMessage) ([]chatMessage, error) {
-	items, err := decodeMessageList(raw)
+func decodeMessages(raw json.RawMessage) ([]wire.Message, error) {
+	items, err := wire.DecodeMessageList(raw)
 	if err != nil {
 		return nil, err
 	}
-	msgs := make([]chatMessage, 0, len(items))
+	msgs := make([]wire.Message, 0, len(items))
 	for i, it := range items {
 		param := fmt.Sprintf("messages[%d]", i)
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(it, &m); err != nil || m == nil {
-			return nil, wrongType(param, "an object", it)
+			return nil, wire.WrongType(param, "an object", it)
 		}
 		roleRaw, ok := m["role"]
-		if !ok || isNull(roleRaw) {
-			return nil, invalid(param+".role", "missing_required_parameter", "missing required parameter: '%s.role'", param)
+		if !ok || wire.IsNull(roleRaw) {
+			return nil, wire.Invalid(param+".role", "missing_required_parameter", "missing required parameter: '%s.role'", param)
 		}
 		var role string
 		if err := json.Unmarshal(roleRaw, &role); err != nil {
-			return nil, wrongType(param+".role", "a string", roleRaw)
+			return nil, wire.WrongType(param+".role", "a string", roleRaw)
 		}
 		mapped, ok := roles[role]
 		if !ok {
-			return nil, invalid(param+".role", "invalid_value",
+			return nil, wire.Invalid(param+".role", "invalid_value",
 				"invalid value for '%s.role': supported roles are system, developer, user, assistant and tool", param)
 		}
 		msg, err := decodeMessage(param, mapped, m)
@@ -50,28 +51,28 @@ func decodeMessages(raw json.RawMessage) ([]chatMessage, error) {
 // decodeMessage reads one message of a known role: an assistant's may
 // carry tool_calls instead of content (then content may be null), a tool
 // result names the call it answers (tool_call_id).
-func decodeMessage(param, role string, m map[string]json.RawMessage) (chatMessage, error) {
-	msg := chatMessage{Role: role}
+func decodeMessage(param, role string, m map[string]json.RawMessage) (wire.Message, error) {
+	msg := wire.Message{Role: role}
 	var err error
 	if role == "assistant" {
 		if msg.ToolCalls, err = decodeToolCalls(param+".tool_calls", m["tool_calls"]); err != nil {
 			return msg, err
 		}
 	}
-	if len(msg.ToolCalls) > 0 && isNull(m["content"]) {
+	if len(msg.ToolCalls) > 0 && wire.IsNull(m["content"]) {
 		msg.ContentNull = true
 	} else if msg.Content, err = decodeContent(param+".content", m["content"]); err != nil {
 		return msg, err
 	}
 	if role == "tool" {
-		id, err := requiredString(m, "tool_call_id")
+		id, err := wire.RequiredString(m, "tool_call_id")
 		if err != nil {
-			return msg, withParam(err, param+".tool_call_id")
+			return msg, wire.WithParam(err, param+".tool_call_id")
 		}
 		msg.ToolCallID = id
 	}
-	if n, err := optionalString(m, "name"); err != nil {
-		return msg, withParam(err, param+".name")
+	if n, err := wire.OptionalString(m, "name"); err != nil {
+		return msg, wire.WithParam(err, param+".name")
 	} else if n != nil {
 		msg.Name = *n
 	}
@@ -80,15 +81,15 @@ func decodeMessage(param, role string, m map[string]json.RawMessage) (chatMessag
 
 // decodeToolCalls reads an assistant message's tool_calls: function calls
 // whose arguments are a JSON object's text, as OpenAI sends them back.
-func decodeToolCalls(param string, raw json.RawMessage) ([]toolCall, error) {
-	if isNull(raw) {
+func decodeToolCalls(param string, raw json.RawMessage) ([]wire.ToolCall, error) {
+	if wire.IsNull(raw) {
 		return nil, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, wrongType(param, "an array", raw)
+		return nil, wire.WrongType(param, "an array", raw)
 	}
-	calls := make([]toolCall, 0, len(items))
+	calls := make([]wire.ToolCall, 0, len(items))
 	for i, it := range items {
 		p := fmt.Sprintf("%s[%d]", param, i)
 		var c struct {
@@ -99,27 +100,27 @@ func decodeToolCalls(param string, raw json.RawMessage) ([]toolCall, error) {
 				Arguments *json.RawMessage `json:"arguments"`
 			} `json:"function"`
 		}
-		if err := json.Unmarshal(it, &c); err != nil || jsonKind(it) != "an object" {
-			return nil, invalid(p, "invalid_type", "'%s' must be an object with id, type and function {name, arguments}", p)
+		if err := json.Unmarshal(it, &c); err != nil || wire.JSONKind(it) != "an object" {
+			return nil, wire.Invalid(p, "invalid_type", "'%s' must be an object with id, type and function {name, arguments}", p)
 		}
 		if c.Type != nil && *c.Type != "function" {
-			return nil, invalid(p+".type", "invalid_value", "tool calls of type '%s' are not supported: only 'function'", clip(*c.Type))
+			return nil, wire.Invalid(p+".type", "invalid_value", "tool calls of type '%s' are not supported: only 'function'", wire.Clip(*c.Type))
 		}
 		if c.Function == nil || c.Function.Name == nil || *c.Function.Name == "" {
-			return nil, invalid(p+".function.name", "missing_required_parameter", "missing required parameter: '%s.function.name'", p)
+			return nil, wire.Invalid(p+".function.name", "missing_required_parameter", "missing required parameter: '%s.function.name'", p)
 		}
-		call := toolCall{Name: *c.Function.Name, Arguments: "{}"}
+		call := wire.ToolCall{Name: *c.Function.Name, Arguments: "{}"}
 		if c.ID != nil {
 			call.ID = *c.ID
 		}
-		if a := c.Function.Arguments; a != nil && !isNull(*a) {
+		if a := c.Function.Arguments; a != nil && !wire.IsNull(*a) {
 			var text string
 			if err := json.Unmarshal(*a, &text); err != nil {
-				return nil, wrongType(p+".function.arguments", "a string holding a JSON object", *a)
+				return nil, wire.WrongType(p+".function.arguments", "a string holding a JSON object", *a)
 			}
 			var obj map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
-				return nil, invalid(p+".function.arguments", "invalid_value", "'%s.function.arguments' must be the text of a JSON object", p)
+				return nil, wire.Invalid(p+".function.arguments", "invalid_value", "'%s.function.arguments' must be the text of a JSON object", p)
 			}
 			call.Arguments = text
 		}
@@ -131,5 +132,5 @@ func decodeToolCalls(param string, raw json.RawMessage) ([]toolCall, error) {
 // decodeContent accepts a string or an array of text parts
 // ({"type":"text","text":"..."}), joined without separator as OpenAI does.
 func decodeContent(param string, raw json.RawMessage) (string, error) {
-	return joinTextParts(param, raw, chatParts)
+	return wire.JoinTextParts(param, raw, wire.TextParts)
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/kiln-ai/kiln/server/wire"
 	"math"
 )
 
@@ -13,13 +14,13 @@ import (
 // body middleware, body.go). Unknown fields are accepted and ignored, as
 // OpenAI does; a known field of the wrong type or out of range is a 400
 // naming the field.
-func parseChatRequest(data []byte) (*chatRequest, error) {
-	fields, err := decodeObject(data)
+func parseChatRequest(data []byte) (*wire.Request, error) {
+	fields, err := wire.DecodeObject(data)
 	if err != nil {
 		return nil, err
 	}
-	req := &chatRequest{}
-	if req.Model, err = requiredString(fields, "model"); err != nil {
+	req := &wire.Request{}
+	if req.Model, err = wire.RequiredString(fields, "model"); err != nil {
 		return nil, err
 	}
 	if req.Messages, err = decodeMessages(fields["messages"]); err != nil {
@@ -31,7 +32,7 @@ func parseChatRequest(data []byte) (*chatRequest, error) {
 	if req.Agent, err = decodeAgentFields(fields); err != nil {
 		return nil, err
 	}
-	if req.TemplateKwargs, err = decodeTemplateKwargs(fields["chat_template_kwargs"]); err != nil {
+	if req.TemplateKwargs, err = wire.DecodeTemplateKwargs(fields["chat_template_kwargs"]); err != nil {
 		return nil, err
 	}
 	return req, nil
@@ -40,36 +41,36 @@ func parseChatRequest(data []byte) (*chatRequest, error) {
 // decodeOptions reads the fields chat and legacy completions share: the
 // limits, sampling, stop sequences, n, streaming, user and
 // include_performance.
-func decodeOptions(fields map[string]json.RawMessage, req *chatRequest) error {
+func decodeOptions(fields map[string]json.RawMessage, req *wire.Request) error {
 	var err error
 	if err := decodeMaxTokens(fields, req); err != nil {
 		return err
 	}
-	if err := decodeSampling(fields, req); err != nil {
+	if err := wire.DecodeSampling(fields, req); err != nil {
 		return err
 	}
-	if req.Stop, err = decodeStop("stop", fields["stop"]); err != nil {
+	if req.Stop, err = wire.DecodeStop("stop", fields["stop"]); err != nil {
 		return err
 	}
-	if err := decodeStreaming(fields, req); err != nil {
+	if err := wire.DecodeStreaming(fields, req); err != nil {
 		return err
 	}
 	if err := decodeStreamOptions(fields["stream_options"], req); err != nil {
 		return err
 	}
-	if u, err := optionalString(fields, "user"); err != nil {
+	if u, err := wire.OptionalString(fields, "user"); err != nil {
 		return err
 	} else if u != nil {
 		req.User = *u
 	}
-	return decodeAdapter(fields, req)
+	return wire.DecodeAdapter(fields, req)
 }
 
-func decodeMaxTokens(fields map[string]json.RawMessage, req *chatRequest) error {
+func decodeMaxTokens(fields map[string]json.RawMessage, req *wire.Request) error {
 	// max_completion_tokens is the current name; max_tokens the deprecated
 	// one. When both are given the current one wins; both are validated.
 	for _, key := range []string{"max_tokens", "max_completion_tokens"} {
-		v, err := optionalInt(fields, key)
+		v, err := wire.OptionalInt(fields, key)
 		if err != nil {
 			return err
 		}
@@ -77,27 +78,27 @@ func decodeMaxTokens(fields map[string]json.RawMessage, req *chatRequest) error 
 			continue
 		}
 		if *v < 1 {
-			return invalid(key, "invalid_value", "'%s' must be at least 1, got %d", key, *v)
+			return wire.Invalid(key, "invalid_value", "'%s' must be at least 1, got %d", key, *v)
 		}
 		req.MaxTokens = int(min(*v, math.MaxInt32))
 	}
 	return nil
 }
 
-func decodeStreamOptions(raw json.RawMessage, req *chatRequest) error {
-	if isNull(raw) {
+func decodeStreamOptions(raw json.RawMessage, req *wire.Request) error {
+	if wire.IsNull(raw) {
 		return nil
 	}
 	var opts map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &opts); err != nil || opts == nil {
-		return wrongType("stream_options", "an object", raw)
+		return wire.WrongType("stream_options", "an object", raw)
 	}
 	if !req.Stream {
-		return invalid("stream_options", "invalid_value", "'stream_options' is only allowed when 'stream' is true")
+		return wire.Invalid("stream_options", "invalid_value", "'stream_options' is only allowed when 'stream' is true")
 	}
-	v, err := optionalBool(opts, "include_usage")
+	v, err := wire.OptionalBool(opts, "include_usage")
 	if err != nil {
-		return withParam(err, "stream_options.include_usage")
+		return wire.WithParam(err, "stream_options.include_usage")
 	}
 	if v != nil {
 		req.IncludeUsage = *v

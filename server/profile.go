@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/kiln-ai/kiln/server/wire"
 	"net/http"
 )
 
@@ -108,6 +109,6 @@ func (s *Server) inferenceAllowed() error {
 	if s.cfg.ServingProfile != ProfileMaintenance {
 		return nil
 	}
-	return &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "inference_disabled_by_profile",
+	return &wire.Error{Status: http.StatusServiceUnavailable, Type: wire.TypeServer, Code: "inference_disabled_by_profile",
 		Message: "inference is disabled: this server runs the maintenance serving profile (restart it with --serving-profile stable to serve chat completions)"}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/kiln-ai/kiln/server/wire"
 	"sort"
 	"strconv"
 )
@@ -9,63 +10,63 @@ import (
 // response.created and the terminal event) or whole.
 
 // whole writes the response of a request that was not streamed
-// (outlineOf gives its items).
-func (w *responsesWire) whole(cs []*choice) error {
+// (OutlineOf gives its items).
+func (w *responsesWire) Whole(cs []*wire.Choice) error {
 	c := cs[0]
-	w.out = *outlineOf(c)
-	for _, it := range w.out.items {
-		it.id = newID(itemPrefixes[it.kind])
+	w.out = *wire.OutlineOf(c)
+	for _, it := range w.out.Items {
+		it.ID = wire.NewID(itemPrefixes[it.Kind])
 	}
-	b := w.appendResponse(make([]byte, 0, 1024+c.text.Len()), c, w.out.items, true)
+	b := w.appendResponse(make([]byte, 0, 1024+c.Text.Len()), c, w.out.Items, true)
 	b = append(b, '\n')
 	w.keep(c)
-	return c.resp.out.writeWhole(b)
+	return c.Resp.Out.WriteWhole(b)
 }
 
 // keep stores the response for previous_response_id and item_reference
 // when the request said store (OpenAI's default) and it completed.
-func (w *responsesWire) keep(c *choice) {
+func (w *responsesWire) keep(c *wire.Choice) {
 	rc := w.call
-	if !rc.store || responseStatus(c.finishReason) == "failed" {
+	if !rc.store || responseStatus(c.FinishReason) == "failed" {
 		return
 	}
-	conv := append([]chatMessage(nil), rc.conversation(c.req.Messages)...)
-	items := map[string][]chatMessage{}
-	answer := chatMessage{Role: "assistant"}
-	for _, it := range w.out.items {
-		switch it.kind {
-		case itemText:
-			answer.Content = it.text.String()
-			items[it.id] = []chatMessage{{Role: "assistant", Content: answer.Content}}
-		case itemCall:
-			c := toolCall{ID: it.callID, Name: it.name, Arguments: it.text.String()}
+	conv := append([]wire.Message(nil), rc.conversation(c.Req.Messages)...)
+	items := map[string][]wire.Message{}
+	answer := wire.Message{Role: "assistant"}
+	for _, it := range w.out.Items {
+		switch it.Kind {
+		case wire.ItemText:
+			answer.Content = it.Text.String()
+			items[it.ID] = []wire.Message{{Role: "assistant", Content: answer.Content}}
+		case wire.ItemCall:
+			c := wire.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Text.String()}
 			answer.ToolCalls = append(answer.ToolCalls, c)
-			items[it.id] = []chatMessage{{Role: "assistant", ContentNull: true, ToolCalls: []toolCall{c}}}
+			items[it.ID] = []wire.Message{{Role: "assistant", ContentNull: true, ToolCalls: []wire.ToolCall{c}}}
 		}
 	}
 	answer.ContentNull = answer.Content == "" && len(answer.ToolCalls) > 0
-	body := append(w.appendResponse(nil, c, w.out.items, true), '\n')
-	w.store.put(c.resp.id, body, append(conv, answer), items)
+	body := append(w.appendResponse(nil, c, w.out.Items, true), '\n')
+	w.store.put(c.Resp.ID, body, append(conv, answer), items)
 }
 
 // appendResponse appends the response object: in progress (final false:
 // no output, no usage) or at its end.
-func (w *responsesWire) appendResponse(b []byte, c *choice, items []*outItem, final bool) []byte {
+func (w *responsesWire) appendResponse(b []byte, c *wire.Choice, items []*wire.Item, final bool) []byte {
 	rc := w.call
 	status := "in_progress"
 	if final {
-		status = responseStatus(c.finishReason)
+		status = responseStatus(c.FinishReason)
 	}
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, c.resp.id)
+	b = wire.AppendJSONString(b, c.Resp.ID)
 	b = append(b, `,"object":"response","created_at":`...)
-	b = appendInt(b, c.resp.created)
+	b = wire.AppendInt(b, c.Resp.Created)
 	b = append(b, `,"status":"`...)
 	b = append(b, status...)
 	b = append(b, `","error":`...)
 	if status == "failed" {
 		b = append(b, `{"code":"server_error","message":`...)
-		b = appendJSONString(b, "the generation ended early: "+c.finishReason)
+		b = wire.AppendJSONString(b, "the generation ended early: "+c.FinishReason)
 		b = append(b, '}')
 	} else {
 		b = append(b, "null"...)
@@ -78,25 +79,25 @@ func (w *responsesWire) appendResponse(b []byte, c *choice, items []*outItem, fi
 	}
 	b = append(b, `,"instructions":`...)
 	if rc.hasInstr {
-		b = appendJSONString(b, rc.instructions)
+		b = wire.AppendJSONString(b, rc.instructions)
 	} else {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"max_output_tokens":`...)
-	b = appendNullableInt(b, c.req.MaxTokens) // 0: max_output_tokens was not given
+	b = appendNullableInt(b, c.Req.MaxTokens) // 0: max_output_tokens was not given
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, c.resp.model)
+	b = wire.AppendJSONString(b, c.Resp.Model)
 	b = append(b, `,"output":[`...)
 	for i, it := range items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = c.appendItem(b, it, "completed")
+		b = appendItem(b, c, it, "completed")
 	}
 	b = append(b, `],"parallel_tool_calls":`...)
-	b = strconv.AppendBool(b, c.req.Agent.Parallel)
+	b = strconv.AppendBool(b, c.Req.Agent.Parallel)
 	b = append(b, `,"previous_response_id":`...)
-	b = appendNullableString(b, rc.previous)
+	b = wire.AppendNullableString(b, rc.previous)
 	b = append(b, `,"reasoning":{"effort":null,"summary":null},"store":`...)
 	b = strconv.AppendBool(b, rc.store)
 	b = w.appendSettings(b, c)
@@ -107,7 +108,7 @@ func (w *responsesWire) appendResponse(b []byte, c *choice, items []*outItem, fi
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"user":`...)
-	b = appendNullableString(b, c.req.User)
+	b = wire.AppendNullableString(b, c.Req.User)
 	b = append(b, `,"metadata":`...)
 	b = appendResponsesMetadata(b, rc.metadata, c, final)
 	return append(b, '}')
@@ -115,8 +116,8 @@ func (w *responsesWire) appendResponse(b []byte, c *choice, items []*outItem, fi
 
 // appendSettings appends temperature, text, tool_choice, tools and
 // top_p as the request set them (OpenAI's defaults otherwise).
-func (w *responsesWire) appendSettings(b []byte, c *choice) []byte {
-	req := c.req
+func (w *responsesWire) appendSettings(b []byte, c *wire.Choice) []byte {
+	req := c.Req
 	b = append(b, `,"temperature":`...)
 	b = appendOptFloat(b, req.Temperature, 1)
 	b = append(b, `,"text":{"format":`...)
@@ -125,7 +126,7 @@ func (w *responsesWire) appendSettings(b []byte, c *choice) []byte {
 		b = append(b, `{"type":"json_object"}`...)
 	case "json_schema":
 		b = append(b, `{"type":"json_schema","name":`...)
-		b = appendJSONString(b, f.Name)
+		b = wire.AppendJSONString(b, f.Name)
 		b = append(b, `,"schema":`...)
 		if f.Schema == nil {
 			b = append(b, "{}"...)
@@ -139,12 +140,12 @@ func (w *responsesWire) appendSettings(b []byte, c *choice) []byte {
 		b = append(b, `{"type":"text"}`...)
 	}
 	b = append(b, `},"tool_choice":`...)
-	if a := req.Agent; a.ToolChoice == toolChoiceNamed {
+	if a := req.Agent; a.ToolChoice == wire.ToolChoiceNamed {
 		b = append(b, `{"type":"function","name":`...)
-		b = appendJSONString(b, a.ToolChoiceName)
+		b = wire.AppendJSONString(b, a.ToolChoiceName)
 		b = append(b, '}')
 	} else {
-		b = appendJSONString(b, a.ToolChoice)
+		b = wire.AppendJSONString(b, a.ToolChoice)
 	}
 	b = append(b, `,"tools":[`...)
 	for i, t := range req.Agent.Tools {
@@ -152,9 +153,9 @@ func (w *responsesWire) appendSettings(b []byte, c *choice) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"function","name":`...)
-		b = appendJSONString(b, t.Name)
+		b = wire.AppendJSONString(b, t.Name)
 		b = append(b, `,"description":`...)
-		b = appendNullableString(b, t.Description)
+		b = wire.AppendNullableString(b, t.Description)
 		b = append(b, `,"parameters":`...)
 		if t.Parameters == nil {
 			b = append(b, "null"...)
@@ -170,39 +171,39 @@ func (w *responsesWire) appendSettings(b []byte, c *choice) []byte {
 }
 
 // appendItem appends one output item.
-func (c *choice) appendItem(b []byte, it *outItem, status string) []byte {
+func appendItem(b []byte, c *wire.Choice, it *wire.Item, status string) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, it.id)
+	b = wire.AppendJSONString(b, it.ID)
 	b = append(b, `,"type":"`...)
-	b = append(b, itemTypes[it.kind]...)
+	b = append(b, itemTypes[it.Kind]...)
 	b = append(b, '"')
-	switch it.kind {
-	case itemText:
+	switch it.Kind {
+	case wire.ItemText:
 		b = append(b, `,"status":"`...)
 		b = append(b, status...)
 		b = append(b, `","role":"assistant","content":[`...)
 		if status == "completed" {
-			b = c.appendTextPart(b, it)
+			b = appendTextPart(b, c, it)
 		}
 		b = append(b, ']')
-	case itemCall:
+	case wire.ItemCall:
 		b = append(b, `,"status":"`...)
 		b = append(b, status...)
 		b = append(b, `","call_id":`...)
-		b = appendJSONString(b, it.callID)
+		b = wire.AppendJSONString(b, it.CallID)
 		b = append(b, `,"name":`...)
-		b = appendJSONString(b, it.name)
+		b = wire.AppendJSONString(b, it.Name)
 		b = append(b, `,"arguments":`...)
 		args := ""
 		if status == "completed" {
-			args = it.text.String()
+			args = it.Text.String()
 		}
-		b = appendJSONString(b, args)
-	case itemReasoning:
+		b = wire.AppendJSONString(b, args)
+	case wire.ItemReasoning:
 		b = append(b, `,"summary":[],"content":[`...)
 		if status == "completed" {
 			b = append(b, `{"type":"reasoning_text","text":`...)
-			b = appendJSONString(b, it.text.String())
+			b = wire.AppendJSONString(b, it.Text.String())
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -211,67 +212,67 @@ func (c *choice) appendItem(b []byte, it *outItem, status string) []byte {
 }
 
 // appendTextPart appends a message's output_text part.
-func (c *choice) appendTextPart(b []byte, it *outItem) []byte {
+func appendTextPart(b []byte, c *wire.Choice, it *wire.Item) []byte {
 	b = append(b, `{"type":"output_text","text":`...)
-	b = appendJSONString(b, it.text.String())
+	b = wire.AppendJSONString(b, it.Text.String())
 	b = append(b, `,"annotations":[],"logprobs":`...)
-	b = c.appendLogprobArray(b, it.lps)
+	b = appendLogprobArray(b, c, it.Logprobs)
 	return append(b, '}')
 }
 
 // appendLogprobArray appends the entries of lps ([] when not asked).
-func (c *choice) appendLogprobArray(b []byte, lps []tokenLogprob) []byte {
+func appendLogprobArray(b []byte, c *wire.Choice, lps []wire.TokenLogprob) []byte {
 	b = append(b, '[')
 	for i := range lps {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = c.appendLogprobEntry(b, &lps[i])
+		b = c.AppendLogprobEntry(b, &lps[i])
 	}
 	return append(b, ']')
 }
 
 // appendItemRef appends an event's item_id and output_index (and
 // content_index, 0, for a message's or a reasoning's part).
-func (w *responsesWire) appendItemRef(b []byte, it *outItem) []byte {
+func (w *responsesWire) appendItemRef(b []byte, it *wire.Item) []byte {
 	b = append(b, `,"item_id":`...)
-	b = appendJSONString(b, it.id)
+	b = wire.AppendJSONString(b, it.ID)
 	b = w.appendOutputIndex(b, it)
-	if it.kind != itemCall {
+	if it.Kind != wire.ItemCall {
 		b = append(b, `,"content_index":0`...)
 	}
 	return b
 }
 
-func (w *responsesWire) appendOutputIndex(b []byte, it *outItem) []byte {
+func (w *responsesWire) appendOutputIndex(b []byte, it *wire.Item) []byte {
 	b = append(b, `,"output_index":`...)
-	return appendInt(b, int64(w.out.index(it)))
+	return wire.AppendInt(b, int64(w.out.Index(it)))
 }
 
 // appendResponsesUsage appends usage: the prompt's tokens with what the
 // prefix cache gave, and the output's.
-func appendResponsesUsage(b []byte, c *choice) []byte {
+func appendResponsesUsage(b []byte, c *wire.Choice) []byte {
 	b = append(b, `{"input_tokens":`...)
-	b = appendInt(b, int64(c.promptLen))
+	b = wire.AppendInt(b, int64(c.PromptLen))
 	b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
-	b = appendInt(b, int64(c.prefix.Cached))
+	b = wire.AppendInt(b, int64(c.Prefix.Cached))
 	b = append(b, `},"output_tokens":`...)
-	b = appendInt(b, int64(c.completion))
+	b = wire.AppendInt(b, int64(c.Completion))
 	b = append(b, `,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":`...)
-	b = appendInt(b, int64(c.promptLen+c.completion))
+	b = wire.AppendInt(b, int64(c.PromptLen+c.Completion))
 	return append(b, '}')
 }
 
 // appendResponsesMetadata appends the request's metadata and, at the end
 // when the performance object applies, metadata.performance.
-func appendResponsesMetadata(b []byte, md map[string]string, c *choice, final bool) []byte {
+func appendResponsesMetadata(b []byte, md map[string]string, c *wire.Choice, final bool) []byte {
 	keys := make([]string, 0, len(md))
 	for k := range md {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	b = append(b, '{')
-	perf := final && c.perf.ok
+	perf := final && c.Perf.OK
 	n := 0
 	for _, k := range keys {
 		if perf && k == "performance" {
@@ -281,16 +282,16 @@ func appendResponsesMetadata(b []byte, md map[string]string, c *choice, final bo
 			b = append(b, ',')
 		}
 		n++
-		b = appendJSONString(b, k)
+		b = wire.AppendJSONString(b, k)
 		b = append(b, ':')
-		b = appendJSONString(b, md[k])
+		b = wire.AppendJSONString(b, md[k])
 	}
 	if perf {
 		if n > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `"performance":`...)
-		b = c.perf.appendJSON(b)
+		b = c.Perf.AppendJSON(b)
 	}
 	return append(b, '}')
 }
@@ -299,7 +300,7 @@ func appendNullableInt(b []byte, v int) []byte {
 	if v == 0 {
 		return append(b, "null"...)
 	}
-	return appendInt(b, int64(v))
+	return wire.AppendInt(b, int64(v))
 }
 
 func appendOptFloat(b []byte, v *float64, def float64) []byte {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/kiln-ai/kiln/server/wire"
 	"net/http"
 	"sync"
 	"time"
@@ -30,7 +31,7 @@ type responseStore struct {
 
 type storedResponse struct {
 	body    []byte // the response object, as GET /v1/responses/{id} serves it
-	conv    []chatMessage
+	conv    []wire.Message
 	items   []string // its output items' ids
 	expires time.Time
 }
@@ -38,7 +39,7 @@ type storedResponse struct {
 // itemRef is one stored output item: its response and its messages.
 type itemRef struct {
 	resp string
-	msgs []chatMessage
+	msgs []wire.Message
 }
 
 func newResponseStore(now func() time.Time, capacity int) *responseStore {
@@ -46,7 +47,7 @@ func newResponseStore(now func() time.Time, capacity int) *responseStore {
 }
 
 // put keeps the response id with its conversation and output items.
-func (st *responseStore) put(id string, body []byte, conv []chatMessage, items map[string][]chatMessage) {
+func (st *responseStore) put(id string, body []byte, conv []wire.Message, items map[string][]wire.Message) {
 	if st.cap == 0 {
 		return
 	}
@@ -67,21 +68,21 @@ func (st *responseStore) put(id string, body []byte, conv []chatMessage, items m
 
 // conversation is a stored response's conversation, or the 404 that
 // says it is not kept.
-func (st *responseStore) conversation(id string) ([]chatMessage, error) {
+func (st *responseStore) conversation(id string) ([]wire.Message, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.expire()
 	if sr, ok := st.resp[id]; ok {
-		return append([]chatMessage(nil), sr.conv...), nil
+		return append([]wire.Message(nil), sr.conv...), nil
 	}
 	return nil, st.notFound(id, "previous_response_id", "previous_response_not_found")
 }
 
 // responseNotFound is the 404 of a response that is not kept.
-func (st *responseStore) notFound(id, param, code string) *Error {
-	return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: param, Code: code,
+func (st *responseStore) notFound(id, param, code string) *wire.Error {
+	return &wire.Error{Status: http.StatusNotFound, Type: wire.TypeInvalidRequest, Param: param, Code: code,
 		Message: fmt.Sprintf("the response '%s' was not found: it was never stored (store: false), it has expired (responses are kept for %s, at most %d of them: --responses-store), or the server restarted",
-			clip(id), responseTTL, st.cap)}
+			wire.Clip(id), responseTTL, st.cap)}
 }
 
 // body is a stored response's object.
@@ -97,7 +98,7 @@ func (st *responseStore) body(id string) ([]byte, bool) {
 }
 
 // item is a stored output item's messages.
-func (st *responseStore) item(id string) ([]chatMessage, bool) {
+func (st *responseStore) item(id string) ([]wire.Message, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.expire()

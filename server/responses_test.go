@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 func (h *harness) responsesBody(extra map[string]any) map[string]any {
@@ -222,7 +223,7 @@ func TestResponsesStore(t *testing.T) {
 	wantNotFound := func(prev any) {
 		t.Helper()
 		status, _, body := h.do(http.MethodPost, responsesPath, h.responsesBody(map[string]any{"previous_response_id": prev}), nil)
-		var e struct{ Error Error }
+		var e struct{ Error wire.Error }
 		_ = json.Unmarshal(body, &e)
 		if status != http.StatusNotFound || e.Error.Param != "previous_response_id" || e.Error.Code != "previous_response_not_found" {
 			t.Errorf("previous_response_id %v: %d %s", prev, status, body)
@@ -286,7 +287,7 @@ func TestResponsesBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			status, _, body := h.do(http.MethodPost, responsesPath, tt.body, nil)
 			validateError(t, body)
-			var e struct{ Error Error }
+			var e struct{ Error wire.Error }
 			if err := json.Unmarshal(body, &e); err != nil {
 				t.Fatal(err)
 			}
@@ -305,9 +306,9 @@ func TestResponsesBadInput(t *testing.T) {
 // (--responses-store 0) keeps nothing.
 func TestResponseStoreBounds(t *testing.T) {
 	st := newResponseStore(time.Now, 2)
-	msg := []chatMessage{{Role: "user", Content: "x"}}
+	msg := []wire.Message{{Role: "user", Content: "x"}}
 	for _, id := range []string{"resp_1", "resp_2", "resp_3"} {
-		st.put(id, []byte("{}"), msg, map[string][]chatMessage{"msg_" + id: msg})
+		st.put(id, []byte("{}"), msg, map[string][]wire.Message{"msg_" + id: msg})
 	}
 	if _, err := st.conversation("resp_1"); err == nil {
 		t.Error("the oldest response is kept beyond the capacity")

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -18,33 +19,33 @@ type responsesWire struct {
 	call  *responsesCall // what the request added to the internal one
 	store *responseStore // where keep puts a stored response
 	seq   int
-	out   outline
-	c     *choice // the choice, for the sink's events
+	out   wire.Outline
+	c     *wire.Choice // the choice, for the sink's events
 }
 
 // Per item kind: its type on the wire, its id's prefix and the type of
 // its delta events.
 var (
-	itemTypes    = [...]string{itemText: "message", itemReasoning: "reasoning", itemCall: "function_call"}
-	itemPrefixes = [...]string{itemText: "msg_", itemReasoning: "rs_", itemCall: "fc_"}
-	itemDeltas   = [...]string{itemText: "response.output_text.delta", itemReasoning: "response.reasoning_text.delta",
-		itemCall: "response.function_call_arguments.delta"}
+	itemTypes    = [...]string{wire.ItemText: "message", wire.ItemReasoning: "reasoning", wire.ItemCall: "function_call"}
+	itemPrefixes = [...]string{wire.ItemText: "msg_", wire.ItemReasoning: "rs_", wire.ItemCall: "fc_"}
+	itemDeltas   = [...]string{wire.ItemText: "response.output_text.delta", wire.ItemReasoning: "response.reasoning_text.delta",
+		wire.ItemCall: "response.function_call_arguments.delta"}
 )
 
 // event writes one typed event: fill appends its fields after type and
 // sequence_number.
 func (w *responsesWire) event(typ string, fill func([]byte) []byte) {
-	w.c.resp.out.writeNamed(typ, func(b []byte) []byte {
+	w.c.Resp.Out.WriteNamed(typ, func(b []byte) []byte {
 		b = append(b, `{"type":"`...)
 		b = append(b, typ...)
 		b = append(b, `","sequence_number":`...)
-		b = appendInt(b, int64(w.seq))
+		b = wire.AppendInt(b, int64(w.seq))
 		w.seq++
 		return append(fill(b), '}')
 	})
 }
 
-func (w *responsesWire) open(c *choice) {
+func (w *responsesWire) Open(c *wire.Choice) {
 	w.c = c
 	for _, typ := range []string{"response.created", "response.in_progress"} {
 		w.event(typ, func(b []byte) []byte {
@@ -54,21 +55,21 @@ func (w *responsesWire) open(c *choice) {
 	}
 }
 
-func (w *responsesWire) piece(c *choice, pc *piece, lp *tokenLogprob) {
+func (w *responsesWire) Piece(c *wire.Choice, pc *wire.Piece, lp *wire.TokenLogprob) {
 	w.c = c
-	w.out.push(pc, lp, w)
+	w.out.Push(pc, lp, w)
 }
 
-// begin implements outSink: output_item.added, and for a message its
+// begin implements Sink: output_item.added, and for a message its
 // output_text part.
-func (w *responsesWire) begin(it *outItem) {
-	it.id = newID(itemPrefixes[it.kind])
+func (w *responsesWire) Begin(it *wire.Item) {
+	it.ID = wire.NewID(itemPrefixes[it.Kind])
 	w.event("response.output_item.added", func(b []byte) []byte {
 		b = w.appendOutputIndex(b, it)
 		b = append(b, `,"item":`...)
-		return w.c.appendItem(b, it, "in_progress")
+		return appendItem(b, w.c, it, "in_progress")
 	})
-	if it.kind == itemText {
+	if it.Kind == wire.ItemText {
 		w.event("response.content_part.added", func(b []byte) []byte {
 			b = w.appendItemRef(b, it)
 			return append(b, `,"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}`...)
@@ -76,60 +77,60 @@ func (w *responsesWire) begin(it *outItem) {
 	}
 }
 
-// delta implements outSink.
-func (w *responsesWire) delta(it *outItem, text string, lps []tokenLogprob) {
-	w.event(itemDeltas[it.kind], func(b []byte) []byte {
+// delta implements Sink.
+func (w *responsesWire) Delta(it *wire.Item, text string, lps []wire.TokenLogprob) {
+	w.event(itemDeltas[it.Kind], func(b []byte) []byte {
 		b = w.appendItemRef(b, it)
 		b = append(b, `,"delta":`...)
-		b = appendJSONString(b, text)
-		if it.kind == itemText {
+		b = wire.AppendJSONString(b, text)
+		if it.Kind == wire.ItemText {
 			b = append(b, `,"logprobs":`...)
-			b = w.c.appendLogprobArray(b, lps)
+			b = appendLogprobArray(b, w.c, lps)
 		}
 		return b
 	})
 }
 
-// finish implements outSink: the item's .done events.
-func (w *responsesWire) finish(it *outItem) {
+// finish implements Sink: the item's .done events.
+func (w *responsesWire) Finish(it *wire.Item) {
 	c := w.c
-	switch it.kind {
-	case itemText:
+	switch it.Kind {
+	case wire.ItemText:
 		w.event("response.output_text.done", func(b []byte) []byte {
 			b = w.appendItemRef(b, it)
 			b = append(b, `,"text":`...)
-			b = appendJSONString(b, it.text.String())
+			b = wire.AppendJSONString(b, it.Text.String())
 			b = append(b, `,"logprobs":`...)
-			return c.appendLogprobArray(b, it.lps)
+			return appendLogprobArray(b, c, it.Logprobs)
 		})
 		w.event("response.content_part.done", func(b []byte) []byte {
 			b = w.appendItemRef(b, it)
 			b = append(b, `,"part":`...)
-			return c.appendTextPart(b, it)
+			return appendTextPart(b, c, it)
 		})
-	case itemReasoning:
+	case wire.ItemReasoning:
 		w.event("response.reasoning_text.done", func(b []byte) []byte {
 			b = w.appendItemRef(b, it)
 			b = append(b, `,"text":`...)
-			return appendJSONString(b, it.text.String())
+			return wire.AppendJSONString(b, it.Text.String())
 		})
-	case itemCall:
+	case wire.ItemCall:
 		w.event("response.function_call_arguments.done", func(b []byte) []byte {
 			b = w.appendItemRef(b, it)
 			b = append(b, `,"name":`...)
-			b = appendJSONString(b, it.name)
+			b = wire.AppendJSONString(b, it.Name)
 			b = append(b, `,"arguments":`...)
-			return appendJSONString(b, it.text.String())
+			return wire.AppendJSONString(b, it.Text.String())
 		})
 	}
 	w.event("response.output_item.done", func(b []byte) []byte {
 		b = w.appendOutputIndex(b, it)
 		b = append(b, `,"item":`...)
-		return c.appendItem(b, it, "completed")
+		return appendItem(b, c, it, "completed")
 	})
 }
 
-func (w *responsesWire) timing(c *choice, ev *latency.TokenEvent) {
+func (w *responsesWire) Timing(c *wire.Choice, ev *latency.TokenEvent) {
 	w.c = c
 	w.event("kiln.token_timing", func(b []byte) []byte {
 		b = append(b, `,"timing":`...)
@@ -137,27 +138,27 @@ func (w *responsesWire) timing(c *choice, ev *latency.TokenEvent) {
 	})
 }
 
-func (w *responsesWire) close(cs []*choice) {
+func (w *responsesWire) Close(cs []*wire.Choice) {
 	c := cs[0]
 	w.c = c
-	if w.out.cur == nil && !w.out.has(itemText) && !w.out.has(itemCall) {
-		w.out.begin(&outItem{kind: itemText}, w) // an empty answer is still a message
+	if w.out.Current() == nil && !w.out.Has(wire.ItemText) && !w.out.Has(wire.ItemCall) {
+		w.out.Begin(&wire.Item{Kind: wire.ItemText}, w) // an empty answer is still a message
 	}
-	w.out.end(w)
-	w.event("response."+responseStatus(c.finishReason), func(b []byte) []byte {
+	w.out.End(w)
+	w.event("response."+responseStatus(c.FinishReason), func(b []byte) []byte {
 		b = append(b, `,"response":`...)
-		return w.appendResponse(b, c, w.out.items, true)
+		return w.appendResponse(b, c, w.out.Items, true)
 	})
 	w.keep(c)
 }
 
-func (w *responsesWire) cut(c *choice) {
+func (w *responsesWire) Cut(c *wire.Choice) {
 	w.c = c
 	w.event("error", func(b []byte) []byte {
 		b = append(b, `,"code":`...)
-		b = appendJSONString(b, errCut.Code)
+		b = wire.AppendJSONString(b, wire.ErrCut.Code)
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, errCut.Message)
+		b = wire.AppendJSONString(b, wire.ErrCut.Message)
 		return append(b, `,"param":null`...)
 	})
 }

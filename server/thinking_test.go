@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiln-ai/kiln/engine/chat"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // TestThinkingSwitches: Anthropic's thinking, Responses' reasoning.effort
@@ -20,7 +21,7 @@ func TestThinkingSwitches(t *testing.T) {
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
 	for _, tt := range []struct {
 		name  string
-		parse func([]byte) (*chatRequest, error)
+		parse func([]byte) (*wire.Request, error)
 		body  string
 		want  map[string]any
 	}{
@@ -83,9 +84,9 @@ func TestThinkingSwitches(t *testing.T) {
 	}
 }
 
-func anthropicParse(b []byte) (*chatRequest, error) { return parseMessagesRequest(b, true) }
+func anthropicParse(b []byte) (*wire.Request, error) { return parseMessagesRequest(b, true) }
 
-func responsesParse(b []byte) (*chatRequest, error) {
+func responsesParse(b []byte) (*wire.Request, error) {
 	req, _, err := parseResponsesRequest(b, newResponseStore(nil, 0))
 	return req, err
 }

@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"encoding/json"
@@ -10,10 +10,10 @@ import (
 	"github.com/kiln-ai/kiln/engine/sampling"
 )
 
-// penaltyParams are the logit adjustments a request may ask for; the
+// Penalties are the logit adjustments a request may ask for; the
 // engine applies them (engine/sampling/penalties.go). Zero values are
 // "off".
-type penaltyParams struct {
+type Penalties struct {
 	FrequencyPenalty  float64
 	PresencePenalty   float64
 	RepetitionPenalty float64 // 0: absent
@@ -24,13 +24,13 @@ type penaltyParams struct {
 // decodePenalties reads frequency_penalty, presence_penalty,
 // repetition_penalty (vLLM and llama.cpp), min_p and logit_bias (OpenAI:
 // token id strings to biases). Their ranges are sampling.Params.Validate's
-// (validateSampling).
-func decodePenalties(fields map[string]json.RawMessage) (penaltyParams, error) {
-	var p penaltyParams
+// (ValidateSampling).
+func decodePenalties(fields map[string]json.RawMessage) (Penalties, error) {
+	var p Penalties
 	keys := [...]string{"frequency_penalty", "presence_penalty", "repetition_penalty", "min_p"}
 	dsts := [...]*float64{&p.FrequencyPenalty, &p.PresencePenalty, &p.RepetitionPenalty, &p.MinP}
 	for i, key := range keys {
-		v, err := optionalNumber(fields, key)
+		v, err := OptionalNumber(fields, key)
 		if err != nil {
 			return p, err
 		}
@@ -47,22 +47,22 @@ func decodePenalties(fields map[string]json.RawMessage) (penaltyParams, error) {
 // token ids (decimal strings) and whose values are numbers, in the ranges
 // of sampling.Params.Validate.
 func decodeLogitBias(raw json.RawMessage) ([]sampling.LogitBias, error) {
-	if isNull(raw) {
+	if IsNull(raw) {
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, wrongType("logit_bias", "an object mapping token ids to numbers", raw)
+		return nil, WrongType("logit_bias", "an object mapping token ids to numbers", raw)
 	}
 	out := make([]sampling.LogitBias, 0, len(m))
 	for k, v := range m {
 		id, err := strconv.ParseInt(k, 10, 32)
 		if err != nil || id < 0 {
-			return nil, invalid("logit_bias", "invalid_value", "'logit_bias' keys must be token ids (non-negative integers as strings), got %q", k)
+			return nil, Invalid("logit_bias", "invalid_value", "'logit_bias' keys must be token ids (non-negative integers as strings), got %q", k)
 		}
 		var b float64
 		if err := json.Unmarshal(v, &b); err != nil {
-			return nil, wrongType(fmt.Sprintf("logit_bias.%s", k), "a number", v)
+			return nil, WrongType(fmt.Sprintf("logit_bias.%s", k), "a number", v)
 		}
 		out = append(out, sampling.LogitBias{ID: int(id), Bias: float32(b)})
 	}
@@ -74,7 +74,7 @@ func decodeLogitBias(raw json.RawMessage) ([]sampling.LogitBias, error) {
 }
 
 // apply copies the adjustments into the engine's sampling parameters.
-func (p penaltyParams) apply(sm *sampling.Params) {
+func (p Penalties) apply(sm *sampling.Params) {
 	sm.FrequencyPenalty = float32(p.FrequencyPenalty)
 	sm.PresencePenalty = float32(p.PresencePenalty)
 	sm.RepetitionPenalty = float32(p.RepetitionPenalty)
@@ -82,9 +82,9 @@ func (p penaltyParams) apply(sm *sampling.Params) {
 	sm.LogitBias = p.LogitBias
 }
 
-// samplingParams are the engine's sampling parameters for req, with
+// SamplingParams are the engine's sampling parameters for req, with
 // OpenAI's default temperature of 1.
-func samplingParams(req *chatRequest) sampling.Params {
+func SamplingParams(req *Request) sampling.Params {
 	sm := sampling.Params{Temperature: 1, TopK: req.TopK}
 	if req.Temperature != nil {
 		sm.Temperature = float32(*req.Temperature)
@@ -99,14 +99,14 @@ func samplingParams(req *chatRequest) sampling.Params {
 	return sm
 }
 
-// validateSampling checks req's sampling parameters against the ranges of
+// ValidateSampling checks req's sampling parameters against the ranges of
 // sampling.Params.Validate, with the ids of logit_bias against vocab when
 // it is known (> 0). fields, when the request is being decoded, tell which
 // optional parameters were given, so that an explicit 0 where 0 means
 // "unset" is refused.
-func validateSampling(req *chatRequest, fields map[string]json.RawMessage, vocab int) error {
-	p := samplingParams(req)
-	p.HasRepetitionPenalty = !isNull(fields["repetition_penalty"])
+func ValidateSampling(req *Request, fields map[string]json.RawMessage, vocab int) error {
+	p := SamplingParams(req)
+	p.HasRepetitionPenalty = !IsNull(fields["repetition_penalty"])
 	return rangeError(p.Validate(vocab))
 }
 
@@ -116,7 +116,7 @@ func validateSampling(req *chatRequest, fields map[string]json.RawMessage, vocab
 func rangeError(err error) error {
 	var fe *sampling.FieldError
 	if errors.As(err, &fe) {
-		return invalid(fe.Field, "invalid_value", "%s", fe.Message)
+		return Invalid(fe.Field, "invalid_value", "%s", fe.Message)
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"bytes"
@@ -8,11 +8,12 @@ import (
 	"io"
 )
 
-// chatRequest is a validated POST /v1/chat/completions body. Optional
+// Request is a validated generation request, the internal request the
+// body of every wire format decodes into. Optional
 // fields use pointers: nil means absent or null.
-type chatRequest struct {
+type Request struct {
 	Model              string
-	Messages           []chatMessage
+	Messages           []Message
 	MaxTokens          int // 0: not given (generate up to the context)
 	Temperature        *float64
 	TopP               *float64
@@ -25,45 +26,47 @@ type chatRequest struct {
 	IncludePerformance *bool // nil: absent or null (server default applies)
 	// AdapterGiven says the adapter field was present; Adapter is its
 	// name ("": the base model). Absent: the server default
-	// (adapter_request.go).
+	// (server/adapter_request.go).
 	AdapterGiven bool
 	Adapter      string
-	Penalties    penaltyParams
-	// Legacy marks a POST /v1/completions request (completions.go): Prompt
+	Penalties    Penalties
+	// Legacy marks a POST /v1/completions request (server/openai): Prompt
 	// is its text, Messages is empty, and the response is a
 	// text_completion.
 	Legacy bool
 	Prompt string
-	// api is the wire format the request came in (choice.go).
-	api api
+	// API is the wire format the request came in (choice.go).
+	API API
 	// Agent holds tools, tool_choice, response_format, logprobs and n
-	// (agent_request.go).
-	Agent agentFields
+	// (agent.go).
+	Agent AgentFields
 	// TemplateKwargs are extra chat-template variables
 	// (chat_template_kwargs, such as enable_thinking), nil for none.
 	TemplateKwargs map[string]any
 }
 
-type chatMessage struct {
+// Message is one message of the conversation, as the chat template
+// renders it.
+type Message struct {
 	Role    string
 	Content string
 	// ContentNull: an assistant message with tool calls and content null.
 	ContentNull bool
-	ToolCalls   []toolCall // an assistant's calls
+	ToolCalls   []ToolCall // an assistant's calls
 	ToolCallID  string     // a tool result: the call it answers
 	Name        string     // the optional name of the participant (or tool)
 }
 
-// toolCall is one function call: generated, or sent back in an
+// ToolCall is one function call: generated, or sent back in an
 // assistant message.
-type toolCall struct {
+type ToolCall struct {
 	ID, Name  string
 	Arguments string // a JSON object's text
 }
 
 // Limits of the request decoder.
 const (
-	maxStopSequences = 4
+	MaxStopSequences = 4
 	maxStopLen       = 256
 )
 
@@ -75,31 +78,31 @@ const maxTemplateKwargs = 32
 var templateReserved = map[string]bool{"messages": true, "tools": true, "documents": true, "bos_token": true,
 	"eos_token": true, "add_generation_prompt": true, "strftime_now": true, "raise_exception": true}
 
-// decodeTemplateKwargs reads chat_template_kwargs: an object of extra
+// DecodeTemplateKwargs reads chat_template_kwargs: an object of extra
 // template variables, as vLLM and llama-server take them (Qwen3's
 // enable_thinking false turns thinking off).
-func decodeTemplateKwargs(raw json.RawMessage) (map[string]any, error) {
-	if isNull(raw) {
+func DecodeTemplateKwargs(raw json.RawMessage) (map[string]any, error) {
+	if IsNull(raw) {
 		return nil, nil
 	}
 	var kw map[string]any
 	if err := json.Unmarshal(raw, &kw); err != nil || kw == nil {
-		return nil, wrongType("chat_template_kwargs", "an object", raw)
+		return nil, WrongType("chat_template_kwargs", "an object", raw)
 	}
 	if len(kw) > maxTemplateKwargs {
-		return nil, invalid("chat_template_kwargs", "invalid_value", "'chat_template_kwargs' may hold at most %d keys, got %d", maxTemplateKwargs, len(kw))
+		return nil, Invalid("chat_template_kwargs", "invalid_value", "'chat_template_kwargs' may hold at most %d keys, got %d", maxTemplateKwargs, len(kw))
 	}
 	for k := range kw {
 		if templateReserved[k] {
-			return nil, invalid("chat_template_kwargs", "invalid_value", "'chat_template_kwargs' cannot set '%s': the server sets it from the request", clip(k))
+			return nil, Invalid("chat_template_kwargs", "invalid_value", "'chat_template_kwargs' cannot set '%s': the server sets it from the request", Clip(k))
 		}
 	}
 	return kw, nil
 }
 
-// setThinking sets enable_thinking, what Anthropic's thinking and
+// SetThinking sets enable_thinking, what Anthropic's thinking and
 // Responses' reasoning.effort ask for, unless chat_template_kwargs set it.
-func (req *chatRequest) setThinking(on bool) {
+func (req *Request) SetThinking(on bool) {
 	if _, set := req.TemplateKwargs["enable_thinking"]; set {
 		return
 	}
@@ -109,25 +112,25 @@ func (req *chatRequest) setThinking(on bool) {
 	req.TemplateKwargs["enable_thinking"] = on
 }
 
-// decodeStreaming reads stream and include_performance, which every API
+// DecodeStreaming reads stream and include_performance, which every API
 // spells alike.
-func decodeStreaming(fields map[string]json.RawMessage, req *chatRequest) error {
-	if s, err := optionalBool(fields, "stream"); err != nil {
+func DecodeStreaming(fields map[string]json.RawMessage, req *Request) error {
+	if s, err := OptionalBool(fields, "stream"); err != nil {
 		return err
 	} else if s != nil {
 		req.Stream = *s
 	}
 	var err error
-	req.IncludePerformance, err = optionalBool(fields, "include_performance")
+	req.IncludePerformance, err = OptionalBool(fields, "include_performance")
 	return err
 }
 
-// decodeObject parses the body as exactly one JSON object. It unmarshals
+// DecodeObject parses the body as exactly one JSON object. It unmarshals
 // the body in place: a json.Decoder would copy it into a buffer grown by
 // doubling, twice the body again in memory.
-func decodeObject(data []byte) (map[string]json.RawMessage, error) {
+func DecodeObject(data []byte) (map[string]json.RawMessage, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, invalid("", "invalid_json", "the request body is empty; send a JSON object")
+		return nil, Invalid("", "invalid_json", "the request body is empty; send a JSON object")
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
@@ -135,18 +138,18 @@ func decodeObject(data []byte) (map[string]json.RawMessage, error) {
 		var se *json.SyntaxError
 		switch {
 		case errors.As(err, &ute):
-			return nil, invalid("", "invalid_json", "the request body must be a JSON object")
+			return nil, Invalid("", "invalid_json", "the request body must be a JSON object")
 		case errors.As(err, &se) && se.Offset > 0 && json.Valid(data[:se.Offset-1]):
 			// A whole value, then more: report what the value is first.
 			if v := bytes.TrimSpace(data[:se.Offset-1]); len(v) > 0 && v[0] != '{' {
-				return nil, invalid("", "invalid_json", "the request body must be a JSON object")
+				return nil, Invalid("", "invalid_json", "the request body must be a JSON object")
 			}
-			return nil, invalid("", "invalid_json", "the request body has data after the JSON object")
+			return nil, Invalid("", "invalid_json", "the request body has data after the JSON object")
 		}
-		return nil, invalid("", "invalid_json", "the request body is not valid JSON: %s", jsonErrText(err))
+		return nil, Invalid("", "invalid_json", "the request body is not valid JSON: %s", jsonErrText(err))
 	}
 	if fields == nil {
-		return nil, invalid("", "invalid_json", "the request body must be a JSON object")
+		return nil, Invalid("", "invalid_json", "the request body must be a JSON object")
 	}
 	return fields, nil
 }
@@ -163,10 +166,10 @@ func jsonErrText(err error) string {
 	return "malformed JSON"
 }
 
-// decodeSampling reads temperature, top_p, top_k, seed and the
+// DecodeSampling reads temperature, top_p, top_k, seed and the
 // penalties, and checks them with sampling.Params.Validate
-// (validateSampling): every API's sampling fields, one rule.
-func decodeSampling(fields map[string]json.RawMessage, req *chatRequest) error {
+// (ValidateSampling): every API's sampling fields, one rule.
+func DecodeSampling(fields map[string]json.RawMessage, req *Request) error {
 	if err := decodeSamplingFields(fields, req); err != nil {
 		return err
 	}
@@ -174,65 +177,83 @@ func decodeSampling(fields map[string]json.RawMessage, req *chatRequest) error {
 	if req.Penalties, err = decodePenalties(fields); err != nil {
 		return err
 	}
-	return validateSampling(req, fields, 0)
+	return ValidateSampling(req, fields, 0)
 }
 
 // decodeSamplingFields reads temperature, top_p, top_k and seed.
-func decodeSamplingFields(fields map[string]json.RawMessage, req *chatRequest) error {
+func decodeSamplingFields(fields map[string]json.RawMessage, req *Request) error {
 	var err error
-	if req.Temperature, err = optionalNumber(fields, "temperature"); err != nil {
+	if req.Temperature, err = OptionalNumber(fields, "temperature"); err != nil {
 		return err
 	}
-	if req.TopP, err = optionalNumber(fields, "top_p"); err != nil {
+	if req.TopP, err = OptionalNumber(fields, "top_p"); err != nil {
 		return err
 	}
-	if k, err := optionalInt(fields, "top_k"); err != nil {
+	if k, err := OptionalInt(fields, "top_k"); err != nil {
 		return err
 	} else if k != nil {
 		req.TopK = int(*k)
 	}
-	if req.Seed, err = optionalInt(fields, "seed"); err != nil {
+	if req.Seed, err = OptionalInt(fields, "seed"); err != nil {
 		return err
 	}
 	return nil
 }
 
-// decodeStop reads stop sequences: chat's stop (a string or an array),
+// DecodeStop reads stop sequences: chat's stop (a string or an array),
 // or the array Messages calls stop_sequences (param).
-func decodeStop(param string, raw json.RawMessage) ([]string, error) {
-	if isNull(raw) {
+func DecodeStop(param string, raw json.RawMessage) ([]string, error) {
+	if IsNull(raw) {
 		return nil, nil
 	}
 	var one string
 	if err := json.Unmarshal(raw, &one); err == nil {
 		if one == "" {
-			return nil, invalid(param, "invalid_value", "'%s' must not be an empty string", param)
+			return nil, Invalid(param, "invalid_value", "'%s' must not be an empty string", param)
 		}
 		if len(one) > maxStopLen {
-			return nil, invalid(param, "invalid_value", "'%s' sequences must be at most %d bytes", param, maxStopLen)
+			return nil, Invalid(param, "invalid_value", "'%s' sequences must be at most %d bytes", param, maxStopLen)
 		}
 		return []string{one}, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, wrongType(param, "a string or an array of strings", raw)
+		return nil, WrongType(param, "a string or an array of strings", raw)
 	}
-	if len(items) > maxStopSequences {
-		return nil, invalid(param, "invalid_value", "'%s' may hold at most %d sequences, got %d", param, maxStopSequences, len(items))
+	if len(items) > MaxStopSequences {
+		return nil, Invalid(param, "invalid_value", "'%s' may hold at most %d sequences, got %d", param, MaxStopSequences, len(items))
 	}
 	stops := make([]string, 0, len(items))
 	for i, it := range items {
 		var s string
 		if err := json.Unmarshal(it, &s); err != nil {
-			return nil, wrongType(fmt.Sprintf("%s[%d]", param, i), "a string", it)
+			return nil, WrongType(fmt.Sprintf("%s[%d]", param, i), "a string", it)
 		}
 		if s == "" {
-			return nil, invalid(fmt.Sprintf("%s[%d]", param, i), "invalid_value", "stop sequences must not be empty")
+			return nil, Invalid(fmt.Sprintf("%s[%d]", param, i), "invalid_value", "stop sequences must not be empty")
 		}
 		if len(s) > maxStopLen {
-			return nil, invalid(fmt.Sprintf("%s[%d]", param, i), "invalid_value", "stop sequences must be at most %d bytes", maxStopLen)
+			return nil, Invalid(fmt.Sprintf("%s[%d]", param, i), "invalid_value", "stop sequences must be at most %d bytes", maxStopLen)
 		}
 		stops = append(stops, s)
 	}
 	return stops, nil
+}
+
+// DecodeAdapter reads a generation request's adapter field
+// (docs/maintenance.md section 5): absent = the server default; null or "" =
+// the base model; a string = that adapter. Another type is a 400.
+func DecodeAdapter(fields map[string]json.RawMessage, req *Request) error {
+	if _, ok := fields["adapter"]; !ok {
+		return nil
+	}
+	name, err := OptionalString(fields, "adapter")
+	if err != nil {
+		return err
+	}
+	req.AdapterGiven = true
+	if name != nil {
+		req.Adapter = *name
+	}
+	return nil
 }

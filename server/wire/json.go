@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"strconv"
@@ -7,10 +7,10 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
+// AppendJSONString appends s as a JSON string. Invalid UTF-8 becomes
 // U+FFFD, control characters are escaped, and so are U+2028 and U+2029 so
 // the output is safe inside a script or an SSE line.
-func appendJSONString(b []byte, s string) []byte {
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -58,4 +58,14 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
+// AppendInt appends v in decimal.
+func AppendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
+
+// AppendNullableString appends s as a JSON string, or null when it is
+// empty.
+func AppendNullableString(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return AppendJSONString(b, s)
+}
