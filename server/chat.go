@@ -9,6 +9,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/toolcall"
+	"github.com/kiln-ai/kiln/server/openai"
 	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry"
 	"github.com/kiln-ai/kiln/telemetry/latency"
@@ -17,12 +18,12 @@ import (
 // chat serves POST /v1/chat/completions: it admits the request, decodes
 // and checks it, encodes the prompt (prompt.go), submits it to the engine
 // and hands the token stream to an exchange (exchange.go), which runs the
-// token loop (tokens.go), writes the OpenAI wire format (openai.go) and
-// the performance object (performance.go).
+// token loop (tokens.go), writes the OpenAI wire format (server/openai) and
+// the performance object (exchange.go, server/wire/performance.go).
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
 	return s.generate(w, r, func(data []byte) (*wire.Request, wire.Wire, error) {
-		req, err := parseChatRequest(data)
-		return req, &openaiWire{}, err
+		req, err := openai.ParseChat(data)
+		return req, &openai.Wire{}, err
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/server/openai"
 	"github.com/kiln-ai/kiln/server/wire"
 )
 
@@ -58,7 +59,7 @@ func writeError(w http.ResponseWriter, r *http.Request, e *wire.Error) {
 		_, _ = w.Write(appendAnthropicError(nil, e))
 		return
 	}
-	_, _ = w.Write(appendError(nil, e))
+	_, _ = w.Write(openai.AppendError(nil, e))
 }
 
 // handlerFunc is an HTTP handler that returns its error instead of writing it.

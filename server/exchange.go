@@ -19,13 +19,13 @@ import (
 
 // reply is the HTTP response of one generation request, which its
 // choices share (n > 1 runs one exchange per choice). Only the handler
-// goroutine touches it. It is the response's output (choice.go).
+// goroutine touches it. It is the response's output (wire.Output).
 type reply struct {
 	wire.Response
 	w    http.ResponseWriter
 	r    *http.Request
 	sse  *sseWriter // nil unless streaming
-	wire wire.Wire  // the request's wire format (choice.go)
+	wire wire.Wire  // the request's wire format (server/wire/choice.go)
 
 	cancels  []context.CancelFunc // one per choice
 	cutOff   bool                 // the shutdown grace ended the generation (drain.go)
@@ -53,7 +53,7 @@ func (p *reply) cancel() {
 
 // exchange is the state of one choice of a generation request from
 // submission to the end of its response. Only the handler goroutine
-// touches it. Its choice is what the wire reads (choice.go).
+// touches it. Its choice is what the wire reads (wire.Choice).
 type exchange struct {
 	*reply
 	wire.Choice

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"github.com/kiln-ai/kiln/server/openai"
 	"net"
 	"net/http"
 	"strconv"
@@ -36,7 +37,7 @@ func (s *Server) lingerTooLarge(w http.ResponseWriter, r *http.Request, mbe *htt
 	defer func() { _ = conn.Close() }()
 	e := errorFor(mbe, s.cfg.RetryAfter)
 	s.logError(r, e)
-	body := appendError(nil, e)
+	body := openai.AppendError(nil, e)
 	_ = conn.SetWriteDeadline(time.Now().Add(lingerIdle))
 	writeRawResponse(brw.Writer, e.Status, body)
 	if err := brw.Flush(); err != nil {

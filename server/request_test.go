@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiln-ai/kiln/engine/sampling"
+	"github.com/kiln-ai/kiln/server/openai"
 	"github.com/kiln-ai/kiln/server/wire"
 )
 
@@ -99,7 +100,7 @@ func TestParseChatRequestValid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseChatRequest([]byte(tt.body))
+			got, err := openai.ParseChat([]byte(tt.body))
 			if err != nil {
 				t.Fatalf("parseChatRequest: %v", err)
 			}
@@ -209,7 +210,7 @@ var badRequests = []badRequest{
 func TestParseChatRequestInvalid(t *testing.T) {
 	for _, tt := range badRequests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseChatRequest([]byte(tt.body))
+			_, err := openai.ParseChat([]byte(tt.body))
 			var e *wire.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("parseChatRequest error = %v, want *Error", err)
@@ -270,7 +271,7 @@ func FuzzParseChatRequest(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"stop":["a"],"max_tokens":3}`))
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"\u00e9"}]}],"temperature":0}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := parseChatRequest(body)
+		req, err := openai.ParseChat(body)
 		if err != nil {
 			var e *wire.Error
 			if !errors.As(err, &e) {
@@ -279,7 +280,7 @@ func FuzzParseChatRequest(f *testing.F) {
 			if e.Status < 400 || e.Status >= 500 {
 				t.Fatalf("status %d: want 4xx", e.Status)
 			}
-			checkErrorBody(t, appendError(nil, e))
+			checkErrorBody(t, openai.AppendError(nil, e))
 			return
 		}
 		if req.Model == "" || len(req.Messages) == 0 || req.MaxTokens < 0 || len(req.Stop) > wire.MaxStopSequences {
@@ -292,7 +293,7 @@ func FuzzParseChatRequest(f *testing.F) {
 			t.Fatalf("accepted top_p %v", *p)
 		}
 		for _, m := range req.Messages {
-			if _, ok := roles[m.Role]; !ok {
+			if !parsedRoles[m.Role] {
 				t.Fatalf("accepted role %q", m.Role)
 			}
 		}
@@ -345,7 +346,7 @@ func TestErrorFor(t *testing.T) {
 			if strings.Contains(e.Message, "secret") {
 				t.Errorf("message %q leaks the internal error", e.Message)
 			}
-			checkErrorBody(t, appendError(nil, e))
+			checkErrorBody(t, openai.AppendError(nil, e))
 		})
 	}
 }
@@ -367,3 +368,7 @@ func TestWithParam(t *testing.T) {
 		t.Error("withParam(nil) is not nil")
 	}
 }
+
+// parsedRoles are the roles a parsed message may have (developer is
+// system).
+var parsedRoles = map[string]bool{"system": true, "user": true, "assistant": true, "tool": true}

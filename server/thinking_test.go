@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiln-ai/kiln/engine/chat"
+	"github.com/kiln-ai/kiln/server/openai"
 	"github.com/kiln-ai/kiln/server/wire"
 )
 
@@ -32,7 +33,7 @@ func TestThinkingSwitches(t *testing.T) {
 		{"responses none", responsesParse, `{"model":"m","input":"hi","reasoning":{"effort":"none"}}`, off},
 		{"responses high", responsesParse, `{"model":"m","input":"hi","reasoning":{"effort":"high"}}`, on},
 		{"responses no effort", responsesParse, `{"model":"m","input":"hi","reasoning":{"summary":"auto"}}`, nil},
-		{"chat kwargs", parseChatRequest, `{"model":"m",` + msgs + `,"chat_template_kwargs":{"enable_thinking":false,"x":[1]}}`, map[string]any{"enable_thinking": false, "x": []any{1.0}}},
+		{"chat kwargs", openai.ParseChat, `{"model":"m",` + msgs + `,"chat_template_kwargs":{"enable_thinking":false,"x":[1]}}`, map[string]any{"enable_thinking": false, "x": []any{1.0}}},
 	} {
 		req, err := tt.parse([]byte(tt.body))
 		if err != nil {
@@ -46,7 +47,7 @@ func TestThinkingSwitches(t *testing.T) {
 		`{"model":"m",` + msgs + `,"chat_template_kwargs":{"messages":[]}}`,
 		`{"model":"m",` + msgs + `,"chat_template_kwargs":[1]}`,
 	} {
-		if _, err := parseChatRequest([]byte(body)); err == nil {
+		if _, err := openai.ParseChat([]byte(body)); err == nil {
 			t.Errorf("%s: accepted", body)
 		}
 	}

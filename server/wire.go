@@ -12,7 +12,7 @@ import (
 // Responses and Anthropic Messages decode into one internal request
 // (Request) and run the same exchange: the same admission, engine,
 // token loop, telemetry and performance object. Only what reaches the
-// client differs, and a wire renders it (choice.go): the records of a
+// client differs, and a wire renders it (server/wire/choice.go): the records of a
 // stream and the whole body of a response that is not streamed.
 
 // Where the fields the shared path checks (the prompt, a document's

@@ -1,4 +1,4 @@
-package server
+package openai
 
 import "github.com/kiln-ai/kiln/server/wire"
 

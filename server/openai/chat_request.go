@@ -1,20 +1,21 @@
-package server
+package openai
 
 import (
 	"encoding/json"
-	"github.com/kiln-ai/kiln/server/wire"
 	"math"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // A chat completion's body (POST /v1/chat/completions) decoded into the
 // internal request; legacy completions share its options
-// (openai_completions_request.go).
+// (completions_request.go).
 
-// parseChatRequest validates a chat completion body (read whole by the
-// body middleware, body.go). Unknown fields are accepted and ignored, as
+// ParseChat validates a chat completion body (read whole by the
+// body middleware, server/body.go). Unknown fields are accepted and ignored, as
 // OpenAI does; a known field of the wrong type or out of range is a 400
 // naming the field.
-func parseChatRequest(data []byte) (*wire.Request, error) {
+func ParseChat(data []byte) (*wire.Request, error) {
 	fields, err := wire.DecodeObject(data)
 	if err != nil {
 		return nil, err

@@ -1,9 +1,9 @@
-package server
+package openai
 
 import "github.com/kiln-ai/kiln/server/wire"
 
-// appendError appends the OpenAI error body for e, with a newline.
-func appendError(b []byte, e *wire.Error) []byte {
+// AppendError appends the OpenAI error body for e, with a newline.
+func AppendError(b []byte, e *wire.Error) []byte {
 	return append(appendErrorObject(b, e), '\n')
 }
 

@@ -1,8 +1,9 @@
-package server
+package openai
 
 import (
 	"encoding/json"
 	"fmt"
+
 	"github.com/kiln-ai/kiln/server/wire"
 )
 

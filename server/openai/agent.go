@@ -1,4 +1,4 @@
-package server
+package openai
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 // The agent fields of a chat completion: tools (nested under
 // "function"), tool_choice, response_format, logprobs (a boolean with
 // top_logprobs) and n, and the deprecated functions and function_call it
-// refuses. The rules behind them are shared (agent_request.go).
+// refuses. The rules behind them are shared (server/wire/agent.go).
 
 // decodeAgentFields reads tools, tool_choice, parallel_tool_calls,
 // response_format, logprobs, top_logprobs and n of a chat request.

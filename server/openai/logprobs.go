@@ -1,9 +1,9 @@
-package server
+package openai
 
 import "github.com/kiln-ai/kiln/server/wire"
 
 // Log probabilities in the OpenAI formats: chat's logprobs object of
-// token entries (logprobs.go), and a legacy completion's parallel
+// token entries (wire.Choice.AppendLogprobEntry), and a legacy completion's parallel
 // arrays.
 
 // appendChatLogprobs appends a chunk's logprobs: null, or the object with

@@ -1,4 +1,4 @@
-package server
+package openai
 
 import (
 	"github.com/kiln-ai/kiln/engine/toolcall"
@@ -6,7 +6,7 @@ import (
 )
 
 // Tool calls in the OpenAI format: a streamed chunk's delta carries the
-// call pieces its token completed (toolstream.go), a whole message the
+// call pieces its token completed (server/wire/toolcalls.go), a whole message the
 // calls with their arguments.
 
 // appendDelta appends a chunk's delta object for pc: content always (""

@@ -1,9 +1,8 @@
-package server
+package openai
 
 import (
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/server/wire"
-	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
 // The OpenAI wire format of a chat completion: the chat.completion.chunk
@@ -11,7 +10,7 @@ import (
 // chat.completion of a non-streaming response.
 
 // appendPieceChunk appends a token's chat chunk whose delta is pc: the
-// content alone, or with tools the parser's pieces (toolstream.go); role
+// content alone, or with tools the parser's pieces (toolcalls.go); role
 // adds the assistant's role, which the choice's first chunk carries.
 func appendPieceChunk(b []byte, c *wire.Choice, role bool, pc *wire.Piece, lp *wire.TokenLogprob) []byte {
 	b = appendChunkHead(b, c)
@@ -201,39 +200,4 @@ func appendChoicesMetadata(b []byte, cs []*wire.Choice) []byte {
 		b = append(b, ']')
 	}
 	return append(b, '}')
-}
-
-// openaiWire is the OpenAI format of chat and legacy completions
-// (openai.go, openai_completions.go). It keeps, per choice, whether the
-// choice's first chunk (the one with the role) was written.
-type openaiWire struct {
-	roleSent []bool
-}
-
-func (*openaiWire) Open(*wire.Choice) {}
-
-func (w *openaiWire) Piece(c *wire.Choice, pc *wire.Piece, lp *wire.TokenLogprob) {
-	if c.Req.Legacy {
-		c.Resp.Out.Write(func(b []byte) []byte { return appendTextChunk(b, c, pc.Content, lp) })
-		return
-	}
-	for len(w.roleSent) <= c.Index {
-		w.roleSent = append(w.roleSent, false)
-	}
-	role := !w.roleSent[c.Index]
-	w.roleSent[c.Index] = true
-	c.Resp.Out.Write(func(b []byte) []byte { return appendPieceChunk(b, c, role, pc, lp) })
-}
-
-// timing writes the event as its own data line, right after the token's
-// chunk: the events pair with the chunks one to one.
-func (*openaiWire) Timing(c *wire.Choice, ev *latency.TokenEvent) { c.Resp.Out.Write(ev.AppendJSON) }
-
-func (*openaiWire) Close(cs []*wire.Choice) { endStream(cs) }
-
-func (*openaiWire) Whole(cs []*wire.Choice) error { return writeCompletion(cs) }
-
-func (*openaiWire) Cut(c *wire.Choice) {
-	c.Resp.Out.Write(func(b []byte) []byte { return appendErrorObject(b, wire.ErrCut) })
-	c.Resp.Out.Done()
 }
