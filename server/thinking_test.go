@@ -9,6 +9,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine/chat"
 	"github.com/kiln-ai/kiln/server/openai"
+	"github.com/kiln-ai/kiln/server/responses"
 	"github.com/kiln-ai/kiln/server/wire"
 )
 
@@ -88,6 +89,6 @@ func TestThinkingSwitches(t *testing.T) {
 func anthropicParse(b []byte) (*wire.Request, error) { return parseMessagesRequest(b, true) }
 
 func responsesParse(b []byte) (*wire.Request, error) {
-	req, _, err := parseResponsesRequest(b, newResponseStore(nil, 0))
+	req, _, err := responses.Parse(b, responses.NewStore(nil, 0))
 	return req, err
 }

@@ -1,4 +1,4 @@
-package server
+package responses
 
 import (
 	"github.com/kiln-ai/kiln/server/wire"
@@ -9,9 +9,9 @@ import (
 // The Responses response object and its output items, streamed (in
 // response.created and the terminal event) or whole.
 
-// whole writes the response of a request that was not streamed
+// Whole writes the response of a request that was not streamed
 // (OutlineOf gives its items).
-func (w *responsesWire) Whole(cs []*wire.Choice) error {
+func (w *Wire) Whole(cs []*wire.Choice) error {
 	c := cs[0]
 	w.out = *wire.OutlineOf(c)
 	for _, it := range w.out.Items {
@@ -25,7 +25,7 @@ func (w *responsesWire) Whole(cs []*wire.Choice) error {
 
 // keep stores the response for previous_response_id and item_reference
 // when the request said store (OpenAI's default) and it completed.
-func (w *responsesWire) keep(c *wire.Choice) {
+func (w *Wire) keep(c *wire.Choice) {
 	rc := w.call
 	if !rc.store || responseStatus(c.FinishReason) == "failed" {
 		return
@@ -51,7 +51,7 @@ func (w *responsesWire) keep(c *wire.Choice) {
 
 // appendResponse appends the response object: in progress (final false:
 // no output, no usage) or at its end.
-func (w *responsesWire) appendResponse(b []byte, c *wire.Choice, items []*wire.Item, final bool) []byte {
+func (w *Wire) appendResponse(b []byte, c *wire.Choice, items []*wire.Item, final bool) []byte {
 	rc := w.call
 	status := "in_progress"
 	if final {
@@ -116,7 +116,7 @@ func (w *responsesWire) appendResponse(b []byte, c *wire.Choice, items []*wire.I
 
 // appendSettings appends temperature, text, tool_choice, tools and
 // top_p as the request set them (OpenAI's defaults otherwise).
-func (w *responsesWire) appendSettings(b []byte, c *wire.Choice) []byte {
+func (w *Wire) appendSettings(b []byte, c *wire.Choice) []byte {
 	req := c.Req
 	b = append(b, `,"temperature":`...)
 	b = appendOptFloat(b, req.Temperature, 1)
@@ -234,7 +234,7 @@ func appendLogprobArray(b []byte, c *wire.Choice, lps []wire.TokenLogprob) []byt
 
 // appendItemRef appends an event's item_id and output_index (and
 // content_index, 0, for a message's or a reasoning's part).
-func (w *responsesWire) appendItemRef(b []byte, it *wire.Item) []byte {
+func (w *Wire) appendItemRef(b []byte, it *wire.Item) []byte {
 	b = append(b, `,"item_id":`...)
 	b = wire.AppendJSONString(b, it.ID)
 	b = w.appendOutputIndex(b, it)
@@ -244,7 +244,7 @@ func (w *responsesWire) appendItemRef(b []byte, it *wire.Item) []byte {
 	return b
 }
 
-func (w *responsesWire) appendOutputIndex(b []byte, it *wire.Item) []byte {
+func (w *Wire) appendOutputIndex(b []byte, it *wire.Item) []byte {
 	b = append(b, `,"output_index":`...)
 	return wire.AppendInt(b, int64(w.out.Index(it)))
 }

@@ -1,4 +1,4 @@
-package server
+package responses
 
 import (
 	"fmt"
@@ -18,8 +18,8 @@ import (
 
 const responseTTL = time.Hour
 
-// responseStore is safe for concurrent use.
-type responseStore struct {
+// Store is the Responses store; it is safe for concurrent use.
+type Store struct {
 	now func() time.Time
 	cap int // responses kept at most; 0 keeps none
 
@@ -42,12 +42,14 @@ type itemRef struct {
 	msgs []wire.Message
 }
 
-func newResponseStore(now func() time.Time, capacity int) *responseStore {
-	return &responseStore{now: now, cap: capacity, resp: map[string]*storedResponse{}, items: map[string]itemRef{}}
+// NewStore is a store on the clock now that keeps at most capacity
+// responses (0 keeps none).
+func NewStore(now func() time.Time, capacity int) *Store {
+	return &Store{now: now, cap: capacity, resp: map[string]*storedResponse{}, items: map[string]itemRef{}}
 }
 
 // put keeps the response id with its conversation and output items.
-func (st *responseStore) put(id string, body []byte, conv []wire.Message, items map[string][]wire.Message) {
+func (st *Store) put(id string, body []byte, conv []wire.Message, items map[string][]wire.Message) {
 	if st.cap == 0 {
 		return
 	}
@@ -68,25 +70,26 @@ func (st *responseStore) put(id string, body []byte, conv []wire.Message, items 
 
 // conversation is a stored response's conversation, or the 404 that
 // says it is not kept.
-func (st *responseStore) conversation(id string) ([]wire.Message, error) {
+func (st *Store) conversation(id string) ([]wire.Message, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.expire()
 	if sr, ok := st.resp[id]; ok {
 		return append([]wire.Message(nil), sr.conv...), nil
 	}
-	return nil, st.notFound(id, "previous_response_id", "previous_response_not_found")
+	return nil, st.NotFound(id, "previous_response_id", "previous_response_not_found")
 }
 
-// responseNotFound is the 404 of a response that is not kept.
-func (st *responseStore) notFound(id, param, code string) *wire.Error {
+// NotFound is the 404 of a response that is not kept: param and code
+// name what asked for it.
+func (st *Store) NotFound(id, param, code string) *wire.Error {
 	return &wire.Error{Status: http.StatusNotFound, Type: wire.TypeInvalidRequest, Param: param, Code: code,
 		Message: fmt.Sprintf("the response '%s' was not found: it was never stored (store: false), it has expired (responses are kept for %s, at most %d of them: --responses-store), or the server restarted",
 			wire.Clip(id), responseTTL, st.cap)}
 }
 
-// body is a stored response's object.
-func (st *responseStore) body(id string) ([]byte, bool) {
+// Body is a stored response's object.
+func (st *Store) Body(id string) ([]byte, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.expire()
@@ -98,7 +101,7 @@ func (st *responseStore) body(id string) ([]byte, bool) {
 }
 
 // item is a stored output item's messages.
-func (st *responseStore) item(id string) ([]wire.Message, bool) {
+func (st *Store) item(id string) ([]wire.Message, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.expire()
@@ -107,14 +110,14 @@ func (st *responseStore) item(id string) ([]wire.Message, bool) {
 }
 
 // expire drops the responses past their time (the order is by expiry).
-func (st *responseStore) expire() {
+func (st *Store) expire() {
 	now := st.now()
 	for len(st.order) > 0 && !now.Before(st.resp[st.order[0]].expires) {
 		st.drop(st.order[0])
 	}
 }
 
-func (st *responseStore) drop(id string) {
+func (st *Store) drop(id string) {
 	if sr, ok := st.resp[id]; ok {
 		for _, iid := range sr.items {
 			delete(st.items, iid)

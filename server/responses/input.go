@@ -1,4 +1,4 @@
-package server
+package responses
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 // responsesRoles are the roles a message item may have.
 var responsesRoles = map[string]string{"user": "user", "system": "system", "developer": "system", "assistant": "assistant"}
 
-func decodeResponsesInput(raw json.RawMessage, st *responseStore) ([]wire.Message, error) {
+func decodeResponsesInput(raw json.RawMessage, st *Store) ([]wire.Message, error) {
 	if wire.IsNull(raw) {
 		return nil, wire.Invalid("input", "missing_required_parameter", "missing required parameter: 'input'")
 	}
@@ -41,7 +41,7 @@ func decodeResponsesInput(raw json.RawMessage, st *responseStore) ([]wire.Messag
 
 // inputDecoder builds the messages item by item.
 type inputDecoder struct {
-	st    *responseStore
+	st    *Store
 	msgs  []wire.Message
 	names map[string]string // call_id → function name, for the tool messages
 }

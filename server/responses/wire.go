@@ -1,4 +1,4 @@
-package server
+package responses
 
 import (
 	"github.com/kiln-ai/kiln/server/wire"
@@ -7,17 +7,19 @@ import (
 
 // The Responses wire format: the response object and its output items
 // (a reasoning item, a message with one output_text part, function_call
-// items: responses_object.go), and the typed events of a stream, each
+// items: object.go), and the typed events of a stream, each
 // with its sequence_number: response.created and .in_progress, then per
 // item output_item.added, content_part.added, the deltas, their .done
 // events and output_item.done, and last response.completed (or
 // .incomplete, or .failed). A token's kiln.token_timing event, when
 // asked, follows the events its text made.
 
-// responsesWire is a Responses response's state: one choice.
-type responsesWire struct {
+var _ wire.Wire = (*Wire)(nil)
+
+// Wire is a Responses response's state: one choice. Parse makes it.
+type Wire struct {
 	call  *responsesCall // what the request added to the internal one
-	store *responseStore // where keep puts a stored response
+	store *Store         // where keep puts a stored response
 	seq   int
 	out   wire.Outline
 	c     *wire.Choice // the choice, for the sink's events
@@ -34,7 +36,7 @@ var (
 
 // event writes one typed event: fill appends its fields after type and
 // sequence_number.
-func (w *responsesWire) event(typ string, fill func([]byte) []byte) {
+func (w *Wire) event(typ string, fill func([]byte) []byte) {
 	w.c.Resp.Out.WriteNamed(typ, func(b []byte) []byte {
 		b = append(b, `{"type":"`...)
 		b = append(b, typ...)
@@ -45,7 +47,8 @@ func (w *responsesWire) event(typ string, fill func([]byte) []byte) {
 	})
 }
 
-func (w *responsesWire) Open(c *wire.Choice) {
+// Open writes response.created and response.in_progress.
+func (w *Wire) Open(c *wire.Choice) {
 	w.c = c
 	for _, typ := range []string{"response.created", "response.in_progress"} {
 		w.event(typ, func(b []byte) []byte {
@@ -55,14 +58,15 @@ func (w *responsesWire) Open(c *wire.Choice) {
 	}
 }
 
-func (w *responsesWire) Piece(c *wire.Choice, pc *wire.Piece, lp *wire.TokenLogprob) {
+// Piece writes the events the token's piece makes of the output items.
+func (w *Wire) Piece(c *wire.Choice, pc *wire.Piece, lp *wire.TokenLogprob) {
 	w.c = c
 	w.out.Push(pc, lp, w)
 }
 
-// begin implements Sink: output_item.added, and for a message its
+// Begin implements Sink: output_item.added, and for a message its
 // output_text part.
-func (w *responsesWire) Begin(it *wire.Item) {
+func (w *Wire) Begin(it *wire.Item) {
 	it.ID = wire.NewID(itemPrefixes[it.Kind])
 	w.event("response.output_item.added", func(b []byte) []byte {
 		b = w.appendOutputIndex(b, it)
@@ -77,8 +81,8 @@ func (w *responsesWire) Begin(it *wire.Item) {
 	}
 }
 
-// delta implements Sink.
-func (w *responsesWire) Delta(it *wire.Item, text string, lps []wire.TokenLogprob) {
+// Delta implements Sink.
+func (w *Wire) Delta(it *wire.Item, text string, lps []wire.TokenLogprob) {
 	w.event(itemDeltas[it.Kind], func(b []byte) []byte {
 		b = w.appendItemRef(b, it)
 		b = append(b, `,"delta":`...)
@@ -91,8 +95,8 @@ func (w *responsesWire) Delta(it *wire.Item, text string, lps []wire.TokenLogpro
 	})
 }
 
-// finish implements Sink: the item's .done events.
-func (w *responsesWire) Finish(it *wire.Item) {
+// Finish implements Sink: the item's .done events.
+func (w *Wire) Finish(it *wire.Item) {
 	c := w.c
 	switch it.Kind {
 	case wire.ItemText:
@@ -130,7 +134,8 @@ func (w *responsesWire) Finish(it *wire.Item) {
 	})
 }
 
-func (w *responsesWire) Timing(c *wire.Choice, ev *latency.TokenEvent) {
+// Timing writes the token's kiln.token_timing event.
+func (w *Wire) Timing(c *wire.Choice, ev *latency.TokenEvent) {
 	w.c = c
 	w.event("kiln.token_timing", func(b []byte) []byte {
 		b = append(b, `,"timing":`...)
@@ -138,7 +143,9 @@ func (w *responsesWire) Timing(c *wire.Choice, ev *latency.TokenEvent) {
 	})
 }
 
-func (w *responsesWire) Close(cs []*wire.Choice) {
+// Close ends the open item and writes the terminal response event, then
+// keeps the response when the request said store.
+func (w *Wire) Close(cs []*wire.Choice) {
 	c := cs[0]
 	w.c = c
 	if w.out.Current() == nil && !w.out.Has(wire.ItemText) && !w.out.Has(wire.ItemCall) {
@@ -152,7 +159,8 @@ func (w *responsesWire) Close(cs []*wire.Choice) {
 	w.keep(c)
 }
 
-func (w *responsesWire) Cut(c *wire.Choice) {
+// Cut writes the error event of a stream the shutdown grace cut.
+func (w *Wire) Cut(c *wire.Choice) {
 	w.c = c
 	w.event("error", func(b []byte) []byte {
 		b = append(b, `,"code":`...)

@@ -1,10 +1,9 @@
-package server
+package responses
 
 import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
 
 	"github.com/kiln-ai/kiln/engine/sampling"
 	"github.com/kiln-ai/kiln/server/wire"
@@ -15,8 +14,6 @@ import (
 // ranges, stop sequences, tools, schemas, the adapter) are chat's; only
 // the spelling differs: flat function tools, text.format, input items,
 // max_output_tokens.
-
-const responsesPath = "/v1/responses"
 
 // logprobsInclude is the include value that asks for output_text's log
 // probabilities.
@@ -45,27 +42,12 @@ func (rc *responsesCall) conversation(msgs []wire.Message) []wire.Message {
 	return msgs
 }
 
-// responses serves POST /v1/responses.
-func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, func(data []byte) (*wire.Request, wire.Wire, error) {
-		req, call, err := parseResponsesRequest(data, s.stored)
-		return req, &responsesWire{call: call, store: s.stored}, err
-	})
-}
-
-// getResponse serves GET /v1/responses/{id}: a stored response's object.
-func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) error {
-	body, ok := s.stored.body(r.PathValue("id"))
-	if !ok {
-		return s.stored.notFound(r.PathValue("id"), "", "not_found")
-	}
-	return writeJSON(w, http.StatusOK, body)
-}
-
-// parseResponsesRequest decodes a Responses body into the internal
-// request and what the Responses call adds to it; st is the store that
-// previous_response_id and item_reference read.
-func parseResponsesRequest(data []byte, st *responseStore) (*wire.Request, *responsesCall, error) {
+// Parse decodes a Responses body into the internal
+// request and the wire that answers it, which keeps what the Responses
+// call adds (instructions, previous_response_id, store, metadata); st is
+// the store that previous_response_id and item_reference read, and
+// where the answer is kept.
+func Parse(data []byte, st *Store) (*wire.Request, *Wire, error) {
 	fields, err := wire.DecodeObject(data)
 	if err != nil {
 		return nil, nil, err
@@ -101,7 +83,7 @@ func parseResponsesRequest(data []byte, st *responseStore) (*wire.Request, *resp
 	if req.TemplateKwargs, err = wire.DecodeTemplateKwargs(fields["chat_template_kwargs"]); err != nil {
 		return nil, nil, err
 	}
-	return req, rc, decodeReasoning(fields["reasoning"], req)
+	return req, &Wire{call: rc, store: st}, decodeReasoning(fields["reasoning"], req)
 }
 
 // decodeReasoning reads reasoning.effort as the template's
