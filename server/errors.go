@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/server/anthropic"
 	"github.com/kiln-ai/kiln/server/openai"
 	"github.com/kiln-ai/kiln/server/wire"
 )
@@ -55,8 +56,8 @@ func writeError(w http.ResponseWriter, r *http.Request, e *wire.Error) {
 		h.Set("Retry-After", strconv.Itoa(max(secs, 1)))
 	}
 	w.WriteHeader(e.Status)
-	if anthropicRoute(r.Pattern) {
-		_, _ = w.Write(appendAnthropicError(nil, e))
+	if anthropic.IsRoute(r.Pattern) {
+		_, _ = w.Write(anthropic.AppendError(nil, e))
 		return
 	}
 	_, _ = w.Write(openai.AppendError(nil, e))

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiln-ai/kiln/engine/chat"
+	"github.com/kiln-ai/kiln/server/anthropic"
 	"github.com/kiln-ai/kiln/server/openai"
 	"github.com/kiln-ai/kiln/server/responses"
 	"github.com/kiln-ai/kiln/server/wire"
@@ -72,7 +73,7 @@ func TestThinkingSwitches(t *testing.T) {
 	h.srv.tmpl = tmpl
 	count := func(extra string) int {
 		t.Helper()
-		status, _, body := h.do(http.MethodPost, countTokensPath, `{"model":"`+h.model.ID+`",`+msgs+extra+`}`, nil)
+		status, _, body := h.do(http.MethodPost, anthropic.CountTokensPath, `{"model":"`+h.model.ID+`",`+msgs+extra+`}`, nil)
 		var n struct {
 			InputTokens int `json:"input_tokens"`
 		}
@@ -86,7 +87,7 @@ func TestThinkingSwitches(t *testing.T) {
 	}
 }
 
-func anthropicParse(b []byte) (*wire.Request, error) { return parseMessagesRequest(b, true) }
+func anthropicParse(b []byte) (*wire.Request, error) { return anthropic.Parse(b) }
 
 func responsesParse(b []byte) (*wire.Request, error) {
 	req, _, err := responses.Parse(b, responses.NewStore(nil, 0))

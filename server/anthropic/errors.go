@@ -1,4 +1,4 @@
-package server
+package anthropic
 
 import (
 	"github.com/kiln-ai/kiln/server/wire"
@@ -11,10 +11,10 @@ import (
 // access check, the body limit, the drain gate, the handler). The status
 // is the same as the OpenAI routes'; the type is Anthropic's name for it.
 
-// anthropicRoute reports whether the matched route pattern speaks
+// IsRoute reports whether the matched route pattern speaks
 // Anthropic's shape.
-func anthropicRoute(pattern string) bool {
-	return pattern == messagesPath || strings.HasPrefix(pattern, messagesPath+"/")
+func IsRoute(pattern string) bool {
+	return pattern == MessagesPath || strings.HasPrefix(pattern, MessagesPath+"/")
 }
 
 // anthropicType is Anthropic's error type for a status.
@@ -55,8 +55,8 @@ func appendAnthropicErrorBody(b []byte, e *wire.Error) []byte {
 	return append(b, '}')
 }
 
-// appendAnthropicError appends the whole error body, with a newline.
-func appendAnthropicError(b []byte, e *wire.Error) []byte {
+// AppendError appends the whole error body, with a newline.
+func AppendError(b []byte, e *wire.Error) []byte {
 	b = append(b, `{"type":"error"`...)
 	b = appendAnthropicErrorBody(b, e)
 	return append(b, "}\n"...)

@@ -1,4 +1,4 @@
-package server
+package anthropic
 
 import (
 	"encoding/json"
@@ -23,13 +23,17 @@ import (
 // message_start cannot know them yet (the prompt is still being
 // prefilled): it says the whole prompt, and message_delta the split.
 
-type messagesWire struct {
+var _ wire.Wire = (*Wire)(nil)
+
+// Wire is a Messages response's state (one choice); its zero value is
+// ready.
+type Wire struct {
 	out wire.Outline
 	c   *wire.Choice
 }
 
 // event writes one named event whose data is {"type":name, ...fill}.
-func (w *messagesWire) event(name string, fill func([]byte) []byte) {
+func (w *Wire) event(name string, fill func([]byte) []byte) {
 	w.c.Resp.Out.WriteNamed(name, func(b []byte) []byte {
 		b = append(b, `{"type":"`...)
 		b = append(b, name...)
@@ -41,7 +45,8 @@ func (w *messagesWire) event(name string, fill func([]byte) []byte) {
 	})
 }
 
-func (w *messagesWire) Open(c *wire.Choice) {
+// Open writes message_start and a ping.
+func (w *Wire) Open(c *wire.Choice) {
 	w.c = c
 	w.event("message_start", func(b []byte) []byte {
 		b = append(b, `,"message":`...)
@@ -50,13 +55,14 @@ func (w *messagesWire) Open(c *wire.Choice) {
 	w.event("ping", nil)
 }
 
-func (w *messagesWire) Piece(c *wire.Choice, pc *wire.Piece, lp *wire.TokenLogprob) {
+// Piece writes the block events the token's piece makes.
+func (w *Wire) Piece(c *wire.Choice, pc *wire.Piece, lp *wire.TokenLogprob) {
 	w.c = c
 	w.out.Push(pc, lp, w)
 }
 
-// begin implements Sink: content_block_start.
-func (w *messagesWire) Begin(it *wire.Item) {
+// Begin implements Sink: content_block_start.
+func (w *Wire) Begin(it *wire.Item) {
 	w.event("content_block_start", func(b []byte) []byte {
 		b = w.appendIndex(b, it)
 		b = append(b, `,"content_block":`...)
@@ -64,8 +70,8 @@ func (w *messagesWire) Begin(it *wire.Item) {
 	})
 }
 
-// delta implements Sink: content_block_delta.
-func (w *messagesWire) Delta(it *wire.Item, text string, _ []wire.TokenLogprob) {
+// Delta implements Sink: content_block_delta.
+func (w *Wire) Delta(it *wire.Item, text string, _ []wire.TokenLogprob) {
 	w.event("content_block_delta", func(b []byte) []byte {
 		b = w.appendIndex(b, it)
 		switch it.Kind {
@@ -81,17 +87,18 @@ func (w *messagesWire) Delta(it *wire.Item, text string, _ []wire.TokenLogprob) 
 	})
 }
 
-// finish implements Sink: content_block_stop.
-func (w *messagesWire) Finish(it *wire.Item) {
+// Finish implements Sink: content_block_stop.
+func (w *Wire) Finish(it *wire.Item) {
 	w.event("content_block_stop", func(b []byte) []byte { return w.appendIndex(b, it) })
 }
 
-func (w *messagesWire) appendIndex(b []byte, it *wire.Item) []byte {
+func (w *Wire) appendIndex(b []byte, it *wire.Item) []byte {
 	b = append(b, `,"index":`...)
 	return wire.AppendInt(b, int64(w.out.Index(it)))
 }
 
-func (w *messagesWire) Timing(c *wire.Choice, ev *latency.TokenEvent) {
+// Timing writes the token's kiln.token_timing event.
+func (w *Wire) Timing(c *wire.Choice, ev *latency.TokenEvent) {
 	w.c = c
 	w.event("kiln.token_timing", func(b []byte) []byte {
 		b = append(b, `,"timing":`...)
@@ -99,7 +106,9 @@ func (w *messagesWire) Timing(c *wire.Choice, ev *latency.TokenEvent) {
 	})
 }
 
-func (w *messagesWire) Close(cs []*wire.Choice) {
+// Close ends the open block and writes message_delta and message_stop,
+// or the error event of a generation that failed.
+func (w *Wire) Close(cs []*wire.Choice) {
 	c := cs[0]
 	w.c = c
 	w.out.End(w)
@@ -119,14 +128,15 @@ func (w *messagesWire) Close(cs []*wire.Choice) {
 	w.event("message_stop", func(b []byte) []byte { return c.Perf.AppendMetadata(b) })
 }
 
-func (w *messagesWire) Cut(c *wire.Choice) {
+// Cut writes the error event of a stream the shutdown grace cut.
+func (w *Wire) Cut(c *wire.Choice) {
 	w.c = c
 	w.event("error", func(b []byte) []byte { return appendAnthropicErrorBody(b, wire.ErrCut) })
 }
 
-// whole writes the message of a request that was not streamed; a
+// Whole writes the message of a request that was not streamed; a
 // generation that failed is an error.
-func (w *messagesWire) Whole(cs []*wire.Choice) error {
+func (w *Wire) Whole(cs []*wire.Choice) error {
 	c := cs[0]
 	if reason, _ := stopReason(c); reason == "" {
 		return generationError(c)
@@ -166,7 +176,7 @@ func generationError(c *wire.Choice) *wire.Error {
 
 // appendMessage appends the message object; at the start of a stream
 // (final false) it has no content and no stop reason yet.
-func (w *messagesWire) appendMessage(b []byte, c *wire.Choice, items []*wire.Item, final bool) []byte {
+func (w *Wire) appendMessage(b []byte, c *wire.Choice, items []*wire.Item, final bool) []byte {
 	b = append(b, `{"id":`...)
 	b = wire.AppendJSONString(b, c.Resp.ID)
 	b = append(b, `,"type":"message","role":"assistant","model":`...)

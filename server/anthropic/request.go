@@ -1,55 +1,30 @@
-package server
+package anthropic
 
 import (
 	"encoding/json"
-	"github.com/kiln-ai/kiln/server/wire"
 	"math"
-	"net/http"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // POST /v1/messages, Anthropic's Messages API, and its count_tokens: the
-// body decoded into the internal request (Request), with chat's rules
+// body decoded into the internal request (wire.Request), with chat's rules
 // behind every field. Errors take Anthropic's shape
 // ({"type":"error","error":{"type","message"}}, errors.go), for every
 // route under /v1/messages.
 
+// The Messages routes: a generation, and the count of a prompt's tokens.
 const (
-	messagesPath    = "/v1/messages"
-	countTokensPath = "/v1/messages/count_tokens"
+	MessagesPath    = "/v1/messages"
+	CountTokensPath = "/v1/messages/count_tokens"
 )
 
-// anthropicMessages serves POST /v1/messages.
-func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, func(data []byte) (*wire.Request, wire.Wire, error) {
-		req, err := parseMessagesRequest(data, true)
-		return req, &messagesWire{}, err
-	})
-}
+// Parse decodes a Messages body into the internal request.
+func Parse(data []byte) (*wire.Request, error) { return parseMessagesRequest(data, true) }
 
-// countTokens serves POST /v1/messages/count_tokens: the prompt's length
-// under the chat template, tools included, as the generation would encode
-// it.
-func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) error {
-	if err := s.inferenceAllowed(); err != nil {
-		return err
-	}
-	data, err := requestBody(r)
-	if err != nil {
-		return err
-	}
-	req, err := parseMessagesRequest(data, false)
-	if err != nil {
-		return err
-	}
-	if err := s.checkModel(req.Model); err != nil {
-		return err
-	}
-	ids, err := s.promptIDs(req)
-	if err != nil {
-		return err
-	}
-	return marshalJSON(w, http.StatusOK, map[string]int{"input_tokens": len(ids)})
-}
+// ParseCountTokens decodes a count_tokens body: a Messages body without
+// the generation's options (max_tokens, sampling, stream).
+func ParseCountTokens(data []byte) (*wire.Request, error) { return parseMessagesRequest(data, false) }
 
 func parseMessagesRequest(data []byte, generate bool) (*wire.Request, error) {
 	fields, err := wire.DecodeObject(data)

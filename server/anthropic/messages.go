@@ -1,4 +1,4 @@
-package server
+package anthropic
 
 import (
 	"encoding/json"
