@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/kiln-ai/kiln/server/anthropic"
-	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // POST /v1/messages, Anthropic's Messages API, and its count_tokens
@@ -13,10 +12,7 @@ import (
 
 // anthropicMessages serves POST /v1/messages.
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, func(data []byte) (*wire.Request, wire.Wire, error) {
-		req, err := anthropic.Parse(data)
-		return req, &anthropic.Wire{}, err
-	})
+	return s.generate(w, r, format(anthropic.Parse, anthropic.NewWire))
 }
 
 // countTokens serves POST /v1/messages/count_tokens: the prompt's length

@@ -2,11 +2,12 @@ package server
 
 import (
 	"encoding/json"
-	"github.com/kiln-ai/kiln/server/anthropic"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kiln-ai/kiln/server/anthropic"
 )
 
 func (h *harness) messagesBody(extra map[string]any) map[string]any {

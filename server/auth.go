@@ -3,9 +3,10 @@ package server
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"github.com/kiln-ai/kiln/server/wire"
 	"net/http"
 	"strings"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // requireToken wraps the handler of route rt so that the request carries

@@ -3,12 +3,13 @@ package server
 import (
 	"errors"
 	"fmt"
-	"github.com/kiln-ai/kiln/server/wire"
 	"io"
 	"net/http"
 	"os"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // Request bodies are read whole, before the handler runs: a route with a

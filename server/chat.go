@@ -21,15 +21,22 @@ import (
 // token loop (tokens.go), writes the OpenAI wire format (server/openai) and
 // the performance object (exchange.go, server/wire/performance.go).
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, func(data []byte) (*wire.Request, wire.Wire, error) {
-		req, err := openai.ParseChat(data)
-		return req, &openai.Wire{}, err
-	})
+	return s.generate(w, r, format(openai.ParseChat, openai.NewWire))
 }
 
 // parser decodes a generation request's body into the internal request
 // and the wire that answers it.
 type parser func(data []byte) (*wire.Request, wire.Wire, error)
+
+// format is the parser of a format whose wire needs nothing of the
+// request: parse's request with a fresh wire (a wire keeps one
+// response's state).
+func format[W wire.Wire](parse func([]byte) (*wire.Request, error), fresh func() W) parser {
+	return func(data []byte) (*wire.Request, wire.Wire, error) {
+		req, err := parse(data)
+		return req, fresh(), err
+	}
+}
 
 // generate serves one generation request, chat or legacy completion
 // (completions.go), Responses or Messages: parse decodes the body into

@@ -17,10 +17,7 @@ const completionsPath = "/v1/completions"
 // engine, the token loop, include_performance and the error shapes, is
 // chat's (generate).
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, func(data []byte) (*wire.Request, wire.Wire, error) {
-		req, err := openai.ParseCompletion(data)
-		return req, &openai.Wire{}, err
-	})
+	return s.generate(w, r, format(openai.ParseCompletion, openai.NewWire))
 }
 
 // promptIDs tokenizes the request's prompt: the chat template over the

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kiln-ai/kiln/server/wire"
 	"io"
 	"net/http"
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // decodeStrict decodes the request body as exactly one JSON object into v:

@@ -2,12 +2,13 @@ package server
 
 import (
 	"encoding/json"
-	"github.com/kiln-ai/kiln/server/wire"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // TestErrorsEchoBoundedInput: an error body repeats at most a bounded
@@ -58,7 +59,7 @@ func TestClip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if got := wire.Clip(tt.in); got != tt.want {
-			t.Errorf("clip(%d bytes) = %q, want %q", len(tt.in), got, tt.want)
+			t.Errorf("Clip(%d bytes) = %q, want %q", len(tt.in), got, tt.want)
 		}
 	}
 }

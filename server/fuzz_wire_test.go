@@ -3,9 +3,10 @@ package server
 import (
 	"context"
 	"errors"
-	"github.com/kiln-ai/kiln/server/anthropic"
 	"net/http"
 	"testing"
+
+	"github.com/kiln-ai/kiln/server/anthropic"
 )
 
 // FuzzAgentAPIs posts generated bodies to POST /v1/responses,

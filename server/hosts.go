@@ -2,10 +2,11 @@ package server
 
 import (
 	"fmt"
-	"github.com/kiln-ai/kiln/server/wire"
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // The Host check, against DNS rebinding: a web page whose domain resolves

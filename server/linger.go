@@ -2,11 +2,12 @@ package server
 
 import (
 	"bufio"
-	"github.com/kiln-ai/kiln/server/openai"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/kiln-ai/kiln/server/openai"
 )
 
 // Lingering close of a body over the limit, as nginx does: the 413 is

@@ -2,8 +2,9 @@ package server
 
 import (
 	"fmt"
-	"github.com/kiln-ai/kiln/server/wire"
 	"net/http"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 func (s *Server) appendModel(b []byte) []byte {

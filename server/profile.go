@@ -2,8 +2,9 @@ package server
 
 import (
 	"fmt"
-	"github.com/kiln-ai/kiln/server/wire"
 	"net/http"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // ServingProfile is what the server runs for (docs/maintenance.md section 1),

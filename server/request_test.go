@@ -102,7 +102,7 @@ func TestParseChatRequestValid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := openai.ParseChat([]byte(tt.body))
 			if err != nil {
-				t.Fatalf("parseChatRequest: %v", err)
+				t.Fatalf("ParseChat: %v", err)
 			}
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(wire.Request{}, wire.Message{})); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)
@@ -213,7 +213,7 @@ func TestParseChatRequestInvalid(t *testing.T) {
 			_, err := openai.ParseChat([]byte(tt.body))
 			var e *wire.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("parseChatRequest error = %v, want *Error", err)
+				t.Fatalf("ParseChat error = %v, want *Error", err)
 			}
 			got := struct {
 				Status      int

@@ -3,8 +3,9 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kiln-ai/kiln/server/wire"
 	"net/http"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // POST /tokenize and POST /detokenize, in llama.cpp server's shapes:

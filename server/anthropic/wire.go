@@ -45,6 +45,9 @@ func (w *Wire) event(name string, fill func([]byte) []byte) {
 	})
 }
 
+// NewWire is the wire of one response.
+func NewWire() *Wire { return &Wire{} }
+
 // Open writes message_start and a ping.
 func (w *Wire) Open(c *wire.Choice) {
 	w.c = c
@@ -97,15 +100,6 @@ func (w *Wire) appendIndex(b []byte, it *wire.Item) []byte {
 	return wire.AppendInt(b, int64(w.out.Index(it)))
 }
 
-// Timing writes the token's kiln.token_timing event.
-func (w *Wire) Timing(c *wire.Choice, ev *latency.TokenEvent) {
-	w.c = c
-	w.event("kiln.token_timing", func(b []byte) []byte {
-		b = append(b, `,"timing":`...)
-		return ev.AppendJSON(b)
-	})
-}
-
 // Close ends the open block and writes message_delta and message_stop,
 // or the error event of a generation that failed.
 func (w *Wire) Close(cs []*wire.Choice) {
@@ -132,6 +126,12 @@ func (w *Wire) Close(cs []*wire.Choice) {
 func (w *Wire) Cut(c *wire.Choice) {
 	w.c = c
 	w.event("error", func(b []byte) []byte { return appendAnthropicErrorBody(b, wire.ErrCut) })
+}
+
+// Timing writes the token's kiln.token_timing event.
+func (w *Wire) Timing(c *wire.Choice, ev *latency.TokenEvent) {
+	w.c = c
+	w.event("kiln.token_timing", func(b []byte) []byte { return wire.AppendTimingField(b, ev) })
 }
 
 // Whole writes the message of a request that was not streamed; a

@@ -15,6 +15,9 @@ type Wire struct {
 	roleSent []bool
 }
 
+// NewWire is the wire of one response.
+func NewWire() *Wire { return &Wire{} }
+
 // Open writes nothing: an OpenAI stream starts with its first chunk.
 func (*Wire) Open(*wire.Choice) {}
 

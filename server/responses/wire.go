@@ -137,10 +137,7 @@ func (w *Wire) Finish(it *wire.Item) {
 // Timing writes the token's kiln.token_timing event.
 func (w *Wire) Timing(c *wire.Choice, ev *latency.TokenEvent) {
 	w.c = c
-	w.event("kiln.token_timing", func(b []byte) []byte {
-		b = append(b, `,"timing":`...)
-		return ev.AppendJSON(b)
-	})
+	w.event("kiln.token_timing", func(b []byte) []byte { return wire.AppendTimingField(b, ev) })
 }
 
 // Close ends the open item and writes the terminal response event, then

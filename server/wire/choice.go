@@ -49,7 +49,7 @@ type Wire interface {
 
 // Response is what the choices of one response share.
 type Response struct {
-	ID      string
+	ID      string // chatcmpl-…, cmpl-…, resp_… or msg_…
 	Created int64  // Unix seconds
 	Model   string // the served model's id
 	Out     Output
@@ -74,12 +74,14 @@ type Vocab interface {
 	Piece(id int) string
 }
 
-// Choice is one choice of a response as the wires read it.
+// Choice is one choice of a response as the wires read it: the server's
+// token loop writes it, a wire only reads it (what a wire must remember,
+// it keeps itself).
 type Choice struct {
-	Resp      *Response
+	Resp      *Response // the response the choice is part of
 	Req       *Request
 	Index     int // the choice's index
-	PromptLen int
+	PromptLen int // the prompt's tokens
 
 	Text       strings.Builder // the completion (non-streaming, or captured)
 	Completion int             // tokens emitted to the client
@@ -89,8 +91,8 @@ type Choice struct {
 	// Set at the end: what the response reports.
 	Prefix       engine.PrefixUse // what the prompt reused from the prefix cache, from the engine's result
 	StopSequence string           // the stop sequence that ended the completion, "" for none
-	FinishReason string
-	Perf         Performance
+	FinishReason string           // OpenAI's, with error, timeout and client_disconnect
+	Perf         Performance      // metadata.performance; Perf.OK false when it does not apply
 }
 
 // NewID returns an id of the form the APIs use: prefix, then 24 random

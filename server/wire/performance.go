@@ -119,3 +119,11 @@ func prefixSource(u engine.PrefixUse) string {
 	}
 	return u.Source.String()
 }
+
+// AppendTimingField appends `,"timing":` and the token's event: the
+// kiln.token_timing event's field in the formats whose events are typed
+// objects (Responses, Messages).
+func AppendTimingField(b []byte, ev *latency.TokenEvent) []byte {
+	b = append(b, `,"timing":`...)
+	return ev.AppendJSON(b)
+}
