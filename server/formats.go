@@ -1,19 +1,17 @@
 package server
 
 import (
-	"fmt"
-	"net/http"
-
 	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
 // The wire formats of a generation. Chat completions, legacy completions,
 // Responses and Anthropic Messages decode into one internal request
-// (Request) and run the same exchange: the same admission, engine,
+// (wire.Request) and run the same exchange: the same admission, engine,
 // token loop, telemetry and performance object. Only what reaches the
-// client differs, and a wire renders it (server/wire/choice.go): the records of a
-// stream and the whole body of a response that is not streamed.
+// client differs, and the format's wire renders it (server/wire/choice.go):
+// the records of a stream and the whole body of a response that is not
+// streamed. These are the tables the shared path reads by format.
 
 // Where the fields the shared path checks (the prompt, a document's
 // schema, a tool's schema) lie in each API's body, for the errors that
@@ -40,13 +38,3 @@ var apiNames = [...]string{wire.APIChat: telemetry.APIChatCompletions, wire.APIC
 func completionID(req *wire.Request) string { return wire.NewID(idPrefixes[req.API]) }
 
 var idPrefixes = [...]string{wire.APIChat: "chatcmpl-", wire.APICompletions: "cmpl-", wire.APIResponses: "resp_", wire.APIMessages: "msg_"}
-
-// writeWhole writes the body of a response that was not streamed.
-func (p *reply) WriteWhole(b []byte) error {
-	p.w.Header().Set("Content-Type", "application/json")
-	p.w.WriteHeader(http.StatusOK)
-	if _, err := p.w.Write(b); err != nil {
-		return fmt.Errorf("write response: %w", err)
-	}
-	return nil
-}

@@ -3,8 +3,9 @@ package server
 import (
 	"net/http"
 
-	"github.com/kiln-ai/kiln/server/anthropic"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
+	"github.com/kiln-ai/kiln/server/anthropic"
 )
 
 // Paths named outside the route table.

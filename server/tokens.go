@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"net/http"
 	"reflect"
 	"time"
 
@@ -167,7 +169,7 @@ func (x *exchange) logprob(tok *engine.Token) *wire.TokenLogprob {
 	return &x.Logprobs[len(x.Logprobs)-1]
 }
 
-// write sends one SSE record; the first failure (the client went away)
+// Write sends one SSE record; the first failure (the client went away)
 // cancels the generation of every choice so the engine frees the slots.
 func (p *reply) Write(fill func([]byte) []byte) {
 	if p.writeErr != nil {
@@ -179,7 +181,7 @@ func (p *reply) Write(fill func([]byte) []byte) {
 	}
 }
 
-// writeNamed sends one SSE record of the named event type.
+// WriteNamed sends one SSE record of the named event type.
 func (p *reply) WriteNamed(name string, fill func([]byte) []byte) {
 	if p.writeErr != nil {
 		return
@@ -190,11 +192,21 @@ func (p *reply) WriteNamed(name string, fill func([]byte) []byte) {
 	}
 }
 
-// done writes the stream's [DONE].
+// Done writes the stream's [DONE].
 func (p *reply) Done() {
 	if p.writeErr == nil {
 		if err := p.sse.done(); err != nil {
 			p.writeErr = err
 		}
 	}
+}
+
+// WriteWhole writes the body of a response that was not streamed.
+func (p *reply) WriteWhole(b []byte) error {
+	p.w.Header().Set("Content-Type", "application/json")
+	p.w.WriteHeader(http.StatusOK)
+	if _, err := p.w.Write(b); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	return nil
 }

@@ -1,9 +1,10 @@
 package anthropic
 
 import (
-	"github.com/kiln-ai/kiln/server/wire"
 	"net/http"
 	"strings"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // Anthropic's error shape: {"type":"error","error":{"type","message"}},

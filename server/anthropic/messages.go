@@ -3,8 +3,9 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kiln-ai/kiln/server/wire"
 	"strings"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // A Messages request's messages: user and assistant turns whose content

@@ -64,7 +64,7 @@ func (w *Wire) Piece(c *wire.Choice, pc *wire.Piece, lp *wire.TokenLogprob) {
 	w.out.Push(pc, lp, w)
 }
 
-// Begin implements Sink: content_block_start.
+// Begin implements wire.Sink: content_block_start.
 func (w *Wire) Begin(it *wire.Item) {
 	w.event("content_block_start", func(b []byte) []byte {
 		b = w.appendIndex(b, it)
@@ -73,7 +73,7 @@ func (w *Wire) Begin(it *wire.Item) {
 	})
 }
 
-// Delta implements Sink: content_block_delta.
+// Delta implements wire.Sink: content_block_delta.
 func (w *Wire) Delta(it *wire.Item, text string, _ []wire.TokenLogprob) {
 	w.event("content_block_delta", func(b []byte) []byte {
 		b = w.appendIndex(b, it)
@@ -90,7 +90,7 @@ func (w *Wire) Delta(it *wire.Item, text string, _ []wire.TokenLogprob) {
 	})
 }
 
-// Finish implements Sink: content_block_stop.
+// Finish implements wire.Sink: content_block_stop.
 func (w *Wire) Finish(it *wire.Item) {
 	w.event("content_block_stop", func(b []byte) []byte { return w.appendIndex(b, it) })
 }

@@ -3,6 +3,7 @@ package responses
 import (
 	"encoding/json"
 	"fmt"
+
 	"github.com/kiln-ai/kiln/server/wire"
 )
 

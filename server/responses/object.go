@@ -1,16 +1,17 @@
 package responses
 
 import (
-	"github.com/kiln-ai/kiln/server/wire"
 	"sort"
 	"strconv"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // The Responses response object and its output items, streamed (in
 // response.created and the terminal event) or whole.
 
 // Whole writes the response of a request that was not streamed
-// (OutlineOf gives its items).
+// (wire.OutlineOf gives its items).
 func (w *Wire) Whole(cs []*wire.Choice) error {
 	c := cs[0]
 	w.out = *wire.OutlineOf(c)

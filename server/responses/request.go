@@ -10,7 +10,7 @@ import (
 )
 
 // POST /v1/responses, OpenAI's Responses API: its body decoded into the
-// internal request (Request). The rules behind the fields (sampling
+// internal request (wire.Request). The rules behind the fields (sampling
 // ranges, stop sequences, tools, schemas, the adapter) are chat's; only
 // the spelling differs: flat function tools, text.format, input items,
 // max_output_tokens.

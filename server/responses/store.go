@@ -2,10 +2,11 @@ package responses
 
 import (
 	"fmt"
-	"github.com/kiln-ai/kiln/server/wire"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // The Responses store: what previous_response_id, item_reference and GET

@@ -64,7 +64,7 @@ func (w *Wire) Piece(c *wire.Choice, pc *wire.Piece, lp *wire.TokenLogprob) {
 	w.out.Push(pc, lp, w)
 }
 
-// Begin implements Sink: output_item.added, and for a message its
+// Begin implements wire.Sink: output_item.added, and for a message its
 // output_text part.
 func (w *Wire) Begin(it *wire.Item) {
 	it.ID = wire.NewID(itemPrefixes[it.Kind])
@@ -81,7 +81,7 @@ func (w *Wire) Begin(it *wire.Item) {
 	}
 }
 
-// Delta implements Sink.
+// Delta implements wire.Sink.
 func (w *Wire) Delta(it *wire.Item, text string, lps []wire.TokenLogprob) {
 	w.event(itemDeltas[it.Kind], func(b []byte) []byte {
 		b = w.appendItemRef(b, it)
@@ -95,7 +95,7 @@ func (w *Wire) Delta(it *wire.Item, text string, lps []wire.TokenLogprob) {
 	})
 }
 
-// Finish implements Sink: the item's .done events.
+// Finish implements wire.Sink: the item's .done events.
 func (w *Wire) Finish(it *wire.Item) {
 	c := w.c
 	switch it.Kind {
