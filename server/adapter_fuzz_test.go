@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kiln-ai/kiln/engine/lora"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // FuzzAdapterName: whatever name a request gives, a refused one is a
@@ -43,8 +44,8 @@ func FuzzAdapterRouteBody(f *testing.F) {
 		if err == nil {
 			return
 		}
-		var e *Error
-		if !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Type != typeInvalidRequest || e.Code == "" {
+		var e *wire.Error
+		if !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Type != wire.TypeInvalidRequest || e.Code == "" {
 			t.Fatalf("%q: %v, want a 400 invalid_request_error with a code", body, err)
 		}
 	})

@@ -1,37 +1,19 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/lora"
+	"github.com/kiln-ai/kiln/server/wire"
 )
-
-// decodeAdapter reads a generation request's adapter field
-// (docs/maintenance.md section 5): absent = the server default; null or "" =
-// the base model; a string = that adapter. Another type is a 400.
-func decodeAdapter(fields map[string]json.RawMessage, req *chatRequest) error {
-	if _, ok := fields["adapter"]; !ok {
-		return nil
-	}
-	name, err := optionalString(fields, "adapter")
-	if err != nil {
-		return err
-	}
-	req.AdapterGiven = true
-	if name != nil {
-		req.Adapter = *name
-	}
-	return nil
-}
 
 // requestAdapter resolves the adapter a request runs with, loading its
 // weights from disk when they are not in memory yet (before any barrier):
 // nil is the base model. Errors: 400 invalid_adapter_name, 404
 // adapter_not_found, 400 adapter_layout_invalid, 503 adapters_unavailable
 // when the request names an adapter on a server without them.
-func (s *Server) requestAdapter(req *chatRequest) (*lora.Adapter, error) {
+func (s *Server) requestAdapter(req *wire.Request) (*lora.Adapter, error) {
 	if !req.AdapterGiven {
 		return s.adapters.Default(), nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kiln-ai/kiln/engine/lora"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // adaptersBody is the reply of GET /v1/adapters and of the routes that
@@ -79,7 +80,7 @@ func (s *Server) loadAdapter(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if body.Name == nil {
-		return invalid("name", "missing_field", "'name' is required: the adapter to load (GET /v1/adapters lists them)")
+		return wire.Invalid("name", "missing_field", "'name' is required: the adapter to load (GET /v1/adapters lists them)")
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), swapTimeout)
 	defer cancel()

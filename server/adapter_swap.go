@@ -8,6 +8,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/lora"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // baseAdapter names the base model wherever an adapter name or revision
@@ -69,7 +70,7 @@ func (s *Server) activate(ctx context.Context, name, reason string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, context.DeadlineExceeded):
-		return &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "adapter_swap_timeout",
+		return &wire.Error{Status: http.StatusServiceUnavailable, Type: wire.TypeServer, Code: "adapter_swap_timeout",
 			Message: "the adapter swap did not run in time (the active batch did not drain)", RetryAfter: s.cfg.RetryAfter, Err: err}
 	}
 	return about("name", err)
@@ -77,5 +78,5 @@ func (s *Server) activate(ctx context.Context, name, reason string) error {
 
 // errAdaptersOff answers adapter routes on a server whose engine takes no
 // adapters.
-var errAdaptersOff = &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "adapters_unavailable",
+var errAdaptersOff = &wire.Error{Status: http.StatusServiceUnavailable, Type: wire.TypeServer, Code: "adapters_unavailable",
 	Message: "this server runs no adapters"}

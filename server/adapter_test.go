@@ -16,6 +16,7 @@ import (
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/schemas"
+	"github.com/kiln-ai/kiln/server/openai"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -54,7 +55,7 @@ func TestAdapterRequestsNeverMix(t *testing.T) {
 		}
 		return b
 	}
-	req, err := parseChatRequest([]byte(mustJSON(t, body(cases[0]))))
+	req, err := openai.ParseChat([]byte(mustJSON(t, body(cases[0]))))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kiln-ai/kiln/server/anthropic"
 )
 
 func (h *harness) messagesBody(extra map[string]any) map[string]any {
@@ -60,7 +62,7 @@ func blockText(m anthropicMessage) string {
 // final usage, and message_stop with the performance object.
 func TestMessagesStream(t *testing.T) {
 	h := newHarness(t)
-	status, _, body := h.do(http.MethodPost, messagesPath, h.messagesBody(map[string]any{"stream": true, "include_performance": true}), nil)
+	status, _, body := h.do(http.MethodPost, anthropic.MessagesPath, h.messagesBody(map[string]any{"stream": true, "include_performance": true}), nil)
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %s", status, body)
 	}
@@ -107,7 +109,7 @@ func TestMessagesWhole(t *testing.T) {
 	h := newHarness(t)
 	var first anthropicMessage
 	for _, perf := range []bool{false, true} {
-		status, _, body := h.do(http.MethodPost, messagesPath, h.messagesBody(map[string]any{"include_performance": perf, "system": "Be brief."}), nil)
+		status, _, body := h.do(http.MethodPost, anthropic.MessagesPath, h.messagesBody(map[string]any{"include_performance": perf, "system": "Be brief."}), nil)
 		if status != http.StatusOK {
 			t.Fatalf("status %d: %s", status, body)
 		}
@@ -122,12 +124,12 @@ func TestMessagesWhole(t *testing.T) {
 		t.Fatalf("too few words to pick a stop sequence: %q", blockText(first))
 	}
 	stop := " " + words[2]
-	_, _, body := h.do(http.MethodPost, messagesPath, h.messagesBody(map[string]any{"system": "Be brief.", "stop_sequences": []string{stop}}), nil)
+	_, _, body := h.do(http.MethodPost, anthropic.MessagesPath, h.messagesBody(map[string]any{"system": "Be brief.", "stop_sequences": []string{stop}}), nil)
 	m := decodeAnthropic(t, body)
 	if m.Stop == nil || *m.Stop != "stop_sequence" || m.StopSeq == nil || *m.StopSeq != stop || strings.Contains(blockText(m), stop) {
 		t.Errorf("stop sequence %q: %s", stop, body)
 	}
-	status, _, body := h.do(http.MethodPost, countTokensPath, map[string]any{"model": h.model.ID, "system": "Be brief.",
+	status, _, body := h.do(http.MethodPost, anthropic.CountTokensPath, map[string]any{"model": h.model.ID, "system": "Be brief.",
 		"messages": []any{map[string]any{"role": "user", "content": "Tell me about the sun."}}}, nil)
 	validate(t, "anthropic_count_tokens", body)
 	var n struct {
@@ -147,7 +149,7 @@ func TestMessagesTools(t *testing.T) {
 	tools := []any{weatherClientTool()}
 	question := map[string]any{"role": "user", "content": "What is the weather in Paris?"}
 	for _, stream := range []bool{false, true} {
-		status, _, body := h.do(http.MethodPost, messagesPath, h.messagesBody(map[string]any{
+		status, _, body := h.do(http.MethodPost, anthropic.MessagesPath, h.messagesBody(map[string]any{
 			"tools": tools, "tool_choice": map[string]any{"type": "any"}, "max_tokens": 120, "stream": stream,
 			"messages": []any{question},
 		}), nil)
@@ -163,7 +165,7 @@ func TestMessagesTools(t *testing.T) {
 			args, _ := json.Marshal(use["input"])
 			checkArgs(t, string(args))
 			result := map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": use["id"], "content": "sunny"}}}
-			status, _, body = h.do(http.MethodPost, messagesPath, h.messagesBody(map[string]any{
+			status, _, body = h.do(http.MethodPost, anthropic.MessagesPath, h.messagesBody(map[string]any{
 				"tools": tools, "messages": []any{question, map[string]any{"role": "assistant", "content": m.Content}, result},
 				"tool_choice": map[string]any{"type": "none"},
 			}), nil)
@@ -202,29 +204,29 @@ func TestMessagesBadInput(t *testing.T) {
 		status             int
 		typ, mention       string
 	}{
-		{"no key", "POST", messagesPath, h.messagesBody(nil), nil, 401, "authentication_error", "x-api-key"},
-		{"wrong key", "POST", messagesPath, h.messagesBody(nil), map[string]string{"x-api-key": "nope"}, 401, "authentication_error", "token"},
-		{"GET", "GET", messagesPath, nil, key, 405, "invalid_request_error", "POST"},
-		{"not JSON", "POST", messagesPath, `{`, key, 400, "invalid_request_error", "JSON"},
-		{"no max_tokens", "POST", messagesPath, h.messagesBody(map[string]any{"max_tokens": nil}), key, 400, "invalid_request_error", "max_tokens"},
-		{"zero max_tokens", "POST", messagesPath, h.messagesBody(map[string]any{"max_tokens": 0}), key, 400, "invalid_request_error", "max_tokens"},
-		{"no messages", "POST", messagesPath, h.messagesBody(map[string]any{"messages": nil}), key, 400, "invalid_request_error", "messages"},
-		{"system role in messages", "POST", messagesPath, h.messagesBody(map[string]any{"messages": []any{map[string]any{"role": "system", "content": "x"}}}), key, 400, "invalid_request_error", "messages[0].role"},
-		{"image block", "POST", messagesPath, h.messagesBody(map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "image"}}}}}), key, 400, "invalid_request_error", "messages[0].content[0].type"},
-		{"tool_use from the user", "POST", messagesPath, h.messagesBody(map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_use", "id": "a", "name": "f", "input": map[string]any{}}}}}}), key, 400, "invalid_request_error", "tool_use"},
-		{"tool_use input not an object", "POST", messagesPath, h.messagesBody(map[string]any{"messages": []any{map[string]any{"role": "user", "content": "q"}, map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "a", "name": "f", "input": "x"}}}}}), key, 400, "invalid_request_error", "input"},
-		{"tool_result without id", "POST", messagesPath, h.messagesBody(map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "content": "x"}}}}}), key, 400, "invalid_request_error", "tool_use_id"},
-		{"temperature too high", "POST", messagesPath, h.messagesBody(map[string]any{"temperature": 5}), key, 400, "invalid_request_error", "temperature"},
-		{"stop_sequences a string", "POST", messagesPath, h.messagesBody(map[string]any{"stop_sequences": "x"}), key, 400, "invalid_request_error", "stop_sequences"},
-		{"empty stop sequence", "POST", messagesPath, h.messagesBody(map[string]any{"stop_sequences": []string{""}}), key, 400, "invalid_request_error", "stop_sequences[0]"},
-		{"server tool", "POST", messagesPath, h.messagesBody(map[string]any{"tools": []any{map[string]any{"type": "web_search_20250305", "name": "web_search"}}}), key, 400, "invalid_request_error", "tools[0].type"},
-		{"tool without input_schema", "POST", messagesPath, h.messagesBody(map[string]any{"tools": []any{map[string]any{"name": "f"}}}), key, 400, "invalid_request_error", "input_schema"},
-		{"unsupported input_schema", "POST", messagesPath, h.messagesBody(map[string]any{"tool_choice": map[string]any{"type": "any"}, "tools": []any{map[string]any{"name": "f", "input_schema": map[string]any{"type": "object", "patternProperties": map[string]any{"a": map[string]any{}}}}}}), key, 400, "invalid_request_error", "tools[0].input_schema"},
-		{"tool choice unknown", "POST", messagesPath, h.messagesBody(map[string]any{"tools": []any{weatherClientTool()}, "tool_choice": map[string]any{"type": "some"}}), key, 400, "invalid_request_error", "tool_choice.type"},
-		{"named tool missing", "POST", messagesPath, h.messagesBody(map[string]any{"tools": []any{weatherClientTool()}, "tool_choice": map[string]any{"type": "tool", "name": "other"}}), key, 400, "invalid_request_error", "other"},
-		{"any without tools", "POST", messagesPath, h.messagesBody(map[string]any{"tool_choice": map[string]any{"type": "any"}}), key, 400, "invalid_request_error", "tools"},
-		{"unknown model", "POST", messagesPath, h.messagesBody(map[string]any{"model": "claude-9"}), key, 404, "not_found_error", "claude-9"},
-		{"count_tokens without messages", "POST", countTokensPath, map[string]any{"model": h.model.ID}, key, 400, "invalid_request_error", "messages"},
+		{"no key", "POST", anthropic.MessagesPath, h.messagesBody(nil), nil, 401, "authentication_error", "x-api-key"},
+		{"wrong key", "POST", anthropic.MessagesPath, h.messagesBody(nil), map[string]string{"x-api-key": "nope"}, 401, "authentication_error", "token"},
+		{"GET", "GET", anthropic.MessagesPath, nil, key, 405, "invalid_request_error", "POST"},
+		{"not JSON", "POST", anthropic.MessagesPath, `{`, key, 400, "invalid_request_error", "JSON"},
+		{"no max_tokens", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"max_tokens": nil}), key, 400, "invalid_request_error", "max_tokens"},
+		{"zero max_tokens", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"max_tokens": 0}), key, 400, "invalid_request_error", "max_tokens"},
+		{"no messages", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"messages": nil}), key, 400, "invalid_request_error", "messages"},
+		{"system role in messages", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"messages": []any{map[string]any{"role": "system", "content": "x"}}}), key, 400, "invalid_request_error", "messages[0].role"},
+		{"image block", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "image"}}}}}), key, 400, "invalid_request_error", "messages[0].content[0].type"},
+		{"tool_use from the user", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_use", "id": "a", "name": "f", "input": map[string]any{}}}}}}), key, 400, "invalid_request_error", "tool_use"},
+		{"tool_use input not an object", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"messages": []any{map[string]any{"role": "user", "content": "q"}, map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": "a", "name": "f", "input": "x"}}}}}), key, 400, "invalid_request_error", "input"},
+		{"tool_result without id", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "content": "x"}}}}}), key, 400, "invalid_request_error", "tool_use_id"},
+		{"temperature too high", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"temperature": 5}), key, 400, "invalid_request_error", "temperature"},
+		{"stop_sequences a string", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"stop_sequences": "x"}), key, 400, "invalid_request_error", "stop_sequences"},
+		{"empty stop sequence", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"stop_sequences": []string{""}}), key, 400, "invalid_request_error", "stop_sequences[0]"},
+		{"server tool", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"tools": []any{map[string]any{"type": "web_search_20250305", "name": "web_search"}}}), key, 400, "invalid_request_error", "tools[0].type"},
+		{"tool without input_schema", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"tools": []any{map[string]any{"name": "f"}}}), key, 400, "invalid_request_error", "input_schema"},
+		{"unsupported input_schema", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"tool_choice": map[string]any{"type": "any"}, "tools": []any{map[string]any{"name": "f", "input_schema": map[string]any{"type": "object", "patternProperties": map[string]any{"a": map[string]any{}}}}}}), key, 400, "invalid_request_error", "tools[0].input_schema"},
+		{"tool choice unknown", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"tools": []any{weatherClientTool()}, "tool_choice": map[string]any{"type": "some"}}), key, 400, "invalid_request_error", "tool_choice.type"},
+		{"named tool missing", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"tools": []any{weatherClientTool()}, "tool_choice": map[string]any{"type": "tool", "name": "other"}}), key, 400, "invalid_request_error", "other"},
+		{"any without tools", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"tool_choice": map[string]any{"type": "any"}}), key, 400, "invalid_request_error", "tools"},
+		{"unknown model", "POST", anthropic.MessagesPath, h.messagesBody(map[string]any{"model": "claude-9"}), key, 404, "not_found_error", "claude-9"},
+		{"count_tokens without messages", "POST", anthropic.CountTokensPath, map[string]any{"model": h.model.ID}, key, 400, "invalid_request_error", "messages"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -242,7 +244,7 @@ func TestMessagesBadInput(t *testing.T) {
 			}
 		})
 	}
-	if status, _, body := h.do(http.MethodPost, messagesPath, h.messagesBody(nil), key); status != http.StatusOK {
+	if status, _, body := h.do(http.MethodPost, anthropic.MessagesPath, h.messagesBody(nil), key); status != http.StatusOK {
 		t.Fatalf("after the bad requests: %d %s", status, body)
 	}
 	if status, _, body := h.do(http.MethodPost, chatPath, h.chatBody(nil), map[string]string{"Authorization": "Bearer s3cret"}); status != http.StatusOK {

@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // requireToken wraps the handler of route rt so that the request carries
@@ -25,7 +27,7 @@ func (s *Server) requireToken(next http.Handler, rt route) http.Handler {
 	want := sha256.Sum256([]byte(s.cfg.AccessToken))
 	deny := s.handle(func(w http.ResponseWriter, _ *http.Request) error {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="kiln"`)
-		return &Error{Status: http.StatusUnauthorized, Type: typeAuthentication, Code: "invalid_api_key",
+		return &wire.Error{Status: http.StatusUnauthorized, Type: wire.TypeAuthentication, Code: "invalid_api_key",
 			Message: "missing or invalid access token: send 'Authorization: Bearer <token>' (or 'x-api-key: <token>')"}
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

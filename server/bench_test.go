@@ -8,6 +8,8 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/server/openai"
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -44,9 +46,12 @@ func BenchmarkTokenPath(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			now := time.Now()
 			_, treq := tel.StartRequest(context.Background(), telemetry.RequestInfo{Model: model.ID, Received: now, Stream: true})
-			p := &reply{id: "chatcmpl-bench", created: now.Unix(), sse: newSSEWriter(&discardWriter{h: http.Header{}})}
+			p := &reply{sse: newSSEWriter(&discardWriter{h: http.Header{}}), wire: &openai.Wire{}}
+			p.Response = wire.Response{ID: "chatcmpl-bench", Created: now.Unix(), Model: model.ID, Out: p, Vocab: s.tok}
+			req := &wire.Request{Stream: true}
 			x := &exchange{
-				reply: p, s: s, req: &chatRequest{Stream: true}, treq: treq, cancel: func() {},
+				reply: p, s: s, req: &job{Request: req}, treq: treq, cancel: func() {},
+				Choice: wire.Choice{Resp: &p.Response, Req: req},
 				events: events, dec: s.tok.NewDecoder(),
 			}
 			b.ReportAllocs()
@@ -57,7 +62,7 @@ func BenchmarkTokenPath(b *testing.B) {
 				tok.Blockers[0] = engine.Blocker{Kind: engine.BlockerPrefill, Request: treq.ID(), Start: ready.Add(-time.Millisecond), End: ready}
 				x.token(tok)
 				if i%4096 == 4095 {
-					x.text.Reset() // the completion buffer is per request; keep it bounded
+					x.Text.Reset() // the completion buffer is per request; keep it bounded
 				}
 			}
 		})
@@ -69,7 +74,7 @@ func BenchmarkParseChatRequest(b *testing.B) {
 	body := []byte(`{"model":"kiln-tiny","messages":[{"role":"system","content":"You are brief."},{"role":"user","content":"Explain the pause in two sentences."}],"max_tokens":64,"temperature":0.7,"top_p":0.9,"stream":true,"stream_options":{"include_usage":true},"include_performance":true}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := parseChatRequest(body); err != nil {
+		if _, err := openai.ParseChat(body); err != nil {
 			b.Fatal(err)
 		}
 	}

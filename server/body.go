@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // Request bodies are read whole, before the handler runs: a route with a
@@ -165,21 +167,21 @@ func bodyReadError(err error) error {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return fmt.Errorf("%w: %w", errBodyTimeout, err)
 	}
-	return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "invalid_body",
+	return &wire.Error{Status: http.StatusBadRequest, Type: wire.TypeInvalidRequest, Code: "invalid_body",
 		Message: "the request body could not be read: it ended early or its framing is malformed", Err: err}
 }
 
 // bodyError maps the body middleware's own faults to client errors.
-func bodyError(err error, retryAfter time.Duration) *Error {
+func bodyError(err error, retryAfter time.Duration) *wire.Error {
 	switch {
 	case errors.Is(err, errBodyTimeout):
-		return &Error{Status: http.StatusRequestTimeout, Type: typeInvalidRequest, Code: "request_timeout",
+		return &wire.Error{Status: http.StatusRequestTimeout, Type: wire.TypeInvalidRequest, Code: "request_timeout",
 			Message: "the request body was not received in time", Err: err}
 	case errors.Is(err, errInvalidUTF8):
-		return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Code: "invalid_json",
+		return &wire.Error{Status: http.StatusBadRequest, Type: wire.TypeInvalidRequest, Code: "invalid_json",
 			Message: "the request body is not valid UTF-8 (JSON text must be UTF-8)", Err: err}
 	case errors.Is(err, errOverBudget):
-		return &Error{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "rate_limit_exceeded",
+		return &wire.Error{Status: http.StatusTooManyRequests, Type: wire.TypeRateLimit, Code: "rate_limit_exceeded",
 			Message: "too many request bytes in flight; retry later", RetryAfter: retryAfter, Err: err}
 	}
 	return nil

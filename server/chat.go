@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
-	"github.com/kiln-ai/kiln/engine/sampling"
 	"github.com/kiln-ai/kiln/engine/toolcall"
+	"github.com/kiln-ai/kiln/server/openai"
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
@@ -17,15 +18,30 @@ import (
 // chat serves POST /v1/chat/completions: it admits the request, decodes
 // and checks it, encodes the prompt (prompt.go), submits it to the engine
 // and hands the token stream to an exchange (exchange.go), which runs the
-// token loop (tokens.go), writes the OpenAI wire format (openai.go) and
-// the performance object (performance.go).
+// token loop (tokens.go), writes the OpenAI wire format (server/openai) and
+// the performance object (exchange.go, server/wire/performance.go).
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, parseChatRequest)
+	return s.generate(w, r, format(openai.ParseChat, openai.NewWire))
+}
+
+// parser decodes a generation request's body into the internal request
+// and the wire that answers it.
+type parser func(data []byte) (*wire.Request, wire.Wire, error)
+
+// format is the parser of a format whose wire needs nothing of the
+// request: parse's request with a fresh wire (a wire keeps one
+// response's state).
+func format[W wire.Wire](parse func([]byte) (*wire.Request, error), fresh func() W) parser {
+	return func(data []byte) (*wire.Request, wire.Wire, error) {
+		req, err := parse(data)
+		return req, fresh(), err
+	}
 }
 
 // generate serves one generation request, chat or legacy completion
-// (completions.go): parse decodes the body into the common request.
-func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]byte) (*chatRequest, error)) (err error) {
+// (completions.go), Responses or Messages: parse decodes the body into
+// the common request.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse parser) (err error) {
 	received := s.clock.Now()
 	started := false
 	defer func() {
@@ -43,24 +59,25 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 	if err != nil {
 		return err
 	}
-	req, err := parse(data)
+	req, wr, err := parse(data)
 	if err != nil {
 		return err
 	}
+	j := &job{Request: req, wire: wr}
 	if err := s.checkModel(req.Model); err != nil {
 		return err
 	}
-	if err := validateSampling(req, nil, s.model.Model.Config.Vocab); err != nil {
+	if err := wire.ValidateSampling(req, nil, s.model.Model.Config.Vocab); err != nil {
 		return err
 	}
 	if err := s.checkContentSize(req); err != nil {
 		return err
 	}
-	if req.adapter, err = s.requestAdapter(req); err != nil {
+	if j.adapter, err = s.requestAdapter(req); err != nil {
 		return err
 	}
 
-	setRevisionHeader(w, req.adapter)
+	setRevisionHeader(w, j.adapter)
 	release, err := s.admit()
 	if err != nil {
 		return err
@@ -74,17 +91,17 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, parse func([]b
 	}
 	releaseBody(r) // the prompt is encoded: its bytes leave the in-flight budget
 	tokEnd := s.clock.Now()
-	if req.grammar, err = s.planGrammar(req, s.promptThinks(prompt)); err != nil {
+	if j.grammar, err = s.planGrammar(req, s.promptThinks(prompt)); err != nil {
 		return err
 	}
-	return s.run(w, r, req, prompt, received, tokStart, tokEnd, &started)
+	return s.run(w, r, j, prompt, received, tokStart, tokEnd, &started)
 }
 
 // run submits the request's choices to the engine and serves them. The
 // prompt is the same for every choice: the first choice's prefill fills
 // the prefix cache, whose blocks the others share (engine/prefix.go waits
 // for a prefix being prefilled in the same step).
-func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, prompt []int,
+func (s *Server) run(w http.ResponseWriter, r *http.Request, req *job, prompt []int,
 	received, tokStart, tokEnd time.Time, started *bool) error {
 	p := s.newReply(w, r, req)
 	n := max(req.Agent.N, 1)
@@ -110,13 +127,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, p
 		streams = append(streams, stream)
 	}
 	*started = true
-	thinks := req.Agent.toolsOffered() && s.promptThinks(prompt)
+	thinks := req.Agent.ToolsOffered() && s.promptThinks(prompt)
 	op := telemetry.OperationChat
 	if req.Legacy {
 		op = telemetry.OperationTextCompletion
 	}
 	for i := range n {
-		_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: ids[i], Operation: op, API: apiNames[req.api]})
+		_, treq := s.tel.StartRequest(r.Context(), telemetry.RequestInfo{Model: s.modelID, Received: received, Stream: req.Stream, ID: ids[i], Operation: op, API: apiNames[req.API]})
 		treq.Phase(latency.PhaseTokenization, tokStart, tokEnd)
 		if n > 1 {
 			treq.Choice(i)
@@ -126,8 +143,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, req *chatRequest, p
 		if rg := req.grammar; rg != nil {
 			treq.Grammar(telemetry.GrammarInfo{Kind: rg.kind, Start: rg.start, End: rg.end, CacheHit: rg.cacheHit})
 		}
-		if req.Agent.toolsOffered() {
-			x.agent = &agentOut{p: toolcall.NewParser(s.family, req.Agent.toolcallTools(), toolcall.Options{Thinking: thinks})}
+		if req.Agent.ToolsOffered() {
+			x.Agent = &wire.AgentOut{Parser: toolcall.NewParser(s.family, req.Agent.ToolcallTools(), toolcall.Options{Thinking: thinks})}
 		}
 		xs = append(xs, x)
 	}
@@ -139,8 +156,8 @@ func (s *Server) checkModel(model string) error {
 	if model == s.modelID {
 		return nil
 	}
-	return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "model", Code: "model_not_found",
-		Message: fmt.Sprintf("the model %q does not exist; this server serves %q (GET /v1/models)", clip(model), s.modelID)}
+	return &wire.Error{Status: http.StatusNotFound, Type: wire.TypeInvalidRequest, Param: "model", Code: "model_not_found",
+		Message: fmt.Sprintf("the model %q does not exist; this server serves %q (GET /v1/models)", wire.Clip(model), s.modelID)}
 }
 
 // admit refuses a chat request while the server drains or when the
@@ -156,14 +173,14 @@ func (s *Server) admit() (release func(), err error) {
 	case s.streams <- struct{}{}:
 		return func() { <-s.streams }, nil
 	default:
-		return nil, &Error{Status: http.StatusTooManyRequests, Type: typeRateLimit, Code: "rate_limit_exceeded",
+		return nil, &wire.Error{Status: http.StatusTooManyRequests, Type: wire.TypeRateLimit, Code: "rate_limit_exceeded",
 			Message: "too many requests in flight; retry later", RetryAfter: s.cfg.RetryAfter}
 	}
 }
 
 // submit hands the encoded prompt of choice to the engine.
-func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, submitted time.Time, id uint64, choice int, c *choiceConstraint) (generation, error) {
-	sm := samplingParams(req)
+func (s *Server) submit(ctx context.Context, req *job, prompt []int, submitted time.Time, id uint64, choice int, c *choiceConstraint) (generation, error) {
+	sm := wire.SamplingParams(req.Request)
 	if sm.HasSeed {
 		sm.Seed += uint64(choice) // n seeded choices differ, and repeat
 	}
@@ -174,7 +191,7 @@ func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, sub
 	stream, err := s.gen.Submit(ctx, engine.Request{
 		Constraint:  constraint,
 		Prompt:      prompt,
-		MaxTokens:   s.maxTokens(req, len(prompt)),
+		MaxTokens:   s.maxTokens(req.Request, len(prompt)),
 		Sampling:    sm,
 		StopIDs:     s.stopIDs,
 		Submitted:   submitted,
@@ -185,10 +202,10 @@ func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, sub
 	})
 	if err != nil {
 		if errors.Is(err, engine.ErrInvalidRequest) {
-			return nil, invalid("", "invalid_value", "the request cannot be generated: %v", err)
+			return nil, wire.Invalid("", "invalid_value", "the request cannot be generated: %v", err)
 		}
 		if errors.Is(err, engine.ErrTooLong) {
-			return nil, s.contextExceeded(req, len(prompt), err)
+			return nil, s.contextExceeded(req.Request, len(prompt), err)
 		}
 		return nil, fmt.Errorf("submit: %w", err)
 	}
@@ -197,33 +214,16 @@ func (s *Server) submit(ctx context.Context, req *chatRequest, prompt []int, sub
 
 // wantMetadata applies the opt-in rules (docs/latency-guide.md#asking-for-timing-on-a-request): true adds terminal metadata, false
 // removes it, absent or null follows the server default.
-func (s *Server) wantMetadata(req *chatRequest) bool {
+func (s *Server) wantMetadata(req *wire.Request) bool {
 	if req.IncludePerformance != nil {
 		return *req.IncludePerformance
 	}
 	return s.cfg.PerformanceMetadata
 }
 
-// samplingParams are the engine's sampling parameters for req, with
-// OpenAI's default temperature of 1.
-func samplingParams(req *chatRequest) sampling.Params {
-	sm := sampling.Params{Temperature: 1, TopK: req.TopK}
-	if req.Temperature != nil {
-		sm.Temperature = float32(*req.Temperature)
-	}
-	if req.TopP != nil {
-		sm.TopP, sm.HasTopP = float32(*req.TopP), true
-	}
-	if req.Seed != nil {
-		sm.Seed, sm.HasSeed = uint64(*req.Seed), true
-	}
-	req.Penalties.apply(&sm)
-	return sm
-}
-
 // maxTokens is the request's limit or, when absent, the rest of the
 // context (the engine caps it by the context either way).
-func (s *Server) maxTokens(req *chatRequest, promptLen int) int {
+func (s *Server) maxTokens(req *wire.Request, promptLen int) int {
 	if req.MaxTokens > 0 {
 		return req.MaxTokens
 	}

@@ -1,142 +1,44 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/kiln-ai/kiln/server/openai"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // completionsPath is OpenAI's legacy text completion endpoint.
 const completionsPath = "/v1/completions"
 
-// defaultLegacyMaxTokens is OpenAI's default max_tokens for legacy
-// completions (vLLM follows it); chat defaults to the rest of the context.
-const defaultLegacyMaxTokens = 16
-
-// maxLegacyLogprobs is OpenAI's bound on a legacy completion's logprobs.
-const maxLegacyLogprobs = 5
-
 // completions serves POST /v1/completions, OpenAI's legacy text
 // completion: the prompt is raw text (no chat template), and the response
-// is a text_completion (openai_completions.go). Everything else, the
+// is a text_completion (server/openai). Everything else, the
 // engine, the token loop, include_performance and the error shapes, is
 // chat's (generate).
 func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
-	return s.generate(w, r, parseCompletionRequest)
-}
-
-func parseCompletionRequest(data []byte) (*chatRequest, error) {
-	fields, err := decodeObject(data)
-	if err != nil {
-		return nil, err
-	}
-	req := &chatRequest{Legacy: true, api: apiCompletions}
-	if req.Model, err = requiredString(fields, "model"); err != nil {
-		return nil, err
-	}
-	if req.Prompt, err = decodePromptText(fields["prompt"]); err != nil {
-		return nil, err
-	}
-	if err := decodeOptions(fields, req); err != nil {
-		return nil, err
-	}
-	if _, given := fields["max_tokens"]; !given || isNull(fields["max_tokens"]) {
-		req.MaxTokens = defaultLegacyMaxTokens
-	}
-	if err := decodeLegacyAgent(fields, req); err != nil {
-		return nil, err
-	}
-	return req, nil
-}
-
-// decodePromptText reads a legacy prompt: a string, or an array of exactly
-// one string (several prompts would need n choices). Token-id prompts are
-// refused: POST /tokenize gives ids, but a completion takes text.
-func decodePromptText(raw json.RawMessage) (string, error) {
-	if isNull(raw) {
-		return "", invalid("prompt", "missing_required_parameter", "missing required parameter: 'prompt'")
-	}
-	var one string
-	if err := json.Unmarshal(raw, &one); err == nil {
-		if one == "" {
-			return "", invalid("prompt", "invalid_value", "'prompt' must not be empty")
-		}
-		return one, nil
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return "", wrongType("prompt", "a string or an array of one string", raw)
-	}
-	if len(items) != 1 {
-		return "", invalid("prompt", "invalid_value", "'prompt' must hold exactly one string: this server completes one prompt per request, got %d", len(items))
-	}
-	if err := json.Unmarshal(items[0], &one); err != nil {
-		return "", wrongType("prompt[0]", "a string (token-id prompts are not supported)", items[0])
-	}
-	if one == "" {
-		return "", invalid("prompt[0]", "invalid_value", "'prompt' must not be empty")
-	}
-	return one, nil
-}
-
-// rejectLegacyUnsupported refuses what a legacy completion may ask for
-// that this server does not do (echo, suffix insertion, best_of other
-// than n) and reads what it does: logprobs (an integer, the alternatives
-// per token, at most maxLegacyLogprobs as OpenAI allows) and n.
-func decodeLegacyAgent(fields map[string]json.RawMessage, req *chatRequest) error {
-	unsupported := func(param, what string) error {
-		return invalid(param, "unsupported_parameter", "'%s' is not supported: this server does not %s", param, what)
-	}
-	req.Agent = agentFields{N: 1, ToolChoice: toolChoiceNone, Parallel: true}
-	if lp, err := optionalInt(fields, "logprobs"); err != nil {
-		return err
-	} else if lp != nil {
-		if *lp < 0 || *lp > maxLegacyLogprobs {
-			return invalid("logprobs", "invalid_value", "'logprobs' must be between 0 and %d, got %d", maxLegacyLogprobs, *lp)
-		}
-		req.Agent.Logprobs, req.Agent.TopLogprobs = true, int(*lp)
-	}
-	var err error
-	if req.Agent.N, err = decodeN(fields); err != nil {
-		return err
-	}
-	if echo, err := optionalBool(fields, "echo"); err != nil {
-		return err
-	} else if echo != nil && *echo {
-		return unsupported("echo", "echo the prompt")
-	}
-	if suffix, err := optionalString(fields, "suffix"); err != nil {
-		return err
-	} else if suffix != nil && *suffix != "" {
-		return unsupported("suffix", "insert text before a suffix")
-	}
-	if bo, err := optionalInt(fields, "best_of"); err != nil {
-		return err
-	} else if bo != nil && *bo != int64(req.Agent.N) {
-		return invalid("best_of", "invalid_value", "'best_of' must equal 'n' (%d): this server returns every choice it generates, got %d", req.Agent.N, *bo)
-	}
-	return nil
+	return s.generate(w, r, format(openai.ParseCompletion, openai.NewWire))
 }
 
 // promptIDs tokenizes the request's prompt: the chat template over the
 // messages, or a legacy completion's text as it is.
-func (s *Server) promptIDs(req *chatRequest) ([]int, error) {
+func (s *Server) promptIDs(req *wire.Request) ([]int, error) {
 	if !req.Legacy {
 		return s.encodePrompt(req)
 	}
 	ids := s.tok.WithBOS(s.tok.EncodeSpecial(req.Prompt))
 	if len(ids) == 0 {
-		return nil, invalid("prompt", "invalid_value", "the prompt produces no tokens")
+		return nil, wire.Invalid("prompt", "invalid_value", "the prompt produces no tokens")
 	}
 	return ids, nil
 }
 
 // contextExceeded is the 400 for a prompt that leaves no room to
 // generate: it states both numbers, as OpenAI's message does.
-func (s *Server) contextExceeded(req *chatRequest, promptLen int, cause error) *Error {
-	param := req.promptParam()
+func (s *Server) contextExceeded(req *wire.Request, promptLen int, cause error) *wire.Error {
+	param := promptParam(req)
 	ctxLen := s.model.Model.Config.SeqLen
-	return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: param, Code: "context_length_exceeded",
+	return &wire.Error{Status: http.StatusBadRequest, Type: wire.TypeInvalidRequest, Param: param, Code: "context_length_exceeded",
 		Message: fmt.Sprintf("this model's maximum context length is %d tokens, but the prompt is %d tokens; at most %d prompt tokens leave room for one completion token",
 			ctxLen, promptLen, ctxLen-1),
 		Err: cause}

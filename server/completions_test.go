@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kiln-ai/kiln/server/openai"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // chatOnly are the parameters of chat's bad-input table that a legacy
@@ -84,8 +87,8 @@ func TestParseCompletionRequestInvalid(t *testing.T) {
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseCompletionRequest([]byte(tt.body))
-			var e *Error
+			_, err := openai.ParseCompletion([]byte(tt.body))
+			var e *wire.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("parseCompletionRequest error = %v, want *Error", err)
 			}
@@ -101,20 +104,20 @@ func TestParseCompletionRequestValid(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		want *chatRequest
+		want *wire.Request
 	}{
 		{"string prompt, OpenAI's default max_tokens", `{"model":"m","prompt":"Once"}`,
-			&chatRequest{Agent: plainAgent, Legacy: true, api: apiCompletions, Model: "m", Prompt: "Once", MaxTokens: defaultLegacyMaxTokens}},
+			&wire.Request{Agent: plainAgent, Legacy: true, API: wire.APICompletions, Model: "m", Prompt: "Once", MaxTokens: openai.DefaultLegacyMaxTokens}},
 		{"array of one prompt and the shared options", `{"model":"m","prompt":["Once"],"max_tokens":3,"stream":true,"stop":"\n","top_k":5,"min_p":0.1,"echo":false,"logprobs":null,"best_of":1,"suffix":""}`,
-			&chatRequest{Agent: plainAgent, Legacy: true, api: apiCompletions, Model: "m", Prompt: "Once", MaxTokens: 3, Stream: true, Stop: []string{"\n"}, TopK: 5, Penalties: penaltyParams{MinP: 0.1}}},
+			&wire.Request{Agent: plainAgent, Legacy: true, API: wire.APICompletions, Model: "m", Prompt: "Once", MaxTokens: 3, Stream: true, Stop: []string{"\n"}, TopK: 5, Penalties: wire.Penalties{MinP: 0.1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseCompletionRequest([]byte(tt.body))
+			got, err := openai.ParseCompletion([]byte(tt.body))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(chatRequest{}, chatMessage{}, penaltyParams{})); d != "" {
+			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(wire.Request{}, wire.Message{}, wire.Penalties{})); d != "" {
 				t.Errorf("request (-want +got):\n%s", d)
 			}
 		})
@@ -157,7 +160,7 @@ func TestCompletions(t *testing.T) {
 	if err := json.Unmarshal(raw, &whole); err != nil {
 		t.Fatalf("%v: %s", err, raw)
 	}
-	if !strings.HasPrefix(whole.ID, "cmpl-") || whole.Object != textCompletionObject || whole.Model != h.model.ID {
+	if !strings.HasPrefix(whole.ID, "cmpl-") || whole.Object != "text_completion" || whole.Model != h.model.ID {
 		t.Errorf("id %q object %q model %q", whole.ID, whole.Object, whole.Model)
 	}
 	if len(whole.Choices) != 1 || whole.Choices[0].FinishReason == nil || *whole.Choices[0].FinishReason != "length" {
@@ -183,7 +186,7 @@ func TestCompletions(t *testing.T) {
 		t.Errorf("stream order %v: want a finish chunk and a usage chunk last", p.order)
 	}
 	for _, c := range p.chunks {
-		if c["object"] != textCompletionObject {
+		if c["object"] != "text_completion" {
 			t.Errorf("chunk object %v", c["object"])
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/grammar"
 	"github.com/kiln-ai/kiln/engine/toolcall"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // Constrained decoding: a JSON response format and a forced tool call
@@ -59,14 +60,14 @@ func (s *Server) grammarVocab() *grammar.Vocab {
 
 // planGrammar compiles the grammar the request's agent fields call for,
 // nil when none does. thinking says the prompt opened a think section.
-func (s *Server) planGrammar(req *chatRequest, thinking bool) (*requestGrammar, error) {
+func (s *Server) planGrammar(req *wire.Request, thinking bool) (*requestGrammar, error) {
 	a := &req.Agent
 	lim := grammar.DefaultLimits()
 	var (
 		kind  string
 		build func(v *grammar.Vocab) (*grammar.Grammar, error)
 	)
-	tools := a.toolcallTools()
+	tools := a.ToolcallTools()
 	switch {
 	case a.Format.Type == "json_object" || a.Format.Type == "json_schema":
 		kind = a.Format.Type
@@ -75,7 +76,7 @@ func (s *Server) planGrammar(req *chatRequest, thinking bool) (*requestGrammar, 
 			if err != nil {
 				return nil, err
 			}
-			if a.toolsOffered() {
+			if a.ToolsOffered() {
 				// Under auto with a response format, the output is a call
 				// or the document.
 				call, err := toolcall.CallExpr(s.family, tools, lim)
@@ -86,12 +87,12 @@ func (s *Server) planGrammar(req *chatRequest, thinking bool) (*requestGrammar, 
 			}
 			return grammar.Compile(v, doc, lim)
 		}
-	case !a.toolsOffered():
+	case !a.ToolsOffered():
 		return nil, nil
-	case a.ToolChoice == toolChoiceRequired || a.ToolChoice == toolChoiceNamed:
+	case a.ToolChoice == wire.ToolChoiceRequired || a.ToolChoice == wire.ToolChoiceNamed:
 		kind = constraintToolRequired
 		parallel := a.Parallel
-		if a.ToolChoice == toolChoiceNamed {
+		if a.ToolChoice == wire.ToolChoiceNamed {
 			kind, parallel = constraintToolNamed, false
 			tools = namedTool(tools, a.ToolChoiceName)
 		}
@@ -128,7 +129,7 @@ func (s *Server) planGrammar(req *chatRequest, thinking bool) (*requestGrammar, 
 }
 
 // formatExpr is the grammar of a JSON response format's document.
-func formatExpr(f responseFormat, lim grammar.Limits) (*grammar.Expr, error) {
+func formatExpr(f wire.ResponseFormat, lim grammar.Limits) (*grammar.Expr, error) {
 	if f.Type == "json_object" || len(f.Schema) == 0 {
 		return grammar.AnyJSONObject(lim.MaxAnyDepth), nil
 	}
@@ -147,10 +148,10 @@ func namedTool(tools []toolcall.Tool, name string) []toolcall.Tool {
 // grammarKey files a grammar under everything it was compiled from:
 // the kind, the model's call family, the think section, the tools and
 // the schema (the server serves one tokenizer).
-func grammarKey(kind string, f toolcall.Family, thinking bool, a *agentFields) string {
+func grammarKey(kind string, f toolcall.Family, thinking bool, a *wire.AgentFields) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%t\x00%t\x00%s\x00%s\x00", kind, f, thinking, a.Parallel, a.ToolChoice, a.ToolChoiceName)
-	if a.toolsOffered() {
+	if a.ToolsOffered() {
 		for _, t := range a.Tools {
 			fmt.Fprintf(h, "%s\x00%d:%s\x00", t.Name, len(t.Parameters), t.Parameters)
 		}
@@ -161,27 +162,27 @@ func grammarKey(kind string, f toolcall.Family, thinking bool, a *agentFields) s
 
 // grammarError is the 400 for a schema or tool list that cannot be
 // compiled: the parameter that holds it, the keyword and the reason.
-func grammarError(err error, req *chatRequest) error {
-	param := formatParams[req.api]
+func grammarError(err error, req *wire.Request) error {
+	param := formatParams[req.API]
 	var te *toolcall.ToolError
 	if errors.As(err, &te) {
-		param = "tools[" + strconv.Itoa(toolIndex(&req.Agent, te.Index)) + "]" + toolSchemaParams[req.api]
+		param = "tools[" + strconv.Itoa(toolIndex(&req.Agent, te.Index)) + "]" + toolSchemaParams[req.API]
 	}
 	var le *grammar.LimitError
 	if errors.As(err, &le) {
-		return invalid(param, "schema_too_complex", "'%s' is too complex to enforce: %v", param, le)
+		return wire.Invalid(param, "schema_too_complex", "'%s' is too complex to enforce: %v", param, le)
 	}
 	var se *grammar.SchemaError
 	if errors.As(err, &se) {
-		return invalid(param, "unsupported_schema", "'%s' cannot be enforced: %v", param, se)
+		return wire.Invalid(param, "unsupported_schema", "'%s' cannot be enforced: %v", param, se)
 	}
 	return fmt.Errorf("compile grammar: %w", err)
 }
 
 // toolIndex maps an index among the tools compiled back to the request's
 // tools (a named tool_choice compiles one).
-func toolIndex(a *agentFields, i int) int {
-	if a.ToolChoice == toolChoiceNamed {
+func toolIndex(a *wire.AgentFields, i int) int {
+	if a.ToolChoice == wire.ToolChoiceNamed {
 		for j, t := range a.Tools {
 			if t.Name == a.ToolChoiceName {
 				return j
@@ -210,21 +211,11 @@ func (c *choiceConstraint) Mask(logits []float32, remaining int) {
 
 func (c *choiceConstraint) Accept(id int) error { return c.m.Accept(id) }
 
-// constraintUse is what metadata.performance.constraint reports.
-type constraintUse struct {
-	kind      string
-	compileMs float64
-	cacheHit  bool
-	maskMs    float64
-	forced    bool
-	truncated bool
-}
-
 // constraintUse is the report of the choice's constraint at its end,
 // nil without one. A document is truncated when the generation ended by
 // length with it incomplete: possible only when even its shortest
 // completion did not fit the budget.
-func (x *exchange) constraintUse(finish string) *constraintUse {
+func (x *exchange) constraintUse(finish string) *wire.ConstraintUse {
 	rg, c := x.req.grammar, x.constr
 	if rg == nil || c == nil {
 		return nil
@@ -233,18 +224,18 @@ func (x *exchange) constraintUse(finish string) *constraintUse {
 	if rg.g.Lazy() {
 		incomplete = c.m.Active()
 	}
-	return &constraintUse{
-		kind:      rg.kind,
-		compileMs: rg.compileMs(),
-		cacheHit:  rg.cacheHit,
-		maskMs:    float64(c.maskNs.Load()/1000) / 1000,
-		forced:    c.m.Forced(),
-		truncated: finish == "length" && incomplete,
+	return &wire.ConstraintUse{
+		Kind:      rg.kind,
+		CompileMs: rg.compileMs(),
+		CacheHit:  rg.cacheHit,
+		MaskMs:    float64(c.maskNs.Load()/1000) / 1000,
+		Forced:    c.m.Forced(),
+		Truncated: finish == "length" && incomplete,
 	}
 }
 
 // newConstraint is a choice's matcher, nil without a grammar.
-func (s *Server) newConstraint(req *chatRequest) *choiceConstraint {
+func (s *Server) newConstraint(req *job) *choiceConstraint {
 	if req.grammar == nil {
 		return nil
 	}

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // decodeStrict decodes the request body as exactly one JSON object into v:
@@ -24,31 +26,31 @@ func decodeStrict(r *http.Request, v any, emptyOK bool) error {
 		if emptyOK {
 			return nil
 		}
-		return invalid("", "invalid_json", "the request body is empty; send a JSON object")
+		return wire.Invalid("", "invalid_json", "the request body is empty; send a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	err = dec.Decode(v)
 	if err == nil {
 		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
-			return invalid("", "invalid_json", "the request body holds more than one JSON value")
+			return wire.Invalid("", "invalid_json", "the request body holds more than one JSON value")
 		}
 		return nil
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		if te.Field == "" {
-			return invalid("", "invalid_json", "the request body must be a JSON object")
+			return wire.Invalid("", "invalid_json", "the request body must be a JSON object")
 		}
-		return invalid(te.Field, "invalid_type", "'%s' must be a JSON %s, got %s", clip(te.Field), goJSONType(te.Type.Kind().String()), te.Value)
+		return wire.Invalid(te.Field, "invalid_type", "'%s' must be a JSON %s, got %s", wire.Clip(te.Field), goJSONType(te.Type.Kind().String()), te.Value)
 	}
 	if field, ok := unknownField(err); ok {
 		if path, ok := unknownFieldPath(data, reflect.TypeOf(v)); ok {
 			field = path
 		}
-		return invalid(field, "unknown_field", "unknown field %q", clip(field))
+		return wire.Invalid(field, "unknown_field", "unknown field %q", wire.Clip(field))
 	}
-	return invalid("", "invalid_json", "the request body is not a JSON object: %v", clip(err.Error()))
+	return wire.Invalid("", "invalid_json", "the request body is not a JSON object: %v", wire.Clip(err.Error()))
 }
 
 // unknownField reads the field name of encoding/json's unknown-field error.

@@ -32,7 +32,7 @@ const diagDetailRecords = 64
 // kiln.token_timing event are rebuilt from it (tokenRow.event).
 type tokenRow struct {
 	readyMs  float64 // since receipt
-	rdMs     float64 // response delivery: ready to producer delivered
+	rdMs     float64 // Response delivery: ready to producer delivered
 	hqMs     float64 // handler queue: producer delivered to handler received
 	cdMs     float64 // body enqueue: handler received to body enqueued
 	blockMs  float64 // the blocking candidate's duration

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -30,7 +31,7 @@ func (s *Server) recentRequest(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	rec, ok := s.recent.find(id)
 	if !ok {
-		return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "id", Code: "request_not_found",
+		return &wire.Error{Status: http.StatusNotFound, Type: wire.TypeInvalidRequest, Param: "id", Code: "request_not_found",
 			Message: "no request " + quoteID(id) + " in the recent-requests ring (it may have been evicted, or --recent-requests is 0)"}
 	}
 	b := make([]byte, 0, 2048+len(rec.diag.tokens)*420)
@@ -56,10 +57,10 @@ func (d *diagnosis) appendJSON(b []byte) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, p.Key())
+		b = wire.AppendJSONString(b, p.Key())
 	}
 	b = append(b, `],"own_prefill_ms":`...)
-	b = appendNullFloat(b, d.ownPrefillMs)
+	b = wire.AppendNullFloat(b, d.ownPrefillMs)
 	b = append(b, `,"tokens_released":`...)
 	b = appendBool(b, d.tokensReleased)
 	b = append(b, `,"tokens":[`...)
@@ -71,7 +72,7 @@ func (d *diagnosis) appendJSON(b []byte) []byte {
 		b = e.AppendJSON(b)
 	}
 	b = append(b, `],"stalls_dropped":`...)
-	b = appendInt(b, int64(d.stallsDropped))
+	b = wire.AppendInt(b, int64(d.stallsDropped))
 	b = append(b, `,"stalls":[`...)
 	for i := range d.stalls {
 		if i > 0 {
@@ -91,11 +92,11 @@ func (d *diagnosis) appendJSON(b []byte) []byte {
 
 func (s *stallRow) appendJSON(b []byte) []byte {
 	b = append(b, `{"token_index":`...)
-	b = appendInt(b, int64(s.index))
+	b = wire.AppendInt(b, int64(s.index))
 	b = append(b, `,"gap_ms":`...)
 	b = latency.AppendFloat(b, s.gapMs)
 	b = append(b, `,"reason":`...)
-	b = appendJSONString(b, s.reason.String())
+	b = wire.AppendJSONString(b, s.reason.String())
 	b = append(b, `,"candidate_ms":`...)
 	b = latency.AppendFloat(b, s.candidateMs)
 	b = append(b, `,"blockers":[`...)
@@ -114,12 +115,12 @@ func (s *stallRow) appendJSON(b []byte) []byte {
 // device (null: the engine does not name maintenance operations yet).
 func (bl *blockerRow) appendJSON(b []byte) []byte {
 	b = append(b, `{"kind":`...)
-	b = appendJSONString(b, bl.kind.String())
+	b = wire.AppendJSONString(b, bl.kind.String())
 	switch bl.kind {
 	case latency.BlockerPrefill:
 		b = append(b, `,"request_id":`...)
 		if bl.requestID != "" {
-			b = appendJSONString(b, bl.requestID)
+			b = wire.AppendJSONString(b, bl.requestID)
 		} else {
 			b = append(b, "null"...)
 		}
@@ -150,13 +151,13 @@ func (bl *blockerRow) appendOperation(b []byte) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendUint(b, r.ID, 10)
 	b = append(b, `,"kind":`...)
-	b = appendJSONString(b, r.Kind)
+	b = wire.AppendJSONString(b, r.Kind)
 	b = append(b, `,"reason":`...)
-	b = appendJSONString(b, r.Reason)
+	b = wire.AppendJSONString(b, r.Reason)
 	b = append(b, `,"summary":`...)
-	b = appendJSONString(b, r.Summary)
+	b = wire.AppendJSONString(b, r.Summary)
 	b = append(b, `,"outcome":`...)
-	b = appendJSONString(b, r.Outcome)
+	b = wire.AppendJSONString(b, r.Outcome)
 	b = append(b, `,"panel_id":`...)
 	b = strconv.AppendUint(b, panel, 10)
 	return append(b, '}')

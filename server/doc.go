@@ -1,8 +1,27 @@
-// Package server is Kiln's HTTP transport: the OpenAI-compatible chat
-// handler (streaming and not), the SSE writer, the rolling decode stats,
-// the recent-requests ring, health, debug state, resolved config, the
+// Package server is Kiln's HTTP transport: the route table, the
+// middleware, the generation handlers and the exchange they share (the
+// streaming and whole answers of the four APIs), the SSE writer, the
+// rolling decode stats, the recent-requests ring, health, debug state,
+// resolved config, the training, adapter and maintenance routes, the
 // embedded dashboard, the access-token middleware and one error wrapper
-// that turns every handler error into the OpenAI error shape.
+// that turns every handler error into the OpenAI error shape (Anthropic's
+// under /v1/messages).
+//
+// A package per wire format, below this one and never importing it:
+// server/wire is what they share (the internal request wire.Request, the
+// field readers and shared decoders, wire.Error, the JSON appenders, and
+// the Choice a wire reads of a running generation); server/openai parses
+// chat and legacy completion bodies and renders their chunks and
+// completions; server/responses parses, renders and stores OpenAI
+// Responses; server/anthropic parses and renders Anthropic Messages and
+// its errors. The handlers here (chat.go, completions.go, responses.go,
+// anthropic.go) pair a format's parse with its wire and hand both to
+// generate (chat.go), which checks and admits the request, encodes the
+// prompt, submits it to the engine and runs the exchange (exchange.go,
+// tokens.go): the token loop fills each choice's wire.Choice and calls the
+// format's Wire to write it. The API-indexed tables (which body field a
+// shared error names, the response id prefix, the span's API name) are
+// formats.go's.
 //
 // Hardening, in the order a request meets it (routes.go builds the chain
 // from the route table, so every route gets it): the Host check against
@@ -16,11 +35,11 @@
 // (errors.go), so a client that stops reading frees its handler and its
 // slot. A prompt whose bytes cannot fit the context is refused before it
 // is rendered or tokenized (size.go). Error messages repeat at most a
-// bounded prefix of client input (clip.go).
+// bounded prefix of client input (wire.Clip).
 //
 // Routes beyond chat: POST /v1/completions (legacy text completion, the
 // same generate path and token loop with a text_completion wire format,
-// completions.go and openai_completions.go), POST /tokenize and POST
+// completions.go and server/openai), POST /tokenize and POST
 // /detokenize (llama.cpp server shapes, tokenize.go), GET / (a redirect
 // to /ui). CORS is off unless Config.CORSOrigins lists origins (cors.go);
 // every response carries X-Request-Id, its trace id (requestid.go).
@@ -40,9 +59,9 @@
 // ((0, 10], over prompt and generated tokens), min_p ([0, 1]) and
 // logit_bias (token id strings to [-100, 100]). Every range, these and
 // temperature's, top_p's and top_k's, is sampling.Params.Validate's; a
-// value out of range is a 400 naming the parameter (penalties.go).
+// value out of range is a 400 naming the parameter (server/wire/penalties.go).
 //
-// The path of one token (chat.go): the engine delivers an engine.Token on
+// The path of one token (tokens.go): the engine delivers an engine.Token on
 // the request's channel; the handler stamps handler_received, decodes the
 // token's text, writes its content chunk and flushes, stamps body_enqueued,
 // records the token with telemetry and, with include_performance: true,

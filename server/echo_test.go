@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // TestErrorsEchoBoundedInput: an error body repeats at most a bounded
@@ -39,7 +41,7 @@ func TestErrorsEchoBoundedInput(t *testing.T) {
 			}
 			body := rec.Body.String()
 			checkErrorBody(t, []byte(body))
-			if len(body) > 2*maxEcho+512 || !utf8.ValidString(body) {
+			if len(body) > 2*wire.MaxEcho+512 || !utf8.ValidString(body) {
 				t.Errorf("error body of %d bytes (valid UTF-8 %v): %.300s", len(body), utf8.ValidString(body), body)
 			}
 		})
@@ -51,13 +53,13 @@ func TestClip(t *testing.T) {
 		in, want string
 	}{
 		{"", ""},
-		{strings.Repeat("a", maxEcho), strings.Repeat("a", maxEcho)},
-		{strings.Repeat("a", maxEcho+1), strings.Repeat("a", maxEcho) + "…"},
-		{"a" + strings.Repeat("é", maxEcho), "a" + strings.Repeat("é", (maxEcho-1)/2) + "…"},
+		{strings.Repeat("a", wire.MaxEcho), strings.Repeat("a", wire.MaxEcho)},
+		{strings.Repeat("a", wire.MaxEcho+1), strings.Repeat("a", wire.MaxEcho) + "…"},
+		{"a" + strings.Repeat("é", wire.MaxEcho), "a" + strings.Repeat("é", (wire.MaxEcho-1)/2) + "…"},
 	}
 	for _, tt := range tests {
-		if got := clip(tt.in); got != tt.want {
-			t.Errorf("clip(%d bytes) = %q, want %q", len(tt.in), got, tt.want)
+		if got := wire.Clip(tt.in); got != tt.want {
+			t.Errorf("Clip(%d bytes) = %q, want %q", len(tt.in), got, tt.want)
 		}
 	}
 }

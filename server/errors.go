@@ -12,50 +12,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/server/anthropic"
+	"github.com/kiln-ai/kiln/server/openai"
+	"github.com/kiln-ai/kiln/server/wire"
 )
-
-// Error is an error the client sees: an HTTP status and the OpenAI error
-// object {"error":{"message","type","param","code"}}. Handlers return it (or
-// any error wrapping it); handle maps every other error to a 500 with a
-// generic message, never leaking internal text.
-type Error struct {
-	Status     int
-	Type       string // invalid_request_error, authentication_error, ...
-	Message    string
-	Param      string        // "" serializes as null
-	Code       string        // "" serializes as null
-	RetryAfter time.Duration // > 0 sets the Retry-After header (whole seconds, at least 1)
-	Err        error         // the cause, for logs and errors.Is; never sent
-}
-
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("%d %s: %s: %v", e.Status, e.Type, e.Message, e.Err)
-	}
-	return fmt.Sprintf("%d %s: %s", e.Status, e.Type, e.Message)
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-// Error types of the OpenAI error object.
-const (
-	typeInvalidRequest = "invalid_request_error"
-	typeAuthentication = "authentication_error"
-	typePermission     = "permission_error"
-	typeNotFound       = "not_found_error"
-	typeRateLimit      = "rate_limit_error"
-	typeServer         = "server_error"
-)
-
-// invalid is a 400 about one request parameter.
-func invalid(param, code, format string, args ...any) *Error {
-	return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: param, Code: code,
-		Message: fmt.Sprintf(format, args...)}
-}
 
 // errorFor maps any error a handler returned to the client-facing Error.
-func errorFor(err error, retryAfter time.Duration) *Error {
-	var e *Error
+func errorFor(err error, retryAfter time.Duration) *wire.Error {
+	var e *wire.Error
 	if errors.As(err, &e) {
 		return e
 	}
@@ -64,7 +28,7 @@ func errorFor(err error, retryAfter time.Duration) *Error {
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Type: typeInvalidRequest, Code: "request_too_large",
+		return &wire.Error{Status: http.StatusRequestEntityTooLarge, Type: wire.TypeInvalidRequest, Code: "request_too_large",
 			Message: fmt.Sprintf("request body exceeds the limit of %d bytes (--max-body-bytes)", mbe.Limit), Err: err}
 	}
 	if e := fromDomain(err, retryAfter); e != nil {
@@ -73,42 +37,17 @@ func errorFor(err error, retryAfter time.Duration) *Error {
 		}
 		return e
 	}
-	return &Error{Status: http.StatusInternalServerError, Type: typeServer,
+	return &wire.Error{Status: http.StatusInternalServerError, Type: wire.TypeServer,
 		Message: "internal server error", Err: err}
 }
 
 // errStopping is returned while the server drains for shutdown.
 var errStopping = errors.New("server: stopping")
 
-// appendError appends the OpenAI error body for e, with a newline.
-func appendError(b []byte, e *Error) []byte {
-	return append(appendErrorObject(b, e), '\n')
-}
-
-// appendErrorObject appends the OpenAI error object for e.
-func appendErrorObject(b []byte, e *Error) []byte {
-	b = append(b, `{"error":{"message":`...)
-	b = appendJSONString(b, e.Message)
-	b = append(b, `,"type":`...)
-	b = appendJSONString(b, e.Type)
-	b = append(b, `,"param":`...)
-	b = appendNullableString(b, e.Param)
-	b = append(b, `,"code":`...)
-	b = appendNullableString(b, e.Code)
-	return append(b, "}}"...)
-}
-
-func appendNullableString(b []byte, s string) []byte {
-	if s == "" {
-		return append(b, "null"...)
-	}
-	return appendJSONString(b, s)
-}
-
 // writeError writes e as the response, in the shape of the route r
 // matched: Anthropic's under /v1/messages, OpenAI's elsewhere. The
 // caller has not written yet.
-func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
+func writeError(w http.ResponseWriter, r *http.Request, e *wire.Error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Del("Content-Length")
@@ -117,11 +56,11 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 		h.Set("Retry-After", strconv.Itoa(max(secs, 1)))
 	}
 	w.WriteHeader(e.Status)
-	if anthropicRoute(r.Pattern) {
-		_, _ = w.Write(appendAnthropicError(nil, e))
+	if anthropic.IsRoute(r.Pattern) {
+		_, _ = w.Write(anthropic.AppendError(nil, e))
 		return
 	}
-	_, _ = w.Write(appendError(nil, e))
+	_, _ = w.Write(openai.AppendError(nil, e))
 }
 
 // handlerFunc is an HTTP handler that returns its error instead of writing it.
@@ -196,7 +135,7 @@ func (s *Server) handle(h handlerFunc) http.Handler {
 	})
 }
 
-func (s *Server) logError(r *http.Request, e *Error) {
+func (s *Server) logError(r *http.Request, e *wire.Error) {
 	var ev *zerolog.Event
 	switch {
 	case e.Status == http.StatusServiceUnavailable || e.Status == http.StatusTooManyRequests:
@@ -209,14 +148,14 @@ func (s *Server) logError(r *http.Request, e *Error) {
 	if sc := trace.SpanContextFromContext(r.Context()); sc.HasTraceID() {
 		ev = ev.Str("trace_id", sc.TraceID().String())
 	}
-	ev.Int("status", e.Status).Str("method", clip(r.Method)).Str("path", clip(r.URL.Path)).
+	ev.Int("status", e.Status).Str("method", wire.Clip(r.Method)).Str("path", wire.Clip(r.URL.Path)).
 		Str("type", e.Type).Str("error_message", e.Message).AnErr("cause", e.Err).Msg("request failed")
 }
 
 // notFound answers any path the server does not serve.
 func notFound(_ http.ResponseWriter, r *http.Request) error {
-	return &Error{Status: http.StatusNotFound, Type: typeNotFound, Code: "not_found",
-		Message: fmt.Sprintf("no such endpoint: %s %s", clip(r.Method), clip(r.URL.Path))}
+	return &wire.Error{Status: http.StatusNotFound, Type: wire.TypeNotFound, Code: "not_found",
+		Message: fmt.Sprintf("no such endpoint: %s %s", wire.Clip(r.Method), wire.Clip(r.URL.Path))}
 }
 
 // methods restricts h to the given methods (GET implies HEAD), answering 405
@@ -236,7 +175,7 @@ func methods(h handlerFunc, allowed ...string) handlerFunc {
 			allow += m
 		}
 		w.Header().Set("Allow", allow)
-		return &Error{Status: http.StatusMethodNotAllowed, Type: typeInvalidRequest, Code: "method_not_allowed",
-			Message: fmt.Sprintf("method %s is not allowed on %s; use %s", clip(r.Method), clip(r.URL.Path), allow)}
+		return &wire.Error{Status: http.StatusMethodNotAllowed, Type: wire.TypeInvalidRequest, Code: "method_not_allowed",
+			Message: fmt.Sprintf("method %s is not allowed on %s; use %s", wire.Clip(r.Method), wire.Clip(r.URL.Path), allow)}
 	}
 }

@@ -5,30 +5,42 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/internal/timing"
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry"
+	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
 // reply is the HTTP response of one generation request, which its
 // choices share (n > 1 runs one exchange per choice). Only the handler
-// goroutine touches it.
+// goroutine touches it. It is the response's output (wire.Output).
 type reply struct {
-	w       http.ResponseWriter
-	r       *http.Request
-	sse     *sseWriter // nil unless streaming
-	wire    wire       // the request's wire format (wire.go)
-	id      string
-	created int64
+	wire.Response
+	w    http.ResponseWriter
+	r    *http.Request
+	sse  *sseWriter // nil unless streaming
+	wire wire.Wire  // the request's wire format (server/wire/choice.go)
 
 	cancels  []context.CancelFunc // one per choice
 	cutOff   bool                 // the shutdown grace ended the generation (drain.go)
 	writeErr error
+}
+
+var _ wire.Output = (*reply)(nil)
+
+// job is a decoded request with what the server resolved for it before
+// it runs: the wire that answers it, the adapter and the grammar.
+type job struct {
+	*wire.Request
+	wire    wire.Wire
+	adapter *lora.Adapter   // what it runs with, resolved by generate (nil: base)
+	grammar *requestGrammar // the constraint's compiled grammar (constraint.go), nil for none
 }
 
 // cancel ends every choice's generation (the client went away, or the
@@ -41,17 +53,16 @@ func (p *reply) cancel() {
 
 // exchange is the state of one choice of a generation request from
 // submission to the end of its response. Only the handler goroutine
-// touches it.
+// touches it. Its choice is what the wire reads (wire.Choice).
 type exchange struct {
 	*reply
+	wire.Choice
 	s      *Server
-	req    *chatRequest
+	req    *job
 	treq   *telemetry.Request // also keeps the first and last token instants
-	index  int                // the choice's index
 	cancel context.CancelFunc // ends this choice's generation
 
 	received    time.Time
-	promptLen   int
 	metadata    bool // terminal performance metadata
 	events      bool // per-token kiln.token_timing events
 	captureText bool
@@ -62,39 +73,31 @@ type exchange struct {
 		Flush() string
 	}
 
-	text       strings.Builder   // the completion (non-streaming, or captured)
-	completion int               // tokens emitted to the client
-	stopHit    bool              // a stop sequence ended the completion
-	roleSent   bool              // the first chunk (with the role) was written
-	prefix     engine.PrefixUse  // what the prompt reused from the prefix cache (prefix.go), from the engine's result
-	logprobs   []tokenLogprob    // the emitted tokens' log probabilities, when asked (logprobs.go)
-	agent      *agentOut         // the tool-call parse of the text (toolstream.go), nil without tools
-	constr     *choiceConstraint // the choice's grammar matcher (constraint.go), nil without one
+	stopHit bool              // a stop sequence ended the completion
+	constr  *choiceConstraint // the choice's grammar matcher (constraint.go), nil without one
 
 	diag diagRecorder // the record's Latency diagnosis data (diagnosis.go)
-
-	// Set at the end (end): what the response reports.
-	finishReason string
-	perf         performance
 }
 
-func (s *Server) newReply(w http.ResponseWriter, r *http.Request, req *chatRequest) *reply {
-	return &reply{w: w, r: r, id: completionID(req), created: time.Now().Unix(), wire: newWire(req)}
+func (s *Server) newReply(w http.ResponseWriter, r *http.Request, req *job) *reply {
+	p := &reply{w: w, r: r, wire: req.wire}
+	p.Response = wire.Response{ID: completionID(req.Request), Created: time.Now().Unix(), Model: s.modelID, Out: p, Vocab: s.tok}
+	return p
 }
 
-func (s *Server) newExchange(p *reply, req *chatRequest, treq *telemetry.Request, index int,
+func (s *Server) newExchange(p *reply, req *job, treq *telemetry.Request, index int,
 	cancel context.CancelFunc, received time.Time, promptLen int) *exchange {
 	x := &exchange{
-		reply: p, s: s, req: req, treq: treq, index: index, cancel: cancel,
+		reply: p, s: s, req: req, treq: treq, cancel: cancel,
+		Choice:      wire.Choice{Resp: &p.Response, Req: req.Request, Index: index, PromptLen: promptLen},
 		received:    received,
-		promptLen:   promptLen,
-		metadata:    s.wantMetadata(req),
+		metadata:    s.wantMetadata(req.Request),
 		events:      req.IncludePerformance != nil && *req.IncludePerformance,
 		stop:        stopMatcher{stops: req.Stop},
 		dec:         s.tok.NewDecoder(),
 		captureText: s.cfg.RecentRequestText,
 	}
-	s.recent.begin(treq.ID(), x.id)
+	s.recent.begin(treq.ID(), x.ID)
 	return x
 }
 
@@ -107,7 +110,7 @@ func (p *reply) run(xs []*exchange, streams []generation) error {
 			p.writeErr = err
 			p.cancel()
 		} else {
-			p.wire.open(xs[0])
+			p.wire.Open(&xs[0].Choice)
 		}
 	}
 	if len(xs) == 1 {
@@ -119,50 +122,54 @@ func (p *reply) run(xs []*exchange, streams []generation) error {
 		x.end(streams[i].Result())
 	}
 	for _, x := range xs {
-		if x.finishReason == "client_disconnect" {
+		if x.FinishReason == "client_disconnect" {
 			return nil // nobody to answer
 		}
 	}
 	x := xs[0]
 	if p.cutOff {
 		if !x.req.Stream {
-			return errCut
+			return wire.ErrCut
 		}
-		p.wire.cut(x)
+		p.wire.Cut(&x.Choice)
 		return nil
+	}
+	cs := make([]*wire.Choice, len(xs))
+	for i, x := range xs {
+		cs[i] = &x.Choice
 	}
 	if !x.req.Stream {
 		for i, x := range xs {
-			if res := streams[i].Result(); x.completion == 0 && res.Finish == engine.FinishError {
+			if res := streams[i].Result(); x.Completion == 0 && res.Finish == engine.FinishError {
 				return fmt.Errorf("generation failed: %w", errOr(res.Err))
 			}
 		}
-		return p.wire.whole(xs)
+		return p.wire.Whole(cs)
 	}
-	p.wire.close(xs)
+	p.wire.Close(cs)
 	return nil // a failed write means the client left; nothing to report to it
 }
 
 // end ends the choice's telemetry and records it, and sets what the
 // response reports: its finish reason and performance object.
 func (x *exchange) end(res engine.Result) {
-	x.prefix = res.Prefix
+	x.Prefix = res.Prefix
 	x.s.logFault(x.r, res.Err)
 	finish, outcome := x.finish(res)
-	if finish == "stop" && x.agent.called() {
+	if finish == "stop" && x.Agent.Called() {
 		finish = "tool_calls"
 	}
 	// The end is read once, from the clock of every other instant of the
 	// request: the span, the performance object and the record agree.
 	ended := x.s.clock.Now()
 	if u := x.constraintUse(finish); u != nil {
-		x.treq.GrammarEnd(u.maskMs, u.forced, u.truncated)
+		x.treq.GrammarEnd(u.MaskMs, u.Forced, u.Truncated)
 	}
 	sum := x.treq.End(telemetry.EndInfo{
 		Outcome:          outcome,
 		FinishReason:     finish,
-		PromptTokens:     x.promptLen,
-		CompletionTokens: x.completion,
+		PromptTokens:     x.PromptLen,
+		CompletionTokens: x.Completion,
 		Submitted:        res.Submitted,
 		Admitted:         res.Admitted,
 		AdmissionDone:    res.AdmissionDone,
@@ -174,10 +181,35 @@ func (x *exchange) end(res engine.Result) {
 	x.s.countOutcome(outcome)
 	totalMs := msSince(x.received, ended)
 	x.s.recent.add(x.record(finish, ended, totalMs, sum))
-	x.finishReason = finish
+	x.FinishReason = finish
+	x.StopSequence = x.stop.hit
 	if x.metadata {
-		x.perf = x.performance(finish, totalMs, sum)
+		x.Perf = x.performance(finish, totalMs, sum)
 	}
+}
+
+// performance builds the object at the request's end; totalMs is receipt
+// to end.
+func (x *exchange) performance(finish string, totalMs float64, sum latency.Summary) wire.Performance {
+	p := wire.Performance{
+		OK:               true,
+		Latency:          sum,
+		PromptTokens:     x.PromptLen,
+		CompletionTokens: x.Completion,
+		TTFTMs:           sum.TTFTMs,
+		TotalLatencyMs:   totalMs,
+		FinishReason:     finish,
+		AdapterUsed:      lora.Name(x.req.adapter),
+		Prefix:           x.Prefix,
+		Constraint:       x.constraintUse(finish),
+	}
+	// Decode throughput over the gaps: tokens after the first per second
+	// between the first and the last token; null without a gap.
+	first, last := x.treq.TokenReady()
+	if d := last.Sub(first); x.Completion > 1 && d > 0 {
+		p.DecodeTokensPerSec = latency.Float(float64(x.Completion-1) / d.Seconds())
+	}
+	return p
 }
 
 func errOr(err error) error {
@@ -238,8 +270,3 @@ func (s *Server) logFault(r *http.Request, err error) {
 
 // msSince is the saturating difference b - a in milliseconds.
 func msSince(a, b time.Time) float64 { return timing.Ms(timing.Elapsed(a, b)) }
-
-// errCut is what a request cut at the end of the shutdown grace gets: a
-// stream gets it in its wire's error event (wire.cut).
-var errCut = &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "service_unavailable",
-	Message: "the server shut down before the request completed; retry it"}

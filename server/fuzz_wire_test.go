@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+
+	"github.com/kiln-ai/kiln/server/anthropic"
 )
 
 // FuzzAgentAPIs posts generated bodies to POST /v1/responses,
@@ -12,7 +14,7 @@ import (
 // never a 5xx, every refusal in its protocol's error shape, and
 // afterwards /health is 200.
 func FuzzAgentAPIs(f *testing.F) {
-	paths := []string{responsesPath, messagesPath, countTokensPath}
+	paths := []string{responsesPath, anthropic.MessagesPath, anthropic.CountTokensPath}
 	tool := `{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string","maxLength":4}},"required":["city"],"additionalProperties":false}}`
 	clientTool := `{"name":"get_weather","input_schema":{"type":"object","properties":{"city":{"type":"string","maxLength":4}},"required":["city"]}}`
 	for _, s := range []string{

@@ -375,7 +375,7 @@ func parseStream(t testing.TB, body []byte) streamParts {
 		case "kiln.token_timing":
 			p.events = append(p.events, m)
 			p.order = append(p.order, "timing")
-		case "chat.completion.chunk", textCompletionObject:
+		case "chat.completion.chunk", "text_completion":
 			p.chunks = append(p.chunks, m)
 			choices, _ := m["choices"].([]any)
 			switch {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/internal/timing"
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -157,7 +158,7 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) error {
 // prompt text.
 func (s *Server) debugState(w http.ResponseWriter, _ *http.Request) error {
 	if !s.cfg.DebugState {
-		return &Error{Status: http.StatusForbidden, Type: typePermission, Code: "debug_state_disabled",
+		return &wire.Error{Status: http.StatusForbidden, Type: wire.TypePermission, Code: "debug_state_disabled",
 			Message: "the debug model state is disabled; start kiln with --debug-state or KILN_DEBUG_STATE=1 to enable it"}
 	}
 	mc := s.model.Model.Config

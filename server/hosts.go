@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // The Host check, against DNS rebinding: a web page whose domain resolves
@@ -32,8 +34,8 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 		return next
 	}
 	deny := s.handle(func(_ http.ResponseWriter, r *http.Request) error {
-		return &Error{Status: http.StatusForbidden, Type: typePermission, Code: "host_not_allowed",
-			Message: fmt.Sprintf("the host %q is not allowed: this server answers its loopback names and the names given with --allowed-hosts (KILN_ALLOWED_HOSTS)", clip(r.Host))}
+		return &wire.Error{Status: http.StatusForbidden, Type: wire.TypePermission, Code: "host_not_allowed",
+			Message: fmt.Sprintf("the host %q is not allowed: this server answers its loopback names and the names given with --allowed-hosts (KILN_ALLOWED_HOSTS)", wire.Clip(r.Host))}
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := hostName(r.Host)

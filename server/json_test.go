@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -14,9 +15,9 @@ import (
 // parser never meets them.
 func TestNonFiniteFloatsAreNull(t *testing.T) {
 	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		perf := performance{ok: true, totalLatencyMs: v, decodeTokensPerSec: latency.Float(v), ttftMs: latency.Float(v)}
+		perf := wire.Performance{OK: true, TotalLatencyMs: v, DecodeTokensPerSec: latency.Float(v), TTFTMs: latency.Float(v)}
 		rec := recentRecord{durationMs: v}
-		for name, b := range map[string][]byte{"performance": perf.appendJSON(nil), "recent record": rec.appendJSON(nil)} {
+		for name, b := range map[string][]byte{"performance": perf.AppendJSON(nil), "recent record": rec.appendJSON(nil)} {
 			var obj map[string]any
 			if err := json.Unmarshal(b, &obj); err != nil {
 				t.Fatalf("%s with %v is not JSON (%v): %s", name, v, err, b)

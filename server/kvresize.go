@@ -11,6 +11,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/internal/timing"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // resizeTimeout bounds a resize's wait for the actor: the active requests
@@ -87,16 +88,16 @@ func (s *Server) maintenanceKVResize(w http.ResponseWriter, r *http.Request) err
 func kvResizeTokens(fields map[string]json.RawMessage) (int64, error) {
 	for k := range fields {
 		if k != "tokens" {
-			return 0, invalid(k, "unknown_parameter", "unknown parameter '%s': the body is {\"tokens\": N}", k)
+			return 0, wire.Invalid(k, "unknown_parameter", "unknown parameter '%s': the body is {\"tokens\": N}", k)
 		}
 	}
 	raw, ok := fields["tokens"]
-	if !ok || isNull(raw) {
-		return 0, invalid("tokens", "missing_required_parameter", "missing required parameter: 'tokens'")
+	if !ok || wire.IsNull(raw) {
+		return 0, wire.Invalid("tokens", "missing_required_parameter", "missing required parameter: 'tokens'")
 	}
 	var tokens int64
 	if err := json.Unmarshal(raw, &tokens); err != nil {
-		return 0, wrongType("tokens", "an integer", raw)
+		return 0, wire.WrongType("tokens", "an integer", raw)
 	}
 	return tokens, nil
 }
@@ -130,7 +131,7 @@ func (s *Server) PrepareTrainingMemory(ctx context.Context, tokens int) (KVResiz
 func (s *Server) ResizeKV(ctx context.Context, tokens int, reason string) (KVResizeReply, error) {
 	rz, ok := s.gen.(kvResizer)
 	if !ok || rz.KVMaxTokens() == 0 {
-		return KVResizeReply{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "kv_resize_unavailable",
+		return KVResizeReply{}, &wire.Error{Status: http.StatusServiceUnavailable, Type: wire.TypeServer, Code: "kv_resize_unavailable",
 			Message: "this engine cannot resize its KV arena"}
 	}
 	if err := rz.CheckKVSize(tokens); err != nil {
@@ -153,16 +154,16 @@ func (s *Server) ResizeKV(ctx context.Context, tokens int, reason string) (KVRes
 }
 
 // resizeError maps the engine's resize errors to the client's.
-func resizeError(err error, bound int) *Error {
+func resizeError(err error, bound int) *wire.Error {
 	switch {
 	case errors.Is(err, engine.ErrInvalidKVSize):
-		return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: "tokens", Code: "invalid_kv_size",
+		return &wire.Error{Status: http.StatusBadRequest, Type: wire.TypeInvalidRequest, Param: "tokens", Code: "invalid_kv_size",
 			Message: fmt.Sprintf("%s; valid sizes are one context up to %d tokens (--kv-max-tokens, default half of physical memory)",
 				strings.TrimPrefix(err.Error(), "engine: "), bound), Err: err}
 	case errors.Is(err, engine.ErrStopped), errors.Is(err, engine.ErrRestartRequired):
-		return &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "restart_required",
+		return &wire.Error{Status: http.StatusServiceUnavailable, Type: wire.TypeServer, Code: "restart_required",
 			Message: "the engine is not healthy; a restart is required", Err: err}
 	}
-	return &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "kv_resize_timeout",
+	return &wire.Error{Status: http.StatusServiceUnavailable, Type: wire.TypeServer, Code: "kv_resize_timeout",
 		Message: "the resize did not run in time (the active requests did not drain)", Err: err}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/schemas"
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -277,7 +278,7 @@ func TestPrepareTrainingMemory(t *testing.T) {
 }
 
 func errCodeOf(err error) string {
-	var e *Error
+	var e *wire.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
@@ -294,13 +295,13 @@ func FuzzKVResizeBody(f *testing.F) {
 	}
 	codes := map[string]bool{"invalid_json": true, "unknown_parameter": true, "missing_required_parameter": true, "invalid_type": true}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fields, err := decodeObject(body)
+		fields, err := wire.DecodeObject(body)
 		var tokens int64
 		if err == nil {
 			tokens, err = kvResizeTokens(fields)
 		}
 		if err != nil {
-			var e *Error
+			var e *wire.Error
 			if !errors.As(err, &e) || e.Status != http.StatusBadRequest || !codes[e.Code] {
 				t.Fatalf("body %q: %v, want a 400 with a known code", body, err)
 			}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/kiln-ai/kiln/server/openai"
 )
 
 // Lingering close of a body over the limit, as nginx does: the 413 is
@@ -36,7 +38,7 @@ func (s *Server) lingerTooLarge(w http.ResponseWriter, r *http.Request, mbe *htt
 	defer func() { _ = conn.Close() }()
 	e := errorFor(mbe, s.cfg.RetryAfter)
 	s.logError(r, e)
-	body := appendError(nil, e)
+	body := openai.AppendError(nil, e)
 	_ = conn.SetWriteDeadline(time.Now().Add(lingerIdle))
 	writeRawResponse(brw.Writer, e.Status, body)
 	if err := brw.Flush(); err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/llama"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // TraceExport is where finished spans go (OTLP), as cmd resolved it from
@@ -87,16 +88,16 @@ func RedactEndpoint(ep string) string {
 func (s *Server) appendModelMeta(b []byte) []byte {
 	m := s.model.Model
 	b = append(b, `,"max_model_len":`...)
-	b = appendInt(b, int64(m.Config.SeqLen))
+	b = wire.AppendInt(b, int64(m.Config.SeqLen))
 	b = append(b, `,"meta":{"n_ctx_train":`...)
-	b = appendInt(b, int64(m.OwnContext()))
+	b = wire.AppendInt(b, int64(m.OwnContext()))
 	b = append(b, `,"n_params":`...)
-	b = appendInt(b, m.Params())
+	b = wire.AppendInt(b, m.Params())
 	b = append(b, `,"size":`...)
-	b = appendInt(b, m.WeightBytes())
+	b = wire.AppendInt(b, m.WeightBytes())
 	b = append(b, `,"n_vocab":`...)
-	b = appendInt(b, int64(m.Config.Vocab))
+	b = wire.AppendInt(b, int64(m.Config.Vocab))
 	b = append(b, `,"n_embd":`...)
-	b = appendInt(b, int64(m.Config.Dim))
+	b = wire.AppendInt(b, int64(m.Config.Dim))
 	return append(b, '}')
 }

@@ -3,13 +3,15 @@ package server
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 func (s *Server) appendModel(b []byte) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, s.modelID)
+	b = wire.AppendJSONString(b, s.modelID)
 	b = append(b, `,"object":"model","created":`...)
-	b = appendInt(b, s.created.Unix())
+	b = wire.AppendInt(b, s.created.Unix())
 	b = append(b, `,"owned_by":"kiln"`...)
 	return append(s.appendModelMeta(b), '}')
 }
@@ -24,8 +26,8 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) error {
 // modelByID serves GET /v1/models/{id}.
 func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) error {
 	if id := r.PathValue("id"); id != s.modelID {
-		return &Error{Status: http.StatusNotFound, Type: typeInvalidRequest, Param: "model", Code: "model_not_found",
-			Message: fmt.Sprintf("the model %q does not exist", clip(id))}
+		return &wire.Error{Status: http.StatusNotFound, Type: wire.TypeInvalidRequest, Param: "model", Code: "model_not_found",
+			Message: fmt.Sprintf("the model %q does not exist", wire.Clip(id))}
 	}
 	return writeJSON(w, http.StatusOK, append(s.appendModel(nil), '\n'))
 }

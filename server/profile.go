@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // ServingProfile is what the server runs for (docs/maintenance.md section 1),
@@ -108,6 +110,6 @@ func (s *Server) inferenceAllowed() error {
 	if s.cfg.ServingProfile != ProfileMaintenance {
 		return nil
 	}
-	return &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "inference_disabled_by_profile",
+	return &wire.Error{Status: http.StatusServiceUnavailable, Type: wire.TypeServer, Code: "inference_disabled_by_profile",
 		Message: "inference is disabled: this server runs the maintenance serving profile (restart it with --serving-profile stable to serve chat completions)"}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kiln-ai/kiln/engine/chat"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // encodePrompt renders the chat template and tokenizes the result
@@ -13,7 +14,7 @@ import (
 // prepending BOS when the tokenizer asks for it and the template did not
 // already.
 //
-// Message contents are text: a "<|im_end|>" or "</s>" that a user writes
+// message contents are text: a "<|im_end|>" or "</s>" that a user writes
 // is tokenized as the characters it is, never as the control token, so no
 // one can forge a role boundary (llama.cpp and transformers tokenize the
 // whole rendered prompt with special tokens parsed, which allows it). The
@@ -23,7 +24,7 @@ import (
 // such text gets exactly the ids it always had. For a template that
 // transforms contents beyond trimming, the spans are unknown: a content
 // holding control-token text is then refused (400) rather than guessed at.
-func (s *Server) encodePrompt(req *chatRequest) ([]int, error) {
+func (s *Server) encodePrompt(req *wire.Request) ([]int, error) {
 	msgs := req.Messages
 	cm := make([]chat.Message, len(msgs))
 	for i, m := range msgs {
@@ -33,7 +34,7 @@ func (s *Server) encodePrompt(req *chatRequest) ([]int, error) {
 		}
 	}
 	opt := chat.Options{AddGenerationPrompt: true, Kwargs: req.TemplateKwargs}
-	if req.Agent.toolsOffered() {
+	if req.Agent.ToolsOffered() {
 		for _, t := range req.Agent.Tools {
 			opt.Tools = append(opt.Tools, chat.ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 		}
@@ -41,18 +42,18 @@ func (s *Server) encodePrompt(req *chatRequest) ([]int, error) {
 	ids, err := s.tmpl.EncodePrompt(cm, s.tok, opt)
 	var ce *chat.ControlTextError
 	if errors.As(err, &ce) {
-		return nil, invalid(ce.Param, "invalid_value",
+		return nil, wire.Invalid(ce.Param, "invalid_value",
 			"'%s' contains control-token text that this model's chat template cannot carry as plain text", ce.Param)
 	}
 	var ie *chat.InputError
 	if errors.As(err, &ie) {
-		return nil, invalid(ie.Param, "invalid_value", "'%s' must be a JSON object: %v", ie.Param, ie.Err)
+		return nil, wire.Invalid(ie.Param, "invalid_value", "'%s' must be a JSON object: %v", ie.Param, ie.Err)
 	}
 	if err != nil {
-		return nil, invalid(req.promptParam(), "invalid_value", "the messages cannot be rendered with the model's chat template: %v", err)
+		return nil, wire.Invalid(promptParam(req), "invalid_value", "the messages cannot be rendered with the model's chat template: %v", err)
 	}
 	if len(ids) == 0 {
-		return nil, invalid(req.promptParam(), "invalid_value", "the messages produce an empty prompt")
+		return nil, wire.Invalid(promptParam(req), "invalid_value", "the messages produce an empty prompt")
 	}
 	return ids, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kiln-ai/kiln/engine/chat"
 	"github.com/kiln-ai/kiln/engine/llama"
 	"github.com/kiln-ai/kiln/internal/testshared"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // promptModels are the models whose template and tokenizer the injection
@@ -81,10 +82,10 @@ func TestPromptInjection(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := openPromptModel(t, name)
 			s := promptServer(m)
-			conv := func(content string) []chatMessage {
-				return []chatMessage{{Role: "system", Content: "Be brief."}, {Role: "user", Content: content}}
+			conv := func(content string) []wire.Message {
+				return []wire.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: content}}
 			}
-			base, err := s.encodePrompt(&chatRequest{Messages: conv("hello")})
+			base, err := s.encodePrompt(&wire.Request{Messages: conv("hello")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +94,7 @@ func TestPromptInjection(t *testing.T) {
 				t.Fatal("the harmless prompt has no control tokens: the template's markers are not special here")
 			}
 			for _, inj := range injections {
-				ids, err := s.encodePrompt(&chatRequest{Messages: conv(inj)})
+				ids, err := s.encodePrompt(&wire.Request{Messages: conv(inj)})
 				if err != nil {
 					t.Fatalf("%q: %v", inj, err)
 				}
@@ -110,7 +111,7 @@ func TestPromptInjection(t *testing.T) {
 // special tokens (the segmentation before the fix), so ordinary prompts
 // are not changed by the split of markup and content.
 func TestPromptUnchanged(t *testing.T) {
-	convs := [][]chatMessage{
+	convs := [][]wire.Message{
 		{{Role: "user", Content: "Tell me about the sun."}},
 		{{Role: "system", Content: "  You are brief.\n\n"}, {Role: "user", Content: "\nWhat is 2+2?  "}},
 		{{Role: "user", Content: "héllo wörld 日本語 🙂"}, {Role: "assistant", Content: "Hi!"}, {Role: "user", Content: "   "}},
@@ -121,7 +122,7 @@ func TestPromptUnchanged(t *testing.T) {
 			m := openPromptModel(t, name)
 			s := promptServer(m)
 			for _, conv := range convs {
-				got, err := s.encodePrompt(&chatRequest{Messages: conv})
+				got, err := s.encodePrompt(&wire.Request{Messages: conv})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -164,11 +165,11 @@ func TestPromptTransformingTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.encodePrompt(&chatRequest{Messages: []chatMessage{{Role: "user", Content: "x marks the spot"}}}); err != nil {
+	if _, err := s.encodePrompt(&wire.Request{Messages: []wire.Message{{Role: "user", Content: "x marks the spot"}}}); err != nil {
 		t.Errorf("plain content: %v", err)
 	}
-	_, err = s.encodePrompt(&chatRequest{Messages: []chatMessage{{Role: "user", Content: "hi"}, {Role: "user", Content: "x<|im_end|>"}}})
-	var e *Error
+	_, err = s.encodePrompt(&wire.Request{Messages: []wire.Message{{Role: "user", Content: "hi"}, {Role: "user", Content: "x<|im_end|>"}}})
+	var e *wire.Error
 	if !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Param != "messages[1].content" {
 		t.Errorf("control text in content: %v; want a 400 naming messages[1].content", err)
 	}

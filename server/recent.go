@@ -6,6 +6,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/engine/lora"
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -23,8 +24,8 @@ type recentRecord struct {
 	finishReason     string
 	adapterUsed      string // the adapter the request ran with, or "base"
 	latency          latency.Summary
-	prefix           engine.PrefixUse // what the prompt took from the prefix cache
-	constraint       *constraintUse   // the grammar the output was held to, nil for none
+	prefix           engine.PrefixUse    // what the prompt took from the prefix cache
+	constraint       *wire.ConstraintUse // the grammar the output was held to, nil for none
 	hasText          bool
 	prompt           string
 	completion       string
@@ -37,17 +38,17 @@ type recentRecord struct {
 // time) and totalMs receipt to end.
 func (x *exchange) record(finish string, ended time.Time, totalMs float64, sum latency.Summary) recentRecord {
 	rec := recentRecord{
-		id:               x.id,
+		id:               x.ID,
 		time:             ended.UTC(),
 		model:            x.s.modelID,
-		promptTokens:     x.promptLen,
-		completionTokens: x.completion,
+		promptTokens:     x.PromptLen,
+		completionTokens: x.Completion,
 		durationMs:       totalMs,
 		streamed:         x.req.Stream,
 		finishReason:     finish,
 		adapterUsed:      lora.Name(x.req.adapter),
 		latency:          sum,
-		prefix:           x.prefix,
+		prefix:           x.Prefix,
 		constraint:       x.constraintUse(finish),
 		seq:              x.treq.ID(),
 		diag:             x.diag.finish(sum.StallThresholdMs, resolvers{request: x.s.recent.resolve, operation: x.s.tel.OperationRecord}),
@@ -60,22 +61,22 @@ func (x *exchange) record(finish string, ended time.Time, totalMs float64, sum l
 			}
 			rec.prompt += m.Role + ": " + m.Content
 		}
-		rec.completion = x.text.String()
+		rec.completion = x.Text.String()
 	}
 	return rec
 }
 
 func (r *recentRecord) appendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, r.id)
+	b = wire.AppendJSONString(b, r.id)
 	b = append(b, `,"time":`...)
-	b = appendJSONString(b, r.time.Format(time.RFC3339Nano))
+	b = wire.AppendJSONString(b, r.time.Format(time.RFC3339Nano))
 	b = append(b, `,"model":`...)
-	b = appendJSONString(b, r.model)
+	b = wire.AppendJSONString(b, r.model)
 	b = append(b, `,"prompt_tokens":`...)
-	b = appendInt(b, int64(r.promptTokens))
+	b = wire.AppendInt(b, int64(r.promptTokens))
 	b = append(b, `,"completion_tokens":`...)
-	b = appendInt(b, int64(r.completionTokens))
+	b = wire.AppendInt(b, int64(r.completionTokens))
 	b = append(b, `,"duration_ms":`...)
 	b = latency.AppendFloat(b, r.durationMs)
 	b = append(b, `,"streamed":`...)
@@ -85,24 +86,24 @@ func (r *recentRecord) appendJSON(b []byte) []byte {
 		b = append(b, "false"...)
 	}
 	b = append(b, `,"finish_reason":`...)
-	b = appendJSONString(b, r.finishReason)
+	b = wire.AppendJSONString(b, r.finishReason)
 	b = append(b, `,"adapter_used":`...)
-	b = appendJSONString(b, r.adapterUsed)
+	b = wire.AppendJSONString(b, r.adapterUsed)
 	b = append(b, `,"latency":`...)
 	b = r.latency.AppendJSON(b)
 	b = append(b, `,"prefix_cache":`...)
-	b = appendPrefixCache(b, r.prefix)
+	b = wire.AppendPrefixCache(b, r.prefix)
 	b = append(b, `,"constraint":`...)
-	b = r.constraint.appendJSON(b)
+	b = r.constraint.AppendJSON(b)
 	b = append(b, `,"prompt":`...)
 	if r.hasText {
-		b = appendJSONString(b, r.prompt)
+		b = wire.AppendJSONString(b, r.prompt)
 	} else {
 		b = append(b, "null"...)
 	}
 	b = append(b, `,"completion":`...)
 	if r.hasText {
-		b = appendJSONString(b, r.completion)
+		b = wire.AppendJSONString(b, r.completion)
 	} else {
 		b = append(b, "null"...)
 	}

@@ -11,64 +11,66 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiln-ai/kiln/engine/sampling"
+	"github.com/kiln-ai/kiln/server/openai"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 func ptr[T any](v T) *T { return &v }
 
 // plainAgent are the agent fields of a request that asks for none.
-var plainAgent = agentFields{ToolChoice: toolChoiceNone, Parallel: true, N: 1}
+var plainAgent = wire.AgentFields{ToolChoice: wire.ToolChoiceNone, Parallel: true, N: 1}
 
 func TestParseChatRequestValid(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		want *chatRequest
+		want *wire.Request
 	}{
 		{
 			name: "minimal",
 			body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
-			want: &chatRequest{Agent: plainAgent, Model: "m", Messages: []chatMessage{{Role: "user", Content: "hi"}}},
+			want: &wire.Request{Agent: plainAgent, Model: "m", Messages: []wire.Message{{Role: "user", Content: "hi"}}},
 		},
 		{
 			name: "every field",
 			body: `{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},{"role":"assistant","content":"ok","name":"x"}],
 				"max_tokens":5,"temperature":0.5,"top_p":0.9,"top_k":3,"seed":42,"stop":["x","y"],"stream":true,
 				"stream_options":{"include_usage":true},"user":"u1","n":1,"include_performance":true,"presence_penalty":0.1,"unknown":{"a":[1]}}`,
-			want: &chatRequest{
+			want: &wire.Request{
 				Agent: plainAgent,
 				Model: "m",
-				Messages: []chatMessage{
+				Messages: []wire.Message{
 					{Role: "system", Content: "be brief"}, {Role: "user", Content: "ab"}, {Role: "assistant", Content: "ok", Name: "x"},
 				},
 				MaxTokens: 5, Temperature: ptr(0.5), TopP: ptr(0.9), TopK: 3, Seed: ptr[int64](42), Stop: []string{"x", "y"},
 				Stream: true, IncludeUsage: true, User: "u1", IncludePerformance: ptr(true),
-				Penalties: penaltyParams{PresencePenalty: 0.1},
+				Penalties: wire.Penalties{PresencePenalty: 0.1},
 			},
 		},
 		{
 			name: "nulls are absent",
 			body: `{"model":"m","messages":[{"role":"developer","content":"s"}],"max_tokens":null,"temperature":null,"top_p":null,"seed":null,"stop":null,"stream":null,"stream_options":null,"user":null,"n":null,"include_performance":null}`,
-			want: &chatRequest{Agent: plainAgent, Model: "m", Messages: []chatMessage{{Role: "system", Content: "s"}}},
+			want: &wire.Request{Agent: plainAgent, Model: "m", Messages: []wire.Message{{Role: "system", Content: "s"}}},
 		},
 		{
 			name: "max_completion_tokens wins, integral float, single stop",
 			body: `{"model":"m","messages":[{"role":"user","content":""}],"max_tokens":9,"max_completion_tokens":3.0,"stop":"END","include_performance":false}`,
-			want: &chatRequest{Agent: plainAgent, Model: "m", Messages: []chatMessage{{Role: "user", Content: ""}}, MaxTokens: 3, Stop: []string{"END"}, IncludePerformance: ptr(false)},
+			want: &wire.Request{Agent: plainAgent, Model: "m", Messages: []wire.Message{{Role: "user", Content: ""}}, MaxTokens: 3, Stop: []string{"END"}, IncludePerformance: ptr(false)},
 		},
 		{
 			name: "the off forms of the agent fields",
 			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"logprobs":false,"top_logprobs":0,"tools":[],"functions":null,"response_format":{"type":"text"}}`,
-			want: &chatRequest{Agent: agentFields{ToolChoice: toolChoiceNone, Parallel: true, N: 1, Format: responseFormat{Type: "text"}},
-				Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}},
+			want: &wire.Request{Agent: wire.AgentFields{ToolChoice: wire.ToolChoiceNone, Parallel: true, N: 1, Format: wire.ResponseFormat{Type: "text"}},
+				Model: "m", Messages: []wire.Message{{Role: "user", Content: "x"}}},
 		},
 		{
 			name: "tools, logprobs and n",
 			body: `{"model":"m","messages":[{"role":"user","content":"x"}],
 				"tools":[{"type":"function","function":{"name":"get_weather","description":"d","parameters":{ "type": "object" },"strict":true}}],
 				"tool_choice":"auto","parallel_tool_calls":false,"logprobs":true,"top_logprobs":5,"n":3}`,
-			want: &chatRequest{Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Agent: agentFields{
-				Tools:      []tool{{Name: "get_weather", Description: "d", Parameters: json.RawMessage(`{"type":"object"}`), Strict: true}},
-				ToolChoice: toolChoiceAuto, Logprobs: true, TopLogprobs: 5, N: 3,
+			want: &wire.Request{Model: "m", Messages: []wire.Message{{Role: "user", Content: "x"}}, Agent: wire.AgentFields{
+				Tools:      []wire.Tool{{Name: "get_weather", Description: "d", Parameters: json.RawMessage(`{"type":"object"}`), Strict: true}},
+				ToolChoice: wire.ToolChoiceAuto, Logprobs: true, TopLogprobs: 5, N: 3,
 			}},
 		},
 		{
@@ -76,16 +78,16 @@ func TestParseChatRequestValid(t *testing.T) {
 			body: `{"model":"m","messages":[{"role":"user","content":"x"},
 				{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},
 				{"role":"tool","tool_call_id":"call_1","content":"sunny"}]}`,
-			want: &chatRequest{Model: "m", Messages: []chatMessage{
+			want: &wire.Request{Model: "m", Messages: []wire.Message{
 				{Role: "user", Content: "x"},
-				{Role: "assistant", ContentNull: true, ToolCalls: []toolCall{{ID: "call_1", Name: "f", Arguments: `{"a":1}`}}},
+				{Role: "assistant", ContentNull: true, ToolCalls: []wire.ToolCall{{ID: "call_1", Name: "f", Arguments: `{"a":1}`}}},
 				{Role: "tool", Content: "sunny", ToolCallID: "call_1"},
-			}, Agent: agentFields{ToolChoice: toolChoiceNone, Parallel: true, N: 1}},
+			}, Agent: wire.AgentFields{ToolChoice: wire.ToolChoiceNone, Parallel: true, N: 1}},
 		},
 		{
 			name: "logit adjustments",
 			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"frequency_penalty":-2,"presence_penalty":2,"repetition_penalty":1.3,"min_p":0.05,"logit_bias":{"50":-100,"7":100,"3":0.5}}`,
-			want: &chatRequest{Agent: plainAgent, Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Penalties: penaltyParams{
+			want: &wire.Request{Agent: plainAgent, Model: "m", Messages: []wire.Message{{Role: "user", Content: "x"}}, Penalties: wire.Penalties{
 				FrequencyPenalty: -2, PresencePenalty: 2, RepetitionPenalty: 1.3, MinP: 0.05,
 				LogitBias: []sampling.LogitBias{{ID: 3, Bias: 0.5}, {ID: 7, Bias: 100}, {ID: 50, Bias: -100}},
 			}},
@@ -93,16 +95,16 @@ func TestParseChatRequestValid(t *testing.T) {
 		{
 			name: "temperature bounds",
 			body: `{"model":"m","messages":[{"role":"user","content":"x"}],"temperature":2,"top_p":1}`,
-			want: &chatRequest{Agent: plainAgent, Model: "m", Messages: []chatMessage{{Role: "user", Content: "x"}}, Temperature: ptr(2.0), TopP: ptr(1.0)},
+			want: &wire.Request{Agent: plainAgent, Model: "m", Messages: []wire.Message{{Role: "user", Content: "x"}}, Temperature: ptr(2.0), TopP: ptr(1.0)},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseChatRequest([]byte(tt.body))
+			got, err := openai.ParseChat([]byte(tt.body))
 			if err != nil {
-				t.Fatalf("parseChatRequest: %v", err)
+				t.Fatalf("ParseChat: %v", err)
 			}
-			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(chatRequest{}, chatMessage{})); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(wire.Request{}, wire.Message{})); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}
 		})
@@ -208,10 +210,10 @@ var badRequests = []badRequest{
 func TestParseChatRequestInvalid(t *testing.T) {
 	for _, tt := range badRequests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseChatRequest([]byte(tt.body))
-			var e *Error
+			_, err := openai.ParseChat([]byte(tt.body))
+			var e *wire.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("parseChatRequest error = %v, want *Error", err)
+				t.Fatalf("ParseChat error = %v, want *Error", err)
 			}
 			got := struct {
 				Status      int
@@ -224,7 +226,7 @@ func TestParseChatRequestInvalid(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("error (-want +got):\n%s\nmessage: %s", diff, e.Message)
 			}
-			if e.Type != typeInvalidRequest || e.Message == "" {
+			if e.Type != wire.TypeInvalidRequest || e.Message == "" {
 				t.Errorf("type %q message %q: want invalid_request_error and a message", e.Type, e.Message)
 			}
 		})
@@ -269,19 +271,19 @@ func FuzzParseChatRequest(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"stop":["a"],"max_tokens":3}`))
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"\u00e9"}]}],"temperature":0}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := parseChatRequest(body)
+		req, err := openai.ParseChat(body)
 		if err != nil {
-			var e *Error
+			var e *wire.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("error %v is not *Error", err)
 			}
 			if e.Status < 400 || e.Status >= 500 {
 				t.Fatalf("status %d: want 4xx", e.Status)
 			}
-			checkErrorBody(t, appendError(nil, e))
+			checkErrorBody(t, openai.AppendError(nil, e))
 			return
 		}
-		if req.Model == "" || len(req.Messages) == 0 || req.MaxTokens < 0 || len(req.Stop) > maxStopSequences {
+		if req.Model == "" || len(req.Messages) == 0 || req.MaxTokens < 0 || len(req.Stop) > wire.MaxStopSequences {
 			t.Fatalf("accepted an out-of-bounds request: %+v", req)
 		}
 		if tp := req.Temperature; tp != nil && (*tp < 0 || *tp > 2) {
@@ -291,7 +293,7 @@ func FuzzParseChatRequest(f *testing.F) {
 			t.Fatalf("accepted top_p %v", *p)
 		}
 		for _, m := range req.Messages {
-			if _, ok := roles[m.Role]; !ok {
+			if !parsedRoles[m.Role] {
 				t.Fatalf("accepted role %q", m.Role)
 			}
 		}
@@ -305,7 +307,7 @@ func TestAppendJSONString(t *testing.T) {
 	tests := []string{"", "plain", "quote\" back\\ nl\n tab\t cr\r", "\x00\x1f", "é漢字🙂", "bad \xff utf8", "\u2028\u2029", "</script>"}
 	for _, s := range tests {
 		t.Run(s, func(t *testing.T) {
-			b := appendJSONString(nil, s)
+			b := wire.AppendJSONString(nil, s)
 			var got string
 			if err := json.Unmarshal(b, &got); err != nil {
 				t.Fatalf("%q -> %s: not JSON: %v", s, b, err)
@@ -344,7 +346,7 @@ func TestErrorFor(t *testing.T) {
 			if strings.Contains(e.Message, "secret") {
 				t.Errorf("message %q leaks the internal error", e.Message)
 			}
-			checkErrorBody(t, appendError(nil, e))
+			checkErrorBody(t, openai.AppendError(nil, e))
 		})
 	}
 }
@@ -354,15 +356,19 @@ func TestErrorFor(t *testing.T) {
 // reaches a wrapped *Error.
 func TestWithParam(t *testing.T) {
 	plain := errors.New("read failed")
-	if got := withParam(plain, "p"); got != plain { //nolint:errorlint // identity is the point
+	if got := wire.WithParam(plain, "p"); got != plain { //nolint:errorlint // identity is the point
 		t.Errorf("withParam(plain) = %v, want the same error", got)
 	}
-	e := invalid("x", "invalid_type", "bad")
+	e := wire.Invalid("x", "invalid_type", "bad")
 	wrapped := fmt.Errorf("context: %w", e)
-	if got := withParam(wrapped, "stream_options.include_usage"); got != wrapped || e.Param != "stream_options.include_usage" { //nolint:errorlint // identity is the point
+	if got := wire.WithParam(wrapped, "stream_options.include_usage"); got != wrapped || e.Param != "stream_options.include_usage" { //nolint:errorlint // identity is the point
 		t.Errorf("withParam(wrapped) = %v with param %q, want the same error naming stream_options.include_usage", got, e.Param)
 	}
-	if withParam(nil, "p") != nil {
+	if wire.WithParam(nil, "p") != nil {
 		t.Error("withParam(nil) is not nil")
 	}
 }
+
+// parsedRoles are the roles a parsed message may have (developer is
+// system).
+var parsedRoles = map[string]bool{"system": true, "user": true, "assistant": true, "tool": true}

@@ -6,9 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 func (h *harness) responsesBody(extra map[string]any) map[string]any {
@@ -222,7 +223,7 @@ func TestResponsesStore(t *testing.T) {
 	wantNotFound := func(prev any) {
 		t.Helper()
 		status, _, body := h.do(http.MethodPost, responsesPath, h.responsesBody(map[string]any{"previous_response_id": prev}), nil)
-		var e struct{ Error Error }
+		var e struct{ Error wire.Error }
 		_ = json.Unmarshal(body, &e)
 		if status != http.StatusNotFound || e.Error.Param != "previous_response_id" || e.Error.Code != "previous_response_not_found" {
 			t.Errorf("previous_response_id %v: %d %s", prev, status, body)
@@ -238,11 +239,7 @@ func TestResponsesStore(t *testing.T) {
 	if status, _, body := h.do(http.MethodGet, responsesPath+"/"+unstored["id"].(string), nil, nil); status != http.StatusNotFound {
 		t.Errorf("GET an unstored response: %d %s", status, body)
 	}
-	h.srv.stored.now = func() time.Time { return time.Now().Add(responseTTL + time.Minute) }
-	wantNotFound(first["id"])
-	if status, _, body := h.do(http.MethodGet, responsesPath+"/"+first["id"].(string), nil, nil); status != http.StatusNotFound {
-		t.Errorf("GET an expired response: %d %s", status, body)
-	}
+	// Expiry is the store's (server/responses: TestStoreExpires).
 }
 
 // TestResponsesBadInput: each malformed request is a 400 (or 404) in the
@@ -286,7 +283,7 @@ func TestResponsesBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			status, _, body := h.do(http.MethodPost, responsesPath, tt.body, nil)
 			validateError(t, body)
-			var e struct{ Error Error }
+			var e struct{ Error wire.Error }
 			if err := json.Unmarshal(body, &e); err != nil {
 				t.Fatal(err)
 			}
@@ -297,32 +294,5 @@ func TestResponsesBadInput(t *testing.T) {
 	}
 	if status, _, body := h.do(http.MethodPost, responsesPath, h.responsesBody(nil), nil); status != http.StatusOK {
 		t.Fatalf("after the bad requests: %d %s", status, body)
-	}
-}
-
-// TestResponseStoreBounds: the store keeps at most its capacity, the
-// oldest going first with its items, and a capacity of 0
-// (--responses-store 0) keeps nothing.
-func TestResponseStoreBounds(t *testing.T) {
-	st := newResponseStore(time.Now, 2)
-	msg := []chatMessage{{Role: "user", Content: "x"}}
-	for _, id := range []string{"resp_1", "resp_2", "resp_3"} {
-		st.put(id, []byte("{}"), msg, map[string][]chatMessage{"msg_" + id: msg})
-	}
-	if _, err := st.conversation("resp_1"); err == nil {
-		t.Error("the oldest response is kept beyond the capacity")
-	}
-	if _, ok := st.item("msg_resp_1"); ok {
-		t.Error("the evicted response's item is kept")
-	}
-	for _, id := range []string{"resp_2", "resp_3"} {
-		if _, err := st.conversation(id); err != nil {
-			t.Errorf("%s: %v", id, err)
-		}
-	}
-	none := newResponseStore(time.Now, 0)
-	none.put("resp_1", []byte("{}"), msg, nil)
-	if _, ok := none.body("resp_1"); ok {
-		t.Error("a store of capacity 0 kept a response")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
+	"github.com/kiln-ai/kiln/server/anthropic"
 )
 
 // Paths named outside the route table.
@@ -51,8 +53,8 @@ func (s *Server) routeTable() []route {
 		{pattern: completionsPath, method: http.MethodPost, h: s.completions},
 		{pattern: responsesPath, method: http.MethodPost, h: s.responses},
 		{pattern: responsesPath + "/{id}", method: get, h: s.getResponse},
-		{pattern: messagesPath, method: http.MethodPost, h: s.anthropicMessages},
-		{pattern: countTokensPath, method: http.MethodPost, h: s.countTokens},
+		{pattern: anthropic.MessagesPath, method: http.MethodPost, h: s.anthropicMessages},
+		{pattern: anthropic.CountTokensPath, method: http.MethodPost, h: s.countTokens},
 		{pattern: "/tokenize", method: http.MethodPost, h: s.tokenize},
 		{pattern: "/detokenize", method: http.MethodPost, h: s.detokenize},
 		{pattern: "/v1/models", method: get, h: s.models},

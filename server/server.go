@@ -22,6 +22,7 @@ import (
 	"github.com/kiln-ai/kiln/engine/toolcall"
 	"github.com/kiln-ai/kiln/engine/train"
 	"github.com/kiln-ai/kiln/internal/timing"
+	"github.com/kiln-ai/kiln/server/responses"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -95,9 +96,9 @@ type Server struct {
 	clock     engine.Clock
 	log       zerolog.Logger
 	recent    *recentRing
-	stored    *responseStore // the Responses API's kept responses (responses_store.go)
-	streams   chan struct{}  // the max-streams semaphore; nil when unlimited
-	inflight  byteBudget     // request-body bytes held (body.go)
+	stored    *responses.Store // the Responses API's kept responses (server/responses)
+	streams   chan struct{}    // the max-streams semaphore; nil when unlimited
+	inflight  byteBudget       // request-body bytes held (body.go)
 	// writeTimeout bounds every write of a response (the engine's
 	// eviction grace): a client that stops reading frees its handler,
 	// and with it its stream slot, once the engine has evicted it.
@@ -164,7 +165,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		clock:    deps.Clock,
 		created:  time.Now(),
 		recent:   newRecentRing(cfg.RecentRequests),
-		stored:   newResponseStore(time.Now, cfg.ResponseStore),
+		stored:   responses.NewStore(time.Now, cfg.ResponseStore),
 		cut:      make(chan struct{}),
 	}
 	if s.tmpl == nil {

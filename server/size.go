@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/kiln-ai/kiln/engine/tokenizer"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // The early size check. Rendering and tokenizing a prompt costs several
@@ -30,13 +31,13 @@ func maxContentBytes(tok *tokenizer.Tokenizer, seqLen int) int {
 
 // checkContentSize refuses a request whose text cannot fit the context:
 // the messages' content of a chat, the prompt of a legacy completion.
-func (s *Server) checkContentSize(req *chatRequest) error {
+func (s *Server) checkContentSize(req *wire.Request) error {
 	n := len(req.Prompt)
 	for _, m := range req.Messages {
 		n += len(m.Content)
 	}
 	if n > s.maxContentBytes {
-		return &Error{Status: http.StatusBadRequest, Type: typeInvalidRequest, Param: req.promptParam(), Code: "context_length_exceeded",
+		return &wire.Error{Status: http.StatusBadRequest, Type: wire.TypeInvalidRequest, Param: promptParam(req), Code: "context_length_exceeded",
 			Message: "the prompt does not fit the model's context length: its messages hold more text than the context can take"}
 	}
 	return nil

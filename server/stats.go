@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) recentRequests(w http.ResponseWriter, _ *http.Request) error {
 	recs := s.recent.newestFirst()
 	b := make([]byte, 0, 256+len(recs)*1536)
 	b = append(b, `{"object":"list","capacity":`...)
-	b = appendInt(b, int64(s.recent.capacity()))
+	b = wire.AppendInt(b, int64(s.recent.capacity()))
 	b = append(b, `,"text_capture":`...)
 	if s.cfg.RecentRequestText {
 		b = append(b, "true"...)

@@ -8,6 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kiln-ai/kiln/engine/chat"
+	"github.com/kiln-ai/kiln/server/anthropic"
+	"github.com/kiln-ai/kiln/server/openai"
+	"github.com/kiln-ai/kiln/server/responses"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // TestThinkingSwitches: Anthropic's thinking, Responses' reasoning.effort
@@ -20,7 +24,7 @@ func TestThinkingSwitches(t *testing.T) {
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
 	for _, tt := range []struct {
 		name  string
-		parse func([]byte) (*chatRequest, error)
+		parse func([]byte) (*wire.Request, error)
 		body  string
 		want  map[string]any
 	}{
@@ -31,7 +35,7 @@ func TestThinkingSwitches(t *testing.T) {
 		{"responses none", responsesParse, `{"model":"m","input":"hi","reasoning":{"effort":"none"}}`, off},
 		{"responses high", responsesParse, `{"model":"m","input":"hi","reasoning":{"effort":"high"}}`, on},
 		{"responses no effort", responsesParse, `{"model":"m","input":"hi","reasoning":{"summary":"auto"}}`, nil},
-		{"chat kwargs", parseChatRequest, `{"model":"m",` + msgs + `,"chat_template_kwargs":{"enable_thinking":false,"x":[1]}}`, map[string]any{"enable_thinking": false, "x": []any{1.0}}},
+		{"chat kwargs", openai.ParseChat, `{"model":"m",` + msgs + `,"chat_template_kwargs":{"enable_thinking":false,"x":[1]}}`, map[string]any{"enable_thinking": false, "x": []any{1.0}}},
 	} {
 		req, err := tt.parse([]byte(tt.body))
 		if err != nil {
@@ -45,7 +49,7 @@ func TestThinkingSwitches(t *testing.T) {
 		`{"model":"m",` + msgs + `,"chat_template_kwargs":{"messages":[]}}`,
 		`{"model":"m",` + msgs + `,"chat_template_kwargs":[1]}`,
 	} {
-		if _, err := parseChatRequest([]byte(body)); err == nil {
+		if _, err := openai.ParseChat([]byte(body)); err == nil {
 			t.Errorf("%s: accepted", body)
 		}
 	}
@@ -69,7 +73,7 @@ func TestThinkingSwitches(t *testing.T) {
 	h.srv.tmpl = tmpl
 	count := func(extra string) int {
 		t.Helper()
-		status, _, body := h.do(http.MethodPost, countTokensPath, `{"model":"`+h.model.ID+`",`+msgs+extra+`}`, nil)
+		status, _, body := h.do(http.MethodPost, anthropic.CountTokensPath, `{"model":"`+h.model.ID+`",`+msgs+extra+`}`, nil)
 		var n struct {
 			InputTokens int `json:"input_tokens"`
 		}
@@ -83,8 +87,9 @@ func TestThinkingSwitches(t *testing.T) {
 	}
 }
 
-func anthropicParse(b []byte) (*chatRequest, error) { return parseMessagesRequest(b, true) }
+func anthropicParse(b []byte) (*wire.Request, error) { return anthropic.Parse(b) }
 
-func responsesParse(b []byte) (*chatRequest, error) {
-	return (&Server{stored: newResponseStore(nil, 0)}).parseResponsesRequest(b)
+func responsesParse(b []byte) (*wire.Request, error) {
+	req, _, err := responses.Parse(b, responses.NewStore(nil, 0))
+	return req, err
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // POST /tokenize and POST /detokenize, in llama.cpp server's shapes:
@@ -23,14 +25,14 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	raw, ok := fields["content"]
-	if !ok || isNull(raw) {
-		return invalid("content", "missing_required_parameter", "missing required parameter: 'content'")
+	if !ok || wire.IsNull(raw) {
+		return wire.Invalid("content", "missing_required_parameter", "missing required parameter: 'content'")
 	}
 	var content string
 	if err := json.Unmarshal(raw, &content); err != nil {
-		return wrongType("content", "a string", raw)
+		return wire.WrongType("content", "a string", raw)
 	}
-	addSpecial, err := optionalBool(fields, "add_special")
+	addSpecial, err := wire.OptionalBool(fields, "add_special")
 	if err != nil {
 		return err
 	}
@@ -44,7 +46,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) error {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendInt(b, int64(id))
+		b = wire.AppendInt(b, int64(id))
 	}
 	return writeJSON(w, http.StatusOK, append(b, "]}\n"...))
 }
@@ -56,28 +58,28 @@ func (s *Server) detokenize(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	raw, ok := fields["tokens"]
-	if !ok || isNull(raw) {
-		return invalid("tokens", "missing_required_parameter", "missing required parameter: 'tokens'")
+	if !ok || wire.IsNull(raw) {
+		return wire.Invalid("tokens", "missing_required_parameter", "missing required parameter: 'tokens'")
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return wrongType("tokens", "an array of token ids", raw)
+		return wire.WrongType("tokens", "an array of token ids", raw)
 	}
 	vocab := s.tok.VocabSize()
 	ids := make([]int, len(items))
 	for i, it := range items {
 		key := fmt.Sprintf("tokens[%d]", i)
-		v, err := parseInt(key, it)
+		v, err := wire.ParseInt(key, it)
 		if err != nil {
 			return err
 		}
 		if *v < 0 || *v >= int64(vocab) {
-			return invalid(key, "invalid_value", "token %d is outside the vocabulary of %d tokens", *v, vocab)
+			return wire.Invalid(key, "invalid_value", "token %d is outside the vocabulary of %d tokens", *v, vocab)
 		}
 		ids[i] = int(*v)
 	}
 	b := append([]byte(`{"content":`), nil...)
-	b = appendJSONString(b, s.tok.Decode(ids))
+	b = wire.AppendJSONString(b, s.tok.Decode(ids))
 	return writeJSON(w, http.StatusOK, append(b, "}\n"...))
 }
 
@@ -88,5 +90,5 @@ func (s *Server) readObject(_ http.ResponseWriter, r *http.Request) (map[string]
 	if err != nil {
 		return nil, err
 	}
-	return decodeObject(data)
+	return wire.DecodeObject(data)
 }

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"fmt"
+	"net/http"
 	"reflect"
 	"time"
 
 	"github.com/kiln-ai/kiln/engine"
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry/latency"
 )
 
@@ -95,18 +98,18 @@ func (x *exchange) tail() {
 	}
 	x.stopHit = hit
 	if tail != "" {
-		x.text.WriteString(tail)
+		x.Text.WriteString(tail)
 	}
-	pc := piece{content: tail}
-	if x.agent != nil {
-		pc = x.agent.push(tail)
-		rest := x.agent.flush()
-		pc.content += rest.content
-		pc.reasoning += rest.reasoning
-		pc.calls = append(pc.calls, rest.calls...)
+	pc := wire.Piece{Content: tail}
+	if x.Agent != nil {
+		pc = x.Agent.Push(tail)
+		rest := x.Agent.Flush()
+		pc.Content += rest.Content
+		pc.Reasoning += rest.Reasoning
+		pc.Calls = append(pc.Calls, rest.Calls...)
 	}
-	if x.sse != nil && !pc.empty() {
-		x.wire.piece(x, &pc, nil)
+	if x.sse != nil && !pc.Empty() {
+		x.wire.Piece(&x.Choice, &pc, nil)
 	}
 }
 
@@ -118,17 +121,17 @@ func (x *exchange) token(tok engine.Token) {
 		text = x.dec.Next(tok.ID)
 	}
 	out, hit := x.stop.push(text)
-	x.text.WriteString(out)
-	x.completion++
+	x.Text.WriteString(out)
+	x.Completion++
 	lp := x.logprob(&tok)
 
-	pc := piece{content: out}
-	if x.agent != nil {
-		pc = x.agent.push(out)
+	pc := wire.Piece{Content: out}
+	if x.Agent != nil {
+		pc = x.Agent.Push(out)
 	}
 	var enq time.Time
 	if x.sse != nil {
-		x.wire.piece(x, &pc, lp)
+		x.wire.Piece(&x.Choice, &pc, lp)
 		enq = x.s.clock.Now()
 	}
 	ev := x.treq.Token(latency.TokenTiming{
@@ -143,7 +146,7 @@ func (x *exchange) token(tok engine.Token) {
 	})
 	x.diag.observe(&ev, &tok.Phases, tokenBlockers(&tok), x.treq.ID(), x.received)
 	if x.sse != nil && x.events {
-		x.wire.timing(x, &ev)
+		x.wire.Timing(&x.Choice, &ev)
 	}
 	if hit {
 		x.stopHit = true
@@ -151,9 +154,24 @@ func (x *exchange) token(tok engine.Token) {
 	}
 }
 
-// write sends one SSE record; the first failure (the client went away)
+// logprob records tok's entry when the request asked for log
+// probabilities and tok is text; it returns the entry (nil otherwise).
+func (x *exchange) logprob(tok *engine.Token) *wire.TokenLogprob {
+	if !x.req.Agent.Logprobs || x.s.tok.IsSpecial(tok.ID) {
+		return nil
+	}
+	off := 0
+	if n := len(x.Logprobs); n > 0 {
+		last := &x.Logprobs[n-1]
+		off = last.Offset + len(x.s.tok.Piece(last.ID))
+	}
+	x.Logprobs = append(x.Logprobs, wire.TokenLogprob{ID: tok.ID, Logprob: tok.Logprob, Top: tok.TopLogprobs, Offset: off})
+	return &x.Logprobs[len(x.Logprobs)-1]
+}
+
+// Write sends one SSE record; the first failure (the client went away)
 // cancels the generation of every choice so the engine frees the slots.
-func (p *reply) write(fill func([]byte) []byte) {
+func (p *reply) Write(fill func([]byte) []byte) {
 	if p.writeErr != nil {
 		return
 	}
@@ -163,8 +181,8 @@ func (p *reply) write(fill func([]byte) []byte) {
 	}
 }
 
-// writeNamed sends one SSE record of the named event type.
-func (p *reply) writeNamed(name string, fill func([]byte) []byte) {
+// WriteNamed sends one SSE record of the named event type.
+func (p *reply) WriteNamed(name string, fill func([]byte) []byte) {
 	if p.writeErr != nil {
 		return
 	}
@@ -174,11 +192,21 @@ func (p *reply) writeNamed(name string, fill func([]byte) []byte) {
 	}
 }
 
-// done writes the stream's [DONE].
-func (p *reply) done() {
+// Done writes the stream's [DONE].
+func (p *reply) Done() {
 	if p.writeErr == nil {
 		if err := p.sse.done(); err != nil {
 			p.writeErr = err
 		}
 	}
+}
+
+// WriteWhole writes the body of a response that was not streamed.
+func (p *reply) WriteWhole(b []byte) error {
+	p.w.Header().Set("Content-Type", "application/json")
+	p.w.WriteHeader(http.StatusOK)
+	if _, err := p.w.Write(b); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kiln-ai/kiln/engine/lora"
 	"github.com/kiln-ai/kiln/engine/train"
 	"github.com/kiln-ai/kiln/internal/timing"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // sftBody is the body of POST /v1/train/sft (docs/maintenance.md section 8):
@@ -88,7 +89,7 @@ func (s *Server) newTrainJob(body sftBody) (*train.Job, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(s.cfg.AdapterDir, j.Output)); err == nil {
-		return nil, &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Param: "config.output_name", Code: "adapter_exists",
+		return nil, &wire.Error{Status: http.StatusConflict, Type: wire.TypeInvalidRequest, Param: "config.output_name", Code: "adapter_exists",
 			Message: fmt.Sprintf("an adapter named %q already exists in the adapter directory; choose another output_name", j.Output)}
 	}
 	enc := train.Encoder{Template: s.tmpl, Tokenizer: s.tok}
@@ -98,10 +99,10 @@ func (s *Server) newTrainJob(body sftBody) (*train.Job, error) {
 		enc.Tools = ex.ToolSpecs()
 		seq, err := enc.Encode(ex.Chat())
 		if err != nil {
-			return nil, invalid(param, "invalid_value", "%s", trainMessage(err))
+			return nil, wire.Invalid(param, "invalid_value", "%s", trainMessage(err))
 		}
 		if len(seq.IDs) > seqLen {
-			return nil, invalid(param, "context_length_exceeded", "the conversation is %d tokens; the model's context is %d", len(seq.IDs), seqLen)
+			return nil, wire.Invalid(param, "context_length_exceeded", "the conversation is %d tokens; the model's context is %d", len(seq.IDs), seqLen)
 		}
 		j.Seqs = append(j.Seqs, seq)
 	}
@@ -113,16 +114,16 @@ func (s *Server) newTrainJob(body sftBody) (*train.Job, error) {
 func (s *Server) sftExamples(body sftBody) ([]train.Example, error) {
 	if body.DatasetPath != nil {
 		if body.Examples != nil {
-			return nil, invalid("dataset_path", "invalid_value", "give examples or dataset_path, not both")
+			return nil, wire.Invalid("dataset_path", "invalid_value", "give examples or dataset_path, not both")
 		}
 		return s.readDataset(*body.DatasetPath)
 	}
 	if len(body.Examples) == 0 {
-		return nil, invalid("examples", "invalid_value", "examples is empty or absent: give at least one conversation (or dataset_path)")
+		return nil, wire.Invalid("examples", "invalid_value", "examples is empty or absent: give at least one conversation (or dataset_path)")
 	}
 	for i, ex := range body.Examples {
 		if err := ex.Validate(); err != nil {
-			return nil, invalid(fmt.Sprintf("examples[%d].messages", i), "invalid_value", "%s", trainMessage(err))
+			return nil, wire.Invalid(fmt.Sprintf("examples[%d].messages", i), "invalid_value", "%s", trainMessage(err))
 		}
 	}
 	return body.Examples, nil
@@ -132,11 +133,11 @@ func (s *Server) sftExamples(body sftBody) ([]train.Example, error) {
 // (symbolic links resolved, so none leads outside it).
 func (s *Server) readDataset(p string) ([]train.Example, error) {
 	if s.cfg.TrainDataDir == "" {
-		return nil, invalid("dataset_path", "dataset_path_disabled", "dataset_path needs the server started with --train-data-dir")
+		return nil, wire.Invalid("dataset_path", "dataset_path_disabled", "dataset_path needs the server started with --train-data-dir")
 	}
 	root, err := filepath.EvalSymlinks(s.cfg.TrainDataDir)
 	if err != nil {
-		return nil, &Error{Status: http.StatusInternalServerError, Type: typeServer, Message: "the training data directory is unavailable", Err: err}
+		return nil, &wire.Error{Status: http.StatusInternalServerError, Type: wire.TypeServer, Message: "the training data directory is unavailable", Err: err}
 	}
 	if root, err = filepath.Abs(root); err != nil {
 		return nil, err
@@ -144,11 +145,11 @@ func (s *Server) readDataset(p string) ([]train.Example, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(root, p)
 	}
-	outside := invalid("dataset_path", "dataset_path_outside_data_dir", "dataset_path must name a file under the training data directory")
+	outside := wire.Invalid("dataset_path", "dataset_path_outside_data_dir", "dataset_path must name a file under the training data directory")
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && within(root, filepath.Clean(p)) {
-			return nil, invalid("dataset_path", "dataset_not_found", "no such dataset under the training data directory")
+			return nil, wire.Invalid("dataset_path", "dataset_not_found", "no such dataset under the training data directory")
 		}
 		return nil, outside
 	}
@@ -157,12 +158,12 @@ func (s *Server) readDataset(p string) ([]train.Example, error) {
 	}
 	f, err := os.Open(real)
 	if err != nil {
-		return nil, invalid("dataset_path", "dataset_not_found", "the dataset cannot be opened")
+		return nil, wire.Invalid("dataset_path", "dataset_not_found", "the dataset cannot be opened")
 	}
 	defer func() { _ = f.Close() }()
 	exs, err := train.ReadJSONL(f)
 	if err != nil {
-		return nil, invalid("dataset_path", "invalid_dataset", "%s", trainMessage(err))
+		return nil, wire.Invalid("dataset_path", "invalid_dataset", "%s", trainMessage(err))
 	}
 	return exs, nil
 }
@@ -205,9 +206,9 @@ func sftTrainConfig(c *sftConfig) (train.Config, error) {
 	if err := cfg.Validate(); err != nil {
 		var fe *train.FieldError
 		if errors.As(err, &fe) {
-			return cfg, invalid("config."+fe.Field, "invalid_value", "config.%s: %s", fe.Field, fe.Msg)
+			return cfg, wire.Invalid("config."+fe.Field, "invalid_value", "config.%s: %s", fe.Field, fe.Msg)
 		}
-		return cfg, invalid("config", "invalid_value", "%v", err)
+		return cfg, wire.Invalid("config", "invalid_value", "%v", err)
 	}
 	return cfg, nil
 }

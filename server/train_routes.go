@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/kiln-ai/kiln/server/wire"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -37,7 +38,7 @@ func (s *Server) trainQueueRoute(w http.ResponseWriter, _ *http.Request) error {
 func (s *Server) trainStatus(w http.ResponseWriter, _ *http.Request) error {
 	j, ok := s.training.Latest()
 	if !ok {
-		return &Error{Status: http.StatusNotFound, Type: typeNotFound, Code: "training_job_not_found",
+		return &wire.Error{Status: http.StatusNotFound, Type: wire.TypeNotFound, Code: "training_job_not_found",
 			Message: "no training job has been submitted yet (POST /v1/train/sft starts one)"}
 	}
 	return marshalJSON(w, http.StatusOK, jobToJSON(j))

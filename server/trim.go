@@ -9,6 +9,7 @@ import (
 
 	"github.com/kiln-ai/kiln/engine"
 	"github.com/kiln-ai/kiln/internal/timing"
+	"github.com/kiln-ai/kiln/server/wire"
 )
 
 // ReclaimMode says whether trims (memory reclaim, docs/maintenance.md section 7)
@@ -88,7 +89,7 @@ type trimBody struct {
 // but the operator's configuration forbids it (not a transient 503).
 func (s *Server) maintenanceTrim(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.MemoryReclaim == ReclaimOff {
-		return &Error{Status: http.StatusConflict, Type: typeInvalidRequest, Code: "memory_reclaim_disabled",
+		return &wire.Error{Status: http.StatusConflict, Type: wire.TypeInvalidRequest, Code: "memory_reclaim_disabled",
 			Message: "memory reclaim is off; start kiln with --memory-reclaim on-demand (or automatic) to allow trims"}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), trimTimeout)
@@ -106,7 +107,7 @@ func (s *Server) maintenanceTrim(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
 	t, ok := s.gen.(trimmer)
 	if !ok {
-		return trimBody{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "trim_unavailable",
+		return trimBody{}, &wire.Error{Status: http.StatusServiceUnavailable, Type: wire.TypeServer, Code: "trim_unavailable",
 			Message: "this engine cannot trim"}
 	}
 	res, err := t.Trim(ctx, reason)
@@ -114,7 +115,7 @@ func (s *Server) trim(ctx context.Context, reason string) (trimBody, error) {
 		if errors.Is(err, engine.ErrRestartRequired) {
 			return trimBody{}, err // the domain table's 503 restart_required
 		}
-		return trimBody{}, &Error{Status: http.StatusServiceUnavailable, Type: typeServer, Code: "trim_timeout",
+		return trimBody{}, &wire.Error{Status: http.StatusServiceUnavailable, Type: wire.TypeServer, Code: "trim_timeout",
 			Message: "the trim did not run in time", RetryAfter: s.cfg.RetryAfter, Err: err}
 	}
 	b := trimBody{

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/kiln-ai/kiln/server/anthropic"
 	"github.com/kiln-ai/kiln/telemetry"
 )
 
@@ -21,7 +22,7 @@ func TestWiresShareTheLatencyContract(t *testing.T) {
 		{chatPath, telemetry.APIChatCompletions, h.chatBody(nil)},
 		{completionsPath, telemetry.APICompletions, map[string]any{"model": h.model.ID, "prompt": "Once", "max_tokens": 3}},
 		{responsesPath, telemetry.APIResponses, h.responsesBody(map[string]any{"stream": true})},
-		{messagesPath, telemetry.APIMessages, h.messagesBody(map[string]any{"stream": true})},
+		{anthropic.MessagesPath, telemetry.APIMessages, h.messagesBody(map[string]any{"stream": true})},
 	}
 	before := h.metricValue(t, "kiln_requests_total", map[string]string{"status": "ok"})
 	for _, rq := range reqs {
