@@ -111,27 +111,10 @@ func decodeMessagesOptions(fields map[string]json.RawMessage, req *wire.Request)
 		return wire.Invalid("max_tokens", "invalid_value", "'max_tokens' must be at least 1, got %d", *v)
 	}
 	req.MaxTokens = int(min(*v, math.MaxInt32))
-	if err := wire.DecodeSampling(fields, req); err != nil {
-		return err
-	}
-	if req.Stop, err = decodeStopSequences(fields["stop_sequences"]); err != nil {
-		return err
-	}
-	if err := wire.DecodeStreaming(fields, req); err != nil {
+	if err := wire.DecodeGeneration(fields, req, "stop_sequences", true); err != nil {
 		return err
 	}
 	return wire.DecodeAdapter(fields, req)
-}
-
-// decodeStopSequences reads stop_sequences with the rules of chat's stop.
-func decodeStopSequences(raw json.RawMessage) ([]string, error) {
-	if wire.IsNull(raw) {
-		return nil, nil
-	}
-	if wire.JSONKind(raw) != "an array" {
-		return nil, wire.WrongType("stop_sequences", "an array of strings", raw)
-	}
-	return wire.DecodeStop("stop_sequences", raw)
 }
 
 // decodeMessagesAgent reads tools and tool_choice.

@@ -43,17 +43,10 @@ func ParseChat(data []byte) (*wire.Request, error) {
 // limits, sampling, stop sequences, n, streaming, user and
 // include_performance.
 func decodeOptions(fields map[string]json.RawMessage, req *wire.Request) error {
-	var err error
 	if err := decodeMaxTokens(fields, req); err != nil {
 		return err
 	}
-	if err := wire.DecodeSampling(fields, req); err != nil {
-		return err
-	}
-	if req.Stop, err = wire.DecodeStop("stop", fields["stop"]); err != nil {
-		return err
-	}
-	if err := wire.DecodeStreaming(fields, req); err != nil {
+	if err := wire.DecodeGeneration(fields, req, "stop", false); err != nil {
 		return err
 	}
 	if err := decodeStreamOptions(fields["stream_options"], req); err != nil {

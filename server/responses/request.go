@@ -152,14 +152,7 @@ func decodeResponsesOptions(fields map[string]json.RawMessage, req *wire.Request
 		}
 		req.MaxTokens = int(min(*v, math.MaxInt32))
 	}
-	var err error
-	if err := wire.DecodeSampling(fields, req); err != nil {
-		return err
-	}
-	if req.Stop, err = wire.DecodeStop("stop", fields["stop"]); err != nil {
-		return err
-	}
-	if err := wire.DecodeStreaming(fields, req); err != nil {
+	if err := wire.DecodeGeneration(fields, req, "stop", false); err != nil {
 		return err
 	}
 	if u, err := wire.OptionalString(fields, "user"); err != nil {

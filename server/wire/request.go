@@ -200,6 +200,26 @@ func decodeSamplingFields(fields map[string]json.RawMessage, req *Request) error
 	return nil
 }
 
+// DecodeGeneration reads what every API's generation shares, in one
+// order: the sampling fields (DecodeSampling), the stop sequences under
+// stopParam (DecodeStop; arrayOnly refuses a lone string, as Messages'
+// stop_sequences does) and stream and include_performance
+// (DecodeStreaming).
+func DecodeGeneration(fields map[string]json.RawMessage, req *Request, stopParam string, arrayOnly bool) error {
+	if err := DecodeSampling(fields, req); err != nil {
+		return err
+	}
+	raw := fields[stopParam]
+	if arrayOnly && !IsNull(raw) && JSONKind(raw) != "an array" {
+		return WrongType(stopParam, "an array of strings", raw)
+	}
+	var err error
+	if req.Stop, err = DecodeStop(stopParam, raw); err != nil {
+		return err
+	}
+	return DecodeStreaming(fields, req)
+}
+
 // DecodeStop reads stop sequences: chat's stop (a string or an array),
 // or the array Messages calls stop_sequences (param).
 func DecodeStop(param string, raw json.RawMessage) ([]string, error) {
